@@ -1,0 +1,81 @@
+import js from '@eslint/js';
+import ts from 'typescript-eslint';
+import svelte from 'eslint-plugin-svelte';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import svelteConfig from './svelte.config.js';
+
+/** The pure core: machine, store and sim never touch Svelte, SvelteKit or the DOM. */
+const pureCore = ['src/lib/machine/**/*.ts', 'src/lib/store/**/*.ts', 'src/lib/sim/**/*.ts'];
+
+export default ts.config(
+  js.configs.recommended,
+  ...ts.configs.recommended,
+  ...svelte.configs.recommended,
+  prettier,
+  ...svelte.configs.prettier,
+  {
+    languageOptions: { globals: { ...globals.browser, ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }]
+    }
+  },
+  {
+    files: ['**/*.svelte', '**/*.svelte.ts', '**/*.svelte.js'],
+    languageOptions: {
+      parserOptions: { projectService: true, extraFileExtensions: ['.svelte'], parser: ts.parser, svelteConfig }
+    },
+    rules: {
+      // Server-supplied text must never be rendered as markup.
+      'svelte/no-at-html-tags': 'error'
+    }
+  },
+  {
+    files: pureCore,
+    ignores: ['**/*.spec.ts'],
+    languageOptions: { globals: { ...globals['shared-node-browser'] } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['svelte', 'svelte/*'], message: 'The pure core must not import Svelte.' },
+            { group: ['$app/*', '@sveltejs/*'], message: 'The pure core must not import SvelteKit.' },
+            { group: ['**/ui/*', '**/routes/*'], message: 'Dependencies point routes → ui → sim → store → machine.' }
+          ]
+        }
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'document', message: 'No DOM in the pure core.' },
+        { name: 'window', message: 'No DOM in the pure core.' },
+        { name: 'localStorage', message: 'Durable state goes through idb-keyval.' },
+        { name: 'setTimeout', message: 'Use the virtual clock.' },
+        { name: 'setInterval', message: 'Use the virtual clock.' }
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Math', property: 'random', message: 'Use the seeded PRNG.' },
+        { object: 'Date', property: 'now', message: 'Use the virtual clock.' }
+      ]
+    }
+  },
+  {
+    files: ['src/lib/machine/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['svelte', 'svelte/*', '$app/*', '@sveltejs/*'], message: 'The pure core must not import Svelte.' },
+            { group: ['**/store/*', '**/sim/*', '**/ui/*', '$lib/store/*', '$lib/sim/*', '$lib/ui/*'], message: 'machine imports nothing of ours.' }
+          ]
+        }
+      ]
+    }
+  },
+  {
+    ignores: ['build/', '.svelte-kit/', 'node_modules/', 'test-results/', 'playwright-report/', 'out/', 'bench-out/']
+  }
+);

@@ -1,0 +1,119 @@
+/**
+ * The denial vocabulary (SPEC §2.1): each reason with its default `retryable` flag and the
+ * time-to-live of a stored decision carrying it. Data, not code: a learner overrides any flag or
+ * TTL per run and watches what it costs.
+ */
+
+export const REASONS = [
+  'policy.sampling_disabled',
+  'policy.budget_exhausted',
+  'policy.input_too_large',
+  'policy.model_not_allowed',
+  'user.denied',
+  'policy.rate_limit',
+  'policy.deadline'
+] as const;
+
+export type ReasonCode = (typeof REASONS)[number];
+
+/** How long a stored decision lives. */
+export type Ttl =
+  /** Session lifetime: until the policy block is edited (or, connection-scoped, the connection closes). */
+  | { kind: 'session' }
+  /** Until the budget window resets: the decision expires at its `resetsAt`. */
+  | { kind: 'window' }
+  /** A fixed number of milliseconds after the decision. */
+  | { kind: 'ms'; ms: number };
+
+export interface ReasonRule {
+  retryable: boolean;
+  ttl: Ttl;
+  /** Why this default: shown in the playground next to the toggle. */
+  why: string;
+}
+
+export type ReasonTable = Record<ReasonCode, ReasonRule>;
+
+const SESSION: Ttl = { kind: 'session' };
+
+export const DEFAULT_REASONS: ReasonTable = {
+  'policy.sampling_disabled': {
+    retryable: false,
+    ttl: SESSION,
+    why: 'Nothing the server can do will change it; only a policy edit will.'
+  },
+  'policy.budget_exhausted': {
+    retryable: false,
+    ttl: { kind: 'window' },
+    why: 'Retrying before the window resets earns the same refusal; resetsAt says when to come back.'
+  },
+  'policy.input_too_large': {
+    retryable: false,
+    ttl: SESSION,
+    why: 'The same input will be too large again; the server must send less.'
+  },
+  'policy.model_not_allowed': {
+    retryable: false,
+    ttl: SESSION,
+    why: 'The same model preference will be refused again.'
+  },
+  'user.denied': {
+    retryable: false,
+    ttl: SESSION,
+    why: 'The user said no; asking again is how a tired user ends up saying yes.'
+  },
+  'policy.rate_limit': {
+    retryable: true,
+    ttl: { kind: 'ms', ms: 60_000 },
+    why: 'Genuinely transient: the same request is allowed once the window slides.'
+  },
+  'policy.deadline': {
+    retryable: true,
+    ttl: { kind: 'ms', ms: 30_000 },
+    why: 'Transient, and stored briefly: an honest retry with a smaller maxTokens hits this decision.'
+  }
+};
+
+/** Under uncertainty `false` is the safe default: a loop is unbounded, a give-up is one worse answer. */
+export const UNKNOWN_REASON_RULE: ReasonRule = {
+  retryable: false,
+  ttl: SESSION,
+  why: 'A permanent refusal marked retryable makes a loop; a transient one marked permanent costs one degraded answer.'
+};
+
+export type ReasonOverrides = Partial<Record<ReasonCode, Partial<Pick<ReasonRule, 'retryable' | 'ttl'>>>>;
+
+/** The defaults with a learner's overrides applied; never mutates the defaults. */
+export function resolveReasons(overrides: ReasonOverrides = {}): ReasonTable {
+  const out = {} as ReasonTable;
+  for (const code of REASONS) {
+    const base = DEFAULT_REASONS[code];
+    const o = overrides[code] ?? {};
+    out[code] = { ...base, ...(o.retryable === undefined ? {} : { retryable: o.retryable }), ...(o.ttl ? { ttl: o.ttl } : {}) };
+  }
+  return out;
+}
+
+export function isReasonCode(s: string): s is ReasonCode {
+  return (REASONS as readonly string[]).includes(s);
+}
+
+/** Human text for a denial frame's `message`; the classification lives in `data.reason`, never here. */
+export function reasonMessage(code: ReasonCode, server: string): string {
+  switch (code) {
+    case 'policy.sampling_disabled':
+      return `Sampling denied: sampling is disabled for server '${server}'`;
+    case 'policy.budget_exhausted':
+      return `Sampling denied: budget for server '${server}' exhausted`;
+    case 'policy.input_too_large':
+      return `Sampling denied: input too large for server '${server}'`;
+    case 'policy.model_not_allowed':
+      return `Sampling denied: no requested model is allowed for server '${server}'`;
+    case 'user.denied':
+      return `Sampling denied by the user for server '${server}'`;
+    case 'policy.rate_limit':
+      return `Sampling denied: rate limit reached for server '${server}'`;
+    case 'policy.deadline':
+      return `Sampling denied: the request for server '${server}' passed its deadline`;
+  }
+}
