@@ -81,7 +81,9 @@ export const UNKNOWN_REASON_RULE: ReasonRule = {
   why: 'A permanent refusal marked retryable makes a loop; a transient one marked permanent costs one degraded answer.'
 };
 
-export type ReasonOverrides = Partial<Record<ReasonCode, Partial<Pick<ReasonRule, 'retryable' | 'ttl'>>>>;
+export type ReasonOverrides = Partial<
+  Record<ReasonCode, Partial<Pick<ReasonRule, 'retryable' | 'ttl'>>>
+>;
 
 /** The defaults with a learner's overrides applied; never mutates the defaults. */
 export function resolveReasons(overrides: ReasonOverrides = {}): ReasonTable {
@@ -89,7 +91,11 @@ export function resolveReasons(overrides: ReasonOverrides = {}): ReasonTable {
   for (const code of REASONS) {
     const base = DEFAULT_REASONS[code];
     const o = overrides[code] ?? {};
-    out[code] = { ...base, ...(o.retryable === undefined ? {} : { retryable: o.retryable }), ...(o.ttl ? { ttl: o.ttl } : {}) };
+    out[code] = {
+      ...base,
+      ...(o.retryable === undefined ? {} : { retryable: o.retryable }),
+      ...(o.ttl ? { ttl: o.ttl } : {})
+    };
   }
   return out;
 }
@@ -115,5 +121,27 @@ export function reasonMessage(code: ReasonCode, server: string): string {
       return `Sampling denied: rate limit reached for server '${server}'`;
     case 'policy.deadline':
       return `Sampling denied: the request for server '${server}' passed its deadline`;
+  }
+}
+
+/** A retryable denial with no better hint tells the server to come back after this long. */
+export const DEFAULT_RETRY_AFTER_MS = 1_000;
+
+/**
+ * When a decision stored at `now` under `ttl` expires, in virtual ms; null = never by time
+ * (session lifetime: only a policy edit or, connection-scoped, the connection closing removes it).
+ *
+ * A `window` TTL with no known reset time also gives null: the alternative (expire at once) would
+ * hand a budget-exhausted server a fresh evaluation on its next retry, which is the loop the store
+ * exists to stop. Failing closed costs at worst a stale denial until the next policy edit.
+ */
+export function expiresAtFor(ttl: Ttl, now: number, resetsAtMs?: number): number | null {
+  switch (ttl.kind) {
+    case 'session':
+      return null;
+    case 'window':
+      return resetsAtMs === undefined || !Number.isFinite(resetsAtMs) ? null : resetsAtMs;
+    case 'ms':
+      return now + ttl.ms;
   }
 }

@@ -1,0 +1,361 @@
+/**
+ * The policy evaluation of one request (SPEC §2, §5, §6): a pure function from the request, the
+ * server's effective policy block, the rate cards and the volume ledger to a verdict. Checks run in
+ * a fixed order and the first hit wins, so the same request against the same state always gets the
+ * same reason — the order is part of what a learner reads:
+ *
+ *   1. sampling disabled            → deny policy.sampling_disabled
+ *   2. model (hints / default)      → deny policy.model_not_allowed
+ *   3. rate card for the model      → deny policy.model_not_allowed
+ *   4. input size                   → deny policy.input_too_large
+ *   5. rate limit                   → deny policy.rate_limit (retryAfterMs)
+ *   6. budget window spent          → deny policy.budget_exhausted (resetsAt)
+ *   7. context scope                → trim (never a denial)
+ *   8. per-call cap / session pool  → budget_exceeded, or proceed with a limit to meter against
+ *
+ * Evaluate never mutates its input and never counts anything: the machine commits the request to
+ * the rate window and the spend to the budget window (`countRequest`, `addSpend` below), because
+ * only the machine knows whether the request got as far as being counted and what it cost.
+ */
+import { inputTokensOf, preflight, preflightTokens, type RateCard } from './budget';
+import { currencyMismatch, toMicros } from './money';
+import type { PolicyBlock } from './policy';
+import type { ReasonCode } from './reasons';
+import type {
+  BudgetDecision,
+  IncludeContext,
+  Money,
+  ModelPreferences,
+  SamplingParams
+} from './types';
+
+// ───────────────────────────── windows and the volume ledger ─────────────────────────────
+
+function assertWindow(windowMs: number): void {
+  if (!Number.isSafeInteger(windowMs) || windowMs <= 0) {
+    throw new Error(`windowMs must be a positive integer, got ${windowMs}`);
+  }
+}
+
+/**
+ * The start of the window containing `now`. Windows are aligned to multiples of `windowMs` since
+ * the epoch (virtual ms are epoch ms), so a daily window resets at 00:00Z — the seed's
+ * `resetsAt: 2026-03-11T00:00:00Z` — and every server's window resets at the same instant.
+ */
+export function windowStart(now: number, windowMs: number): number {
+  assertWindow(windowMs);
+  // Integer remainder, not floor(now / windowMs): no float division near window boundaries.
+  const r = ((now % windowMs) + windowMs) % windowMs;
+  return now - r;
+}
+
+/** When the window containing `now` ends (exclusive): the next window starts here. */
+export function windowResetsAt(now: number, windowMs: number): number {
+  return windowStart(now, windowMs) + windowMs;
+}
+
+/**
+ * An ISO 8601 UTC time for a virtual ms instant, without a `.000` when the milliseconds are zero,
+ * so a daily window reads `2026-03-11T00:00:00Z` exactly as in the seed. Formatting a given
+ * instant; it never reads the clock.
+ */
+export function isoTime(ms: number): string {
+  return new Date(ms).toISOString().replace('.000Z', 'Z');
+}
+
+/** Per-server volume counters, in virtual ms. */
+export interface VolumeState {
+  /** Requests already counted in the current rate window. */
+  rateCount: number;
+  rateWindowResetsAt: number;
+  /** Spend already counted in the current budget window, in micro-units of the budget currency. */
+  budgetSpentMicros: number;
+  budgetWindowResetsAt: number;
+}
+
+/** Spend already drawn from the session pool (RFC open question: per-call versus pool). */
+export interface CapState {
+  sessionPoolSpentMicros: number;
+}
+
+/** Fresh counters for a server first seen at `now`. */
+export function initialVolume(block: PolicyBlock, now: number): VolumeState {
+  return {
+    rateCount: 0,
+    rateWindowResetsAt: block.rateLimit ? windowResetsAt(now, block.rateLimit.windowMs) : 0,
+    budgetSpentMicros: 0,
+    budgetWindowResetsAt: block.budget ? windowResetsAt(now, block.budget.windowMs) : 0
+  };
+}
+
+/**
+ * The counters as they stand at `now`: a window that has ended starts over at zero with its next
+ * reset time. Evaluate reads the ledger through this, so stale counters handed in by a caller
+ * never refuse a request the current window would allow. A limit the block does not have leaves
+ * its counters untouched.
+ */
+export function rollVolume(volume: VolumeState, block: PolicyBlock, now: number): VolumeState {
+  let v = volume;
+  if (block.rateLimit && now >= v.rateWindowResetsAt) {
+    v = { ...v, rateCount: 0, rateWindowResetsAt: windowResetsAt(now, block.rateLimit.windowMs) };
+  }
+  if (block.budget && now >= v.budgetWindowResetsAt) {
+    v = {
+      ...v,
+      budgetSpentMicros: 0,
+      budgetWindowResetsAt: windowResetsAt(now, block.budget.windowMs)
+    };
+  }
+  return v;
+}
+
+/** The ledger after counting one request at `now` (a new object; the input is untouched). */
+export function countRequest(volume: VolumeState, block: PolicyBlock, now: number): VolumeState {
+  const v = rollVolume(volume, block, now);
+  return { ...v, rateCount: v.rateCount + 1 };
+}
+
+/** The ledger after spending `micros` at `now` (a new object; the input is untouched). */
+export function addSpend(
+  volume: VolumeState,
+  block: PolicyBlock,
+  now: number,
+  micros: number
+): VolumeState {
+  if (!Number.isSafeInteger(micros) || micros < 0) {
+    throw new Error(`addSpend: micros must be a non-negative integer, got ${micros}`);
+  }
+  const v = rollVolume(volume, block, now);
+  return { ...v, budgetSpentMicros: v.budgetSpentMicros + micros };
+}
+
+// ───────────────────────────── the evaluation ─────────────────────────────
+
+export interface EvaluateInput {
+  server: string;
+  params: SamplingParams;
+  /** The server's effective block (`effectiveBlock(policy, server)`). */
+  block: PolicyBlock;
+  /** The rate card of a model, or undefined when the host cannot price it. */
+  card: (model: string) => RateCard | undefined;
+  volume: VolumeState;
+  /** Virtual ms (epoch-based). */
+  now: number;
+  /** Per-call caps from the policy, or one pool per session replacing them (RFC open question). */
+  capScope: 'per-call' | 'session-pool';
+  /** The pool's size; required when capScope is 'session-pool'. */
+  sessionPool?: Money;
+  capState?: CapState;
+  /** What to do over the cap when the request states no `budget.onExceeded`. */
+  preflightDefault: 'reject' | 'truncate';
+}
+
+export type Evaluation =
+  | {
+      kind: 'deny';
+      reason: ReasonCode;
+      /** ISO time the refusal stops applying (budget windows). */
+      resetsAt?: string;
+      /** How long a retry should wait (rate limit). */
+      retryAfterMs?: number;
+      /** Why, in words, for the audit log and the inspector; never the classification. */
+      detail?: string;
+    }
+  | { kind: 'budget_exceeded'; model: string; decision: BudgetDecision }
+  | {
+      kind: 'proceed';
+      model: string;
+      /** Input tokens of the request (system prompt + message text). */
+      inputTokens: number;
+      maxTokens: number;
+      context: { requested: IncludeContext; applied: IncludeContext; trimmed: boolean };
+      /** Meter the stream against this many micro-units (stop before the crossing chunk), or null. */
+      limitMicros: number | null;
+      /** Meter the stream against this many tokens, input + output, or null. */
+      limitTokens: number | null;
+      /** The budget decision to report, whenever a limit applies. */
+      decision: BudgetDecision | null;
+      consent: 'ask' | 'allow' | 'deny';
+    };
+
+const CONTEXT_RANK: Record<IncludeContext, number> = { none: 0, thisServer: 1, allServers: 2 };
+
+function deny(
+  reason: ReasonCode,
+  detail: string,
+  extra: { resetsAt?: string; retryAfterMs?: number } = {}
+): Evaluation {
+  return { kind: 'deny', reason, ...extra, detail };
+}
+
+/**
+ * The model for a request. Hints are tried in order; for each, an allowed model it names exactly,
+ * then an allowed model it is a substring of (MCP hints are substring-friendly: "sonnet" names
+ * "claude-sonnet-4"), then — when "*" is allowed — the hint itself. Case-sensitive, so the choice
+ * is deterministic. Without named hints: the default model, if it is allowed. Hints present but
+ * none allowed is a refusal, not a silent fallback to the default: the server asked for something.
+ */
+export function pickModel(
+  prefs: ModelPreferences | undefined,
+  block: Pick<PolicyBlock, 'allowedModels' | 'defaultModel'>
+): { ok: true; model: string } | { ok: false; detail: string } {
+  const hints: unknown = prefs?.hints;
+  const names = (Array.isArray(hints) ? (hints as unknown[]) : [])
+    .map((h) => (h && typeof h === 'object' ? (h as { name?: unknown }).name : undefined))
+    .filter((n): n is string => typeof n === 'string' && n.length > 0);
+  const any = block.allowedModels.includes('*');
+  const named = block.allowedModels.filter((m) => m !== '*');
+  if (names.length === 0) {
+    if (any || named.includes(block.defaultModel)) return { ok: true, model: block.defaultModel };
+    return { ok: false, detail: `the default model '${block.defaultModel}' is not allowed` };
+  }
+  for (const name of names) {
+    if (named.includes(name)) return { ok: true, model: name };
+    const sub = named.find((m) => m.includes(name));
+    if (sub) return { ok: true, model: sub };
+    if (any) return { ok: true, model: name };
+  }
+  return { ok: false, detail: `no hinted model (${names.join(', ')}) is allowed` };
+}
+
+/** The money the host would price against, with its currency, for the currency check. */
+function moneyCurrencies(input: EvaluateInput): string[] {
+  const { block } = input;
+  const out: string[] = [];
+  if (block.budget) out.push(block.budget.currency);
+  if (input.capScope === 'session-pool') {
+    if (input.sessionPool) out.push(input.sessionPool.currency);
+  } else if (block.perCallCap && 'amount' in block.perCallCap) out.push(block.perCallCap.currency);
+  return out;
+}
+
+/**
+ * Evaluate one request. See the module comment for the order. `maxTokens` must already be
+ * validated (a non-negative safe integer) by the frame validator in front of this: a malformed
+ * request never reaches policy, so here it is a broken invariant and throws.
+ */
+export function evaluate(input: EvaluateInput): Evaluation {
+  const { block, params, now } = input;
+  const maxTokens = params.maxTokens;
+  if (!Number.isSafeInteger(maxTokens) || maxTokens < 0) {
+    throw new Error(
+      `evaluate: maxTokens must be a validated non-negative integer, got ${maxTokens}`
+    );
+  }
+
+  // 1. Sampling at all.
+  if (!block.sampling) {
+    return deny('policy.sampling_disabled', `sampling is disabled for '${input.server}'`);
+  }
+
+  // 2–3. The model, and whether the host can price it in the policy's currency.
+  const picked = pickModel(params.modelPreferences, block);
+  if (!picked.ok) return deny('policy.model_not_allowed', picked.detail);
+  const model = picked.model;
+  const card = input.card(model);
+  if (!card) return deny('policy.model_not_allowed', `no rate card for model '${model}'`);
+  for (const currency of moneyCurrencies(input)) {
+    // Amounts are never converted (the RFC): a model the host cannot price in the policy's
+    // currency is a model this policy cannot allow.
+    const mismatch = currencyMismatch(card.currency, currency);
+    if (mismatch) return deny('policy.model_not_allowed', `model '${model}': ${mismatch}`);
+  }
+
+  // 4. Input size.
+  const inputTokens = inputTokensOf(params);
+  if (inputTokens > block.maxInputTokens) {
+    return deny(
+      'policy.input_too_large',
+      `input of ${inputTokens} tokens exceeds maxInputTokens ${block.maxInputTokens}`
+    );
+  }
+
+  // 5–6. Volume: counts requests and spend regardless of content (SPEC §5).
+  const volume = rollVolume(input.volume, block, now);
+  if (block.rateLimit && volume.rateCount >= block.rateLimit.requests) {
+    return deny(
+      'policy.rate_limit',
+      `${volume.rateCount} of ${block.rateLimit.requests} requests used in this window`,
+      { retryAfterMs: Math.max(0, volume.rateWindowResetsAt - now) }
+    );
+  }
+  let windowRemaining: number | null = null;
+  if (block.budget) {
+    const amount = toMicros(block.budget.amount);
+    if (volume.budgetSpentMicros >= amount) {
+      return deny(
+        'policy.budget_exhausted',
+        `the budget of ${block.budget.amount} ${block.budget.currency} is spent`,
+        {
+          resetsAt: isoTime(volume.budgetWindowResetsAt)
+        }
+      );
+    }
+    windowRemaining = amount - volume.budgetSpentMicros;
+  }
+
+  // 7. Context: never a denial; a wider request is trimmed and the result says so.
+  const requested = params.includeContext ?? 'none';
+  const requestedRank = CONTEXT_RANK[requested] ?? CONTEXT_RANK.allServers;
+  const trimmed = requestedRank > CONTEXT_RANK[block.maxContext];
+  const context = { requested, applied: trimmed ? block.maxContext : requested, trimmed };
+
+  // 8. The cap.
+  const onExceeded =
+    params.budget?.onExceeded === 'reject' || params.budget?.onExceeded === 'truncate'
+      ? params.budget.onExceeded
+      : input.preflightDefault;
+  const intent = params.budget?.intent;
+  const base = {
+    kind: 'proceed' as const,
+    model,
+    inputTokens,
+    maxTokens,
+    context,
+    consent: block.consent
+  };
+
+  // A token meter (per-call { tokens }) counts tokens only: the budget window still bounds the
+  // server from one call to the next (step 6), but not within a call — the blindness to price
+  // that the cost-versus-token-meter toggle exists to show.
+  const cap = block.perCallCap;
+  if (input.capScope === 'per-call' && cap && 'tokens' in cap) {
+    const pf = preflightTokens({ card, inputTokens, maxTokens, limitTokens: cap.tokens, intent });
+    if (!pf.within && (onExceeded === 'reject' || inputTokens > cap.tokens)) {
+      return { kind: 'budget_exceeded', model, decision: pf.decision };
+    }
+    return { ...base, limitMicros: null, limitTokens: cap.tokens, decision: pf.decision };
+  }
+
+  let limitMicros: number | null = null;
+  let limitSource: BudgetDecision['limitSource'] = 'host_policy';
+  if (input.capScope === 'session-pool') {
+    if (!input.sessionPool)
+      throw new Error("evaluate: capScope 'session-pool' needs a sessionPool");
+    const spent = input.capState?.sessionPoolSpentMicros ?? 0;
+    limitMicros = Math.max(0, toMicros(input.sessionPool.amount) - spent);
+    limitSource = 'session_pool';
+  } else if (cap && 'amount' in cap) {
+    limitMicros = toMicros(cap.amount);
+  }
+  // The budget window's remainder caps any money limit (and is the limit when there is no other):
+  // a call is never allowed to overdraw the window.
+  if (windowRemaining !== null && (limitMicros === null || windowRemaining < limitMicros)) {
+    limitMicros = windowRemaining;
+    limitSource = 'budget_window';
+  }
+  if (limitMicros === null) {
+    return { ...base, limitMicros: null, limitTokens: null, decision: null };
+  }
+
+  const pf = preflight({ card, inputTokens, maxTokens, limitMicros, limitSource, intent });
+  if (!pf.within) {
+    // Truncation can shorten the output, never the input: when the input alone costs more than
+    // the limit, running the call would overspend before the first chunk, so refuse pre-flight.
+    const inputAlone = preflight({ card, inputTokens, maxTokens: 0, limitMicros, limitSource });
+    if (onExceeded === 'reject' || !inputAlone.within) {
+      return { kind: 'budget_exceeded', model, decision: pf.decision };
+    }
+  }
+  return { ...base, limitMicros, limitTokens: null, decision: pf.decision };
+}

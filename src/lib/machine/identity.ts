@@ -1,0 +1,184 @@
+/**
+ * Request identity (SPEC §3): a short digest of what a sampling request *asks for*, derived by the
+ * client from the request's content. The JSON-RPC id cannot serve: the server picks it and bumps
+ * it on every send, and the server is the party whose repetition we are trying to recognise.
+ *
+ * identity = server + ":" + hex(sha256(utf8(C)))[0:32], where C is the RFC 8785 (JCS) canonical
+ * JSON of the identity fields, every string NFC-normalised first.
+ */
+import canonicalize from 'canonicalize';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+
+/**
+ * The members of `params` that make up a request's identity: the prompt (`systemPrompt`,
+ * `messages`), what the server asks to see (`includeContext`) and what it asks to run on
+ * (`modelPreferences`). `maxTokens`, `temperature`, `stopSequences`, `metadata` and `budget` are
+ * left out on purpose: they are knobs a server can nudge without changing what it asks for, and a
+ * nudged knob must not make a refused request look new.
+ */
+export const DEFAULT_IDENTITY_FIELDS = [
+  'systemPrompt',
+  'messages',
+  'includeContext',
+  'modelPreferences'
+] as const;
+
+/** How an identity is computed; a learner can change both in the playground. */
+export interface IdentityOptions {
+  /** Which `params` members count. Default: {@link DEFAULT_IDENTITY_FIELDS}. */
+  fields?: readonly string[];
+  /**
+   * RFC 8785 + NFC over the selected fields (default `true`). `false` is a teaching mode: hash
+   * `JSON.stringify(params)` as received, so the same request from two serialisers looks new.
+   */
+  canonicalize?: boolean;
+}
+
+/** One encoder for the module: identity is the per-request floor of the benchmark. */
+const encoder = new TextEncoder();
+
+/** 32 hex characters = 16 bytes = 128 bits; ample against a store of a few thousand entries. */
+const DIGEST_BYTES = 16;
+
+/** Pure ASCII is already NFC and cannot hold a surrogate: the common case skips `normalize`. */
+// The range must start at \x00: control characters are ASCII too, and belong on the fast path.
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+
+/**
+ * NFC-normalise one string. A lone surrogate (which `JSON.parse` happily produces from `"\ud800"`)
+ * is replaced by U+FFFD first: `canonicalize` rejects lone surrogates (RFC 8785 forbids them), and
+ * U+FFFD is exactly what UTF-8 encoding of the string would have produced anyway, so this is the
+ * SPEC's "UTF-8 encoded" made explicit rather than a new equivalence.
+ */
+function nfc(s: string): string {
+  if (ASCII.test(s)) return s;
+  return (s.isWellFormed() ? s : s.toWellFormed()).normalize('NFC');
+}
+
+/**
+ * NFC-normalise every string of a JSON value, keys included, at any depth. Copy-on-write: a value
+ * with nothing to change is returned as the same reference, so the usual all-ASCII request costs
+ * one scan of its strings and no allocation.
+ *
+ * Values JSON cannot hold (from a caller that passed a JS object, never from `JSON.parse`) are
+ * mapped the way `JSON.stringify` maps them, so hashing never throws on them: non-finite numbers
+ * become `null`; functions, symbols and bigints become `undefined` (dropped from objects, `null`
+ * in arrays). Cycles are outside the contract: params are a JSON value.
+ */
+function nfcDeep(v: unknown): unknown {
+  switch (typeof v) {
+    case 'string':
+      return nfc(v);
+    case 'number':
+      return Number.isFinite(v) ? v : null;
+    case 'boolean':
+    case 'undefined':
+      return v;
+    case 'object':
+      if (v === null) return null;
+      return Array.isArray(v) ? nfcArray(v) : nfcObject(v as Record<string, unknown>);
+    default:
+      return undefined;
+  }
+}
+
+function nfcArray(a: readonly unknown[]): readonly unknown[] {
+  let out: unknown[] | undefined;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i];
+    const y = nfcDeep(x);
+    if (out !== undefined) out.push(y);
+    else if (y !== x) {
+      out = a.slice(0, i);
+      out.push(y);
+    }
+  }
+  return out ?? a;
+}
+
+/** A fresh object with no prototype, so a server-sent `"__proto__"` key stays a plain key. */
+function bare(): Record<string, unknown> {
+  return Object.create(null) as Record<string, unknown>;
+}
+
+function nfcObject(o: Record<string, unknown>): Record<string, unknown> {
+  const keys = Object.keys(o);
+  let out: Record<string, unknown> | undefined;
+  let collided = false;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    const v = o[k];
+    const nk = nfc(k);
+    const nv = nfcDeep(v);
+    if (out === undefined) {
+      if (nk === k && nv === v) continue;
+      out = bare();
+      for (let j = 0; j < i; j++) {
+        const kj = keys[j] as string;
+        out[kj] = o[kj];
+      }
+    }
+    // Original keys are unique, so a key already present means two of them normalise alike.
+    if (Object.prototype.hasOwnProperty.call(out, nk)) collided = true;
+    out[nk] = nv;
+  }
+  if (!collided) return out ?? o;
+  // Two keys that differ only in normalisation form ({"é":…, "e\u0301":…}) would collapse onto
+  // one and silently lose a value, making two different requests share an identity — and a
+  // shared identity replays a stored decision. Failing closed costs nothing: a server can always
+  // get a fresh identity by changing one character, but must never be able to borrow another
+  // request's. So such an object keeps its original keys and only its values are normalised.
+  const safe = bare();
+  for (const k of keys) safe[k] = nfcDeep(o[k]);
+  return safe;
+}
+
+/** Untrusted params of any shape: only a JSON object has members; anything else counts as `{}`. */
+function asObject(params: unknown): Record<string, unknown> {
+  return typeof params === 'object' && params !== null && !Array.isArray(params)
+    ? (params as Record<string, unknown>)
+    : {};
+}
+
+/**
+ * The exact string that is hashed for a request's identity — shown by the UI so a learner can see
+ * what two requests have (or do not have) in common.
+ *
+ * Canonical mode (default): the RFC 8785 canonical JSON of `{ field: params[field] ?? null }` for
+ * each identity field, every string (keys and values, any depth) NFC-normalised first.
+ * Teaching mode (`canonicalize: false`): `JSON.stringify(params)` as received — no field
+ * selection, no normalisation, no key sorting.
+ *
+ * Never throws on a JSON value of any shape; non-object params count as `{}`.
+ */
+export function canonicalIdentityPayload(params: unknown, opts: IdentityOptions = {}): string {
+  const p = asObject(params);
+  if (opts.canonicalize === false) return JSON.stringify(p);
+  const fields = opts.fields ?? DEFAULT_IDENTITY_FIELDS;
+  const picked = bare();
+  for (const f of fields) {
+    // Own members only: a field set naming `constructor` or `toString` must not pick up
+    // Object.prototype's functions and make every request share one identity.
+    const v = Object.prototype.hasOwnProperty.call(p, f) ? p[f] : undefined;
+    picked[nfc(f)] = nfcDeep(v ?? null) ?? null;
+  }
+  // canonicalize returns undefined only for a top-level undefined; `picked` is always an object.
+  return canonicalize(picked) ?? 'null';
+}
+
+/**
+ * A request's identity: `serverId + ":" + ` the first 32 lowercase hex characters of the SHA-256
+ * of {@link canonicalIdentityPayload}, UTF-8 encoded. The server id is part of the key so that two
+ * servers sending the same prompt never share a stored decision.
+ *
+ * @param serverId the server the request came from (used verbatim, not normalised)
+ * @param params the request's `params`, any JSON value from an untrusted server
+ * @param opts field set and canonicalisation switch (defaults: the four fields, canonical)
+ */
+export function requestIdentity(serverId: string, params: unknown, opts?: IdentityOptions): string {
+  const digest = sha256(encoder.encode(canonicalIdentityPayload(params, opts)));
+  // Hex only the bytes we keep: half the work of hexing all 32 and slicing.
+  return serverId + ':' + bytesToHex(digest.subarray(0, DIGEST_BYTES));
+}

@@ -1,0 +1,216 @@
+/**
+ * The seed's property, asserted directly on the client host with both store scopes:
+ * the same request presented twice gives one consent prompt, zero provider calls on the denied
+ * path, and `represented == 1`; with connection scope and a reconnect in between, the second
+ * presentation is evaluated afresh — the hole the playground teaches.
+ */
+import 'fake-indexeddb/auto';
+import { describe, expect, it } from 'vitest';
+import type { AuthOutput, ConsentInput } from '../machine/authorize';
+import { resolveClientConfig, type ClientConfigInput } from '../machine/config';
+import { requestIdentity } from '../machine/identity';
+import { defaultPolicy, type Policy } from '../machine/policy';
+import type { SamplingParams } from '../machine/types';
+import { MemoryAuditLog } from '../store/audit-log';
+import { ConnectionDecisionStore } from '../store/connection-store';
+import type { DecisionStore } from '../store/decision-store';
+import { DurableDecisionStore } from '../store/durable-store';
+import { ClientHost } from './client';
+import { VirtualClock } from './clock';
+import { cardsByModel, createProvider, DEFAULT_PROVIDER } from './provider';
+import { Rng } from './rng';
+
+const P = 'You summarise release notes.';
+const M = [{ role: 'user' as const, content: { type: 'text' as const, text: 'Summarise 2.3.' } }];
+const params = (over: Partial<SamplingParams> = {}): SamplingParams => ({
+  systemPrompt: P,
+  messages: M,
+  includeContext: 'allServers',
+  maxTokens: 200,
+  ...over
+});
+
+interface Rig {
+  host: ClientHost;
+  clock: VirtualClock;
+  prompts: ConsentInput[];
+  providerCalls: () => number;
+  send: (p: SamplingParams, connection?: string, id?: number) => Promise<AuthOutput>;
+}
+
+function rig(
+  store: DecisionStore,
+  opts: { answer?: boolean; policy?: Policy; config?: ClientConfigInput } = {}
+): Rig {
+  const clock = new VirtualClock(Date.UTC(2026, 2, 10, 9));
+  const prompts: ConsentInput[] = [];
+  const provider = createProvider(DEFAULT_PROVIDER, clock, new Rng(1));
+  const host = new ClientHost({
+    config: resolveClientConfig({ store: store.scope, ...opts.config }),
+    policy: opts.policy ?? defaultPolicy(),
+    cards: cardsByModel(DEFAULT_PROVIDER.cards),
+    store,
+    audit: new MemoryAuditLog(),
+    clock,
+    consent: (input, answer) => {
+      prompts.push(input);
+      const t = clock.setTimeout(() => answer(opts.answer ?? false), 2_000);
+      return () => clock.clearTimeout(t);
+    },
+    provider: provider.source
+  });
+  let nextId = 1;
+  const send = async (p: SamplingParams, connection = 'release-notes#1', id = nextId++) => {
+    let out: AuthOutput | undefined;
+    host.handle(
+      { id, server: 'release-notes', connection, params: p, receivedAt: clock.now() },
+      (o) => {
+        out = o;
+      }
+    );
+    // Let IndexedDB promises settle and the virtual clock run, until the machine answers.
+    for (let i = 0; i < 200 && !out; i++) {
+      await new Promise((r) => setImmediate(r));
+      clock.runUntil(clock.now() + 1_000);
+    }
+    if (!out) throw new Error('no frame');
+    return out;
+  };
+  return { host, clock, prompts, providerCalls: () => provider.stats.calls, send };
+}
+
+const scopes: [string, () => Promise<DecisionStore>][] = [
+  ['connection-scoped', async () => new ConnectionDecisionStore()],
+  [
+    'durable',
+    async () => {
+      const r = await DurableDecisionStore.open({ dbName: `client-spec-${Math.random()}` });
+      if (!r.ok) throw new Error(r.error);
+      return r.store;
+    }
+  ]
+];
+
+describe.each(scopes)('the seed property with a %s store', (_name, open) => {
+  it('asks once, calls no model, and replays the denial with represented == 1', async () => {
+    const store = await open();
+    const r = rig(store, { answer: false });
+    const first = await r.send(params());
+    const second = await r.send(params());
+    expect(first.frame && 'error' in first.frame && first.frame.error.data).toMatchObject({
+      reason: 'user.denied',
+      server: 'release-notes',
+      retryable: false
+    });
+    expect(second.frame && 'error' in second.frame ? second.frame.error.data : null).toEqual(
+      first.frame && 'error' in first.frame ? first.frame.error.data : undefined
+    );
+    expect(r.prompts).toHaveLength(1);
+    expect(r.providerCalls()).toBe(0);
+    const identity = requestIdentity('release-notes', params());
+    const entries = await store.entries();
+    expect(entries.find((e) => e.identity === identity)?.represented).toBe(1);
+    expect(second.audit).toMatchObject({
+      replayed: true,
+      represented: 1,
+      consentShown: false,
+      cost: '0.0000'
+    });
+  });
+
+  it('calls the model again on the replay of an allowed decision, without asking again', async () => {
+    const store = await open();
+    const r = rig(store, { answer: true });
+    const first = await r.send(params());
+    const second = await r.send(params());
+    expect(first.audit.outcome).toBe('trimmed');
+    expect(second.audit.outcome).toBe('trimmed');
+    expect(r.prompts).toHaveLength(1);
+    expect(r.providerCalls()).toBe(2);
+    // A completion is never replayed: the store holds only verdicts.
+    for (const e of await store.entries()) expect(Object.keys(e)).not.toContain('text');
+  });
+});
+
+describe('reconnect', () => {
+  it('connection scope: a reconnect between two presentations gets a fresh evaluation and a second prompt', async () => {
+    const store = new ConnectionDecisionStore();
+    const r = rig(store, { answer: false });
+    await r.send(params(), 'release-notes#1');
+    await r.host.closeConnection('release-notes', 'release-notes#1');
+    const second = await r.send(params(), 'release-notes#2');
+    expect(r.prompts).toHaveLength(2);
+    expect(second.audit.replayed).toBe(false);
+  });
+
+  it('durable scope: the same reconnect is answered from the store', async () => {
+    const opened = await DurableDecisionStore.open({
+      dbName: `client-spec-reconnect-${Math.random()}`
+    });
+    if (!opened.ok) throw new Error(opened.error);
+    const r = rig(opened.store, { answer: false });
+    await r.send(params(), 'release-notes#1');
+    await r.host.closeConnection('release-notes', 'release-notes#1');
+    const second = await r.send(params(), 'release-notes#2');
+    expect(r.prompts).toHaveLength(1);
+    expect(second.audit.replayed).toBe(true);
+  });
+});
+
+describe('the host', () => {
+  it('commits the decision before the frame is sent', async () => {
+    const store = new ConnectionDecisionStore();
+    const order: string[] = [];
+    const commit = store.commit.bind(store);
+    store.commit = (c, d) => {
+      order.push('commit');
+      return commit(c, d);
+    };
+    const r = rig(store, { answer: false });
+    r.host.handle(
+      {
+        id: 1,
+        server: 'release-notes',
+        connection: 'c',
+        params: params(),
+        receivedAt: r.clock.now()
+      },
+      () => order.push('frame')
+    );
+    r.clock.runUntil(r.clock.now() + 10_000);
+    expect(order).toEqual(['commit', 'frame']);
+  });
+
+  it('a policy edit to one server invalidates only its decisions', async () => {
+    const store = new ConnectionDecisionStore();
+    const r = rig(store, { answer: false });
+    await r.send(params());
+    const edited = defaultPolicy();
+    edited.servers['other'] = { consent: 'allow' };
+    expect(r.host.setPolicySync(edited, ['release-notes', 'other'])).toEqual({ other: 0 });
+    const edited2 = defaultPolicy();
+    edited2.servers['release-notes'] = { consent: 'allow' };
+    expect(r.host.setPolicySync(edited2, ['release-notes'])).toEqual({ 'release-notes': 1 });
+    const after = await r.send(params());
+    expect(after.audit.replayed).toBe(false);
+    expect(after.audit.outcome).toBe('trimmed');
+  });
+
+  it('silence drops the denial frame and records the silence', async () => {
+    const r = rig(new ConnectionDecisionStore(), { answer: false, config: { silence: true } });
+    const out = await r.send(params());
+    expect(out.frame).toBeNull();
+    expect(out.audit).toMatchObject({ outcome: 'denied', silenced: true, reason: 'user.denied' });
+  });
+
+  it('times out a consent dialog nobody answers as a denial', async () => {
+    const clockStore = new ConnectionDecisionStore();
+    const r = rig(clockStore, { config: { consentTimeoutMs: 1_000 } });
+    const out = await r.send(params());
+    expect(out.audit).toMatchObject({
+      outcome: 'denied',
+      reason: 'user.denied',
+      consent: 'timeout'
+    });
+  });
+});

@@ -1,0 +1,337 @@
+/**
+ * The client host: one configured MCP client ("a lane") that authorises sampling requests by
+ * running one authorisation-machine actor per request, with its IO wired to a decision store,
+ * an audit log, a volume ledger (rate limits, budget windows, session pools), a consent source
+ * and a provider.
+ *
+ * The same host runs in the simulation (virtual clock, simulated user and provider) and on the
+ * page (the learner answers the dialogs). It knows nothing about servers' behaviour.
+ */
+import { createActor, fromCallback } from 'xstate';
+import {
+  authorizationMachine,
+  type AuthEvent,
+  type AuthOutput,
+  type CommitInput,
+  type ConsentInput,
+  type EvaluateRequest,
+  type IncomingRequest,
+  type LookupInput,
+  type ProviderInput
+} from '../machine/authorize';
+import type { RateCard } from '../machine/budget';
+import type { ClientConfig } from '../machine/config';
+import {
+  addSpend,
+  countRequest,
+  evaluate,
+  initialVolume,
+  rollVolume,
+  type VolumeState
+} from '../machine/evaluate';
+import { toMicros } from '../machine/money';
+import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
+import type { AuditLog } from '../store/audit-log';
+import type { DecisionStore, MaybePromise } from '../store/decision-store';
+
+/** What the host needs of time: a reading and XState's Clock (the simulation's virtual clock). */
+export interface HostClock {
+  now(): number;
+  setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
+  clearTimeout(id: unknown): void;
+}
+
+/** Answers a consent dialog: call `answer` once, now or later. Returns a cancel function. */
+export type ConsentSource = (
+  input: ConsentInput,
+  answer: (approved: boolean) => void
+) => (() => void) | void;
+
+/**
+ * Runs a model call: emits `provider.started`, then `provider.chunk`s, then `provider.done` or
+ * `provider.failed`. Returns a cancel function (the machine stops a call at the cap or deadline).
+ */
+export type ProviderSource = (
+  input: ProviderInput,
+  emit: (event: AuthEvent) => void
+) => (() => void) | void;
+
+export interface ClientHostOptions {
+  config: ClientConfig;
+  policy: Policy;
+  cards: Record<string, RateCard>;
+  store: DecisionStore;
+  audit: AuditLog;
+  clock: HostClock;
+  consent: ConsentSource;
+  provider: ProviderSource;
+  lane?: string;
+}
+
+function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
+  return typeof (v as Promise<T> | undefined)?.then === 'function';
+}
+
+/** Run `then` on a value now, or when its promise settles; report a rejection as `fail`. */
+function settle<T>(v: MaybePromise<T>, then: (v: T) => void, fail: (e: unknown) => void): void {
+  if (isPromise(v)) v.then(then, fail);
+  else then(v);
+}
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export interface RequestHandle {
+  identity(): string;
+  stop(): void;
+}
+
+export class ClientHost {
+  config: ClientConfig;
+  readonly cards: Record<string, RateCard>;
+  readonly store: DecisionStore;
+  readonly audit: AuditLog;
+  readonly clock: HostClock;
+  readonly lane: string | undefined;
+  #policy: Policy;
+  #hashes = new Map<string, string>();
+  #ledger = new Map<string, VolumeState>();
+  #pools = new Map<string, number>();
+  #seq = 0;
+  #machine;
+
+  constructor(opts: ClientHostOptions) {
+    this.config = opts.config;
+    this.cards = opts.cards;
+    this.store = opts.store;
+    this.audit = opts.audit;
+    this.clock = opts.clock;
+    this.lane = opts.lane;
+    this.#policy = opts.policy;
+    const host = this;
+    this.#machine = authorizationMachine.provide({
+      actors: {
+        lookupDecision: fromCallback<AuthEvent, LookupInput>(({ input, sendBack }) => {
+          let live = true;
+          const fail = (e: unknown) =>
+            live && sendBack({ type: 'store.failed', error: errorText(e) });
+          try {
+            settle(
+              host.store.lookup(
+                input.server,
+                input.connection,
+                input.identity,
+                input.policyHash,
+                input.now
+              ),
+              (hit) => {
+                if (!live) return;
+                if (hit) sendBack({ type: 'store.hit', decision: hit.decision, alert: hit.alert });
+                else sendBack({ type: 'store.miss' });
+              },
+              fail
+            );
+          } catch (e) {
+            fail(e);
+          }
+          return () => {
+            live = false;
+          };
+        }),
+        evaluatePolicy: fromCallback<AuthEvent, EvaluateRequest>(({ input, sendBack }) => {
+          sendBack({ type: 'policy.evaluated', evaluation: host.#evaluate(input) });
+        }),
+        askConsent: fromCallback<AuthEvent, ConsentInput>(({ input, sendBack }) => {
+          let live = true;
+          const cancel = opts.consent(input, (approved) => {
+            if (!live) return;
+            live = false;
+            sendBack({ type: 'consent.answered', approved });
+          });
+          return () => {
+            live = false;
+            cancel?.();
+          };
+        }),
+        callProvider: fromCallback<AuthEvent, ProviderInput>(({ input, sendBack }) => {
+          let live = true;
+          const cancel = opts.provider(input, (ev) => {
+            if (live) sendBack(ev);
+          });
+          return () => {
+            live = false;
+            cancel?.();
+          };
+        }),
+        commitDecision: fromCallback<AuthEvent, CommitInput>(({ input, sendBack }) => {
+          let live = true;
+          const seq = ++host.#seq;
+          host.#charge(input);
+          const audit = { ...input.audit, seq };
+          const finish = (error?: string) => {
+            if (!live) return;
+            if (error) sendBack({ type: 'commit.failed', error, seq });
+            else sendBack({ type: 'commit.done', seq });
+          };
+          try {
+            const stored = input.decision
+              ? host.store.commit(input.connection, input.decision)
+              : undefined;
+            settle(
+              stored,
+              () =>
+                settle(
+                  host.audit.append(audit),
+                  () => finish(),
+                  (e) => finish(errorText(e))
+                ),
+              (e) => {
+                // The verdict could not be stored: still log the decision, then send the frame.
+                settle(
+                  host.audit.append(audit),
+                  () => finish(errorText(e)),
+                  () => finish(errorText(e))
+                );
+              }
+            );
+          } catch (e) {
+            finish(errorText(e));
+          }
+          return () => {
+            live = false;
+          };
+        })
+      }
+    });
+  }
+
+  get policy(): Policy {
+    return this.#policy;
+  }
+
+  /** The server's effective policy block hash (cached until the policy changes). */
+  policyHashFor(server: string): string {
+    let h = this.#hashes.get(server);
+    if (h === undefined) {
+      h = policyHash(this.#policy, server);
+      this.#hashes.set(server, h);
+    }
+    return h;
+  }
+
+  /**
+   * Apply a new (already validated) policy. Servers whose effective block changed have their
+   * stored decisions invalidated, and only those. Returns how many entries each lost.
+   */
+  async setPolicy(policy: Policy, servers: Iterable<string>): Promise<Record<string, number>> {
+    const changed: string[] = [];
+    for (const s of servers)
+      if (policyHash(policy, s) !== policyHash(this.#policy, s)) changed.push(s);
+    this.#policy = policy;
+    this.#hashes.clear();
+    const out: Record<string, number> = {};
+    for (const s of changed) out[s] = await this.store.invalidateServer(s);
+    return out;
+  }
+
+  /** Synchronous variant for the simulation's in-memory stores. */
+  setPolicySync(policy: Policy, servers: Iterable<string>): Record<string, number> {
+    const out: Record<string, number> = {};
+    const changed: string[] = [];
+    for (const s of servers)
+      if (policyHash(policy, s) !== policyHash(this.#policy, s)) changed.push(s);
+    this.#policy = policy;
+    this.#hashes.clear();
+    for (const s of changed) {
+      const n = this.store.invalidateServer(s);
+      out[s] = typeof n === 'number' ? n : 0;
+    }
+    return out;
+  }
+
+  /** A server's connection closed: a connection-scoped store forgets what it decided there. */
+  closeConnection(server: string, connection: string): MaybePromise<void> {
+    this.#pools.delete(connection);
+    return this.store.closeConnection(server, connection);
+  }
+
+  /** Authorise one request. `onDone` receives the one frame (or null for silence) and the audit record. */
+  handle(request: IncomingRequest, onDone: (out: AuthOutput) => void): RequestHandle {
+    const actor = createActor(this.#machine, {
+      clock: this.clock as never,
+      input: {
+        request,
+        config: this.config,
+        policyHash: this.policyHashFor(request.server),
+        cards: this.cards,
+        now: () => this.clock.now(),
+        ...(this.lane ? { lane: this.lane } : {})
+      }
+    });
+    actor.subscribe({
+      complete: () => {
+        const out = actor.getSnapshot().output;
+        if (out) onDone(out);
+      },
+      error: (e) => {
+        throw e;
+      }
+    });
+    actor.start();
+    return {
+      identity: () => actor.getSnapshot().context.identity,
+      stop: () => actor.stop()
+    };
+  }
+
+  /** The server's volume counters as they stand at `now` (windows roll over as time passes). */
+  #volume(server: string, now: number): VolumeState {
+    const block = effectiveBlock(this.#policy, server);
+    const v = this.#ledger.get(server);
+    return v ? rollVolume(v, block, now) : initialVolume(block, now);
+  }
+
+  #evaluate(input: EvaluateRequest) {
+    const block = effectiveBlock(this.#policy, input.server);
+    const volume = this.#volume(input.server, input.now);
+    const evaluation = evaluate({
+      server: input.server,
+      params: input.params,
+      block,
+      card: (m: string) => this.cards[m],
+      volume,
+      now: input.now,
+      capScope: this.config.capScope,
+      sessionPool: this.config.sessionPool,
+      capState: { sessionPoolSpentMicros: this.#pools.get(input.connection) ?? 0 },
+      preflightDefault: this.config.preflightDefault
+    });
+    // Volume controls count every fresh evaluation, whatever its content: that is what bounds a
+    // server that varies its requests to dodge identity.
+    this.#ledger.set(input.server, countRequest(volume, block, input.now));
+    return evaluation;
+  }
+
+  #charge(input: CommitInput): void {
+    if (input.chargeMicros <= 0) return;
+    const { server, t } = input.audit;
+    const block = effectiveBlock(this.#policy, server);
+    this.#ledger.set(server, addSpend(this.#volume(server, t), block, t, input.chargeMicros));
+    this.#pools.set(
+      input.connection,
+      (this.#pools.get(input.connection) ?? 0) + input.chargeMicros
+    );
+  }
+
+  /** Spent in the server's current budget window, in micro-units. */
+  spentMicros(server: string): number {
+    return this.#ledger.get(server)?.budgetSpentMicros ?? 0;
+  }
+
+  /** The per-call ceiling a host would advertise at initialize (RFC open question), if any. */
+  advertisedCeilingMicros(server: string): number | null {
+    const cap = effectiveBlock(this.#policy, server).perCallCap;
+    return cap && 'amount' in cap ? toMicros(cap.amount) : null;
+  }
+}

@@ -1,0 +1,71 @@
+import { describe, expect, it } from 'vitest';
+import { createActor, setup } from 'xstate';
+import { VirtualClock } from './clock';
+import { Rng } from './rng';
+
+describe('VirtualClock', () => {
+  it('runs events in time order, same-instant events in scheduling order', () => {
+    const c = new VirtualClock(1000);
+    const seen: string[] = [];
+    c.schedule(1200, () => seen.push('b'));
+    c.schedule(1100, () => seen.push('a'));
+    c.schedule(1200, () => seen.push('c'));
+    expect(c.runUntil(1150)).toBe(1);
+    expect(c.now()).toBe(1150);
+    c.runUntil(5000);
+    expect(seen).toEqual(['a', 'b', 'c']);
+    expect(c.now()).toBe(5000);
+  });
+
+  it('cancels timers and bounds the work of one slice', () => {
+    const c = new VirtualClock();
+    const seen: number[] = [];
+    const id = c.setTimeout(() => seen.push(1), 10);
+    for (let i = 0; i < 5; i++) c.setTimeout(() => seen.push(2), 20);
+    c.clearTimeout(id);
+    expect(c.pending).toBe(5);
+    expect(c.runUntil(100, 2)).toBe(2);
+    expect(c.now()).toBe(20);
+    c.runUntil(100);
+    expect(seen).toEqual([2, 2, 2, 2, 2]);
+  });
+
+  it("drives an XState machine's delays in virtual time", () => {
+    const m = setup({}).createMachine({
+      initial: 'waiting',
+      states: { waiting: { after: { 30000: 'timedOut' } }, timedOut: { type: 'final' } }
+    });
+    const clock = new VirtualClock();
+    const a = createActor(m, { clock }).start();
+    clock.runUntil(29_999);
+    expect(a.getSnapshot().value).toBe('waiting');
+    clock.runUntil(30_000);
+    expect(a.getSnapshot().value).toBe('timedOut');
+  });
+});
+
+describe('Rng', () => {
+  it('is reproducible from a seed and forks independent streams', () => {
+    const a = new Rng(42);
+    const b = new Rng(42);
+    const xs = Array.from({ length: 5 }, () => a.next());
+    expect(Array.from({ length: 5 }, () => b.next())).toEqual(xs);
+    expect(new Rng(43).next()).not.toBe(xs[0]);
+    const f1 = new Rng(42).fork('server-1');
+    const f2 = new Rng(42).fork('server-2');
+    expect(f1.next()).not.toBe(f2.next());
+    expect(new Rng(42).fork('server-1').next()).toBe(new Rng(42).fork('server-1').next());
+  });
+
+  it('draws in range', () => {
+    const r = new Rng(7);
+    for (let i = 0; i < 1000; i++) {
+      const v = r.int(3, 5);
+      expect(v).toBeGreaterThanOrEqual(3);
+      expect(v).toBeLessThanOrEqual(5);
+      const u = r.next();
+      expect(u).toBeGreaterThanOrEqual(0);
+      expect(u).toBeLessThan(1);
+    }
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * The virtual clock: the simulation's only notion of time, and its event queue.
+ *
+ * It implements XState's `Clock` interface (`setTimeout` / `clearTimeout`), so a machine created
+ * with `createActor(machine, { clock })` runs its `after:` delays — consent timeouts, provider
+ * deadlines — in simulated time. Nothing here reads the wall clock: time only moves when the
+ * engine asks it to, and events at the same instant run in the order they were scheduled, which
+ * is what makes a run byte-for-byte reproducible.
+ */
+
+interface Entry {
+  at: number;
+  seq: number;
+  fn: () => void;
+  cancelled: boolean;
+}
+
+export type TimerId = number;
+
+export class VirtualClock {
+  #now: number;
+  #seq = 0;
+  #heap: Entry[] = [];
+  #byId = new Map<number, Entry>();
+
+  /** @param start virtual epoch milliseconds (a run starts at its scenario's start time). */
+  constructor(start = 0) {
+    this.#now = start;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  /** XState's Clock: run `fn` after `ms` of virtual time. */
+  setTimeout(fn: (...args: unknown[]) => void, ms: number): TimerId {
+    // Whole milliseconds: jittered delays would otherwise put fractions into every timestamp.
+    return this.schedule(this.#now + Math.max(0, Math.round(ms)), fn);
+  }
+
+  /** XState's Clock. */
+  clearTimeout(id: TimerId): void {
+    const e = this.#byId.get(id);
+    if (e) {
+      e.cancelled = true;
+      this.#byId.delete(id);
+    }
+  }
+
+  /** Run `fn` at virtual time `at` (never earlier than now). */
+  schedule(at: number, fn: () => void): TimerId {
+    const e: Entry = { at: Math.max(at, this.#now), seq: ++this.#seq, fn, cancelled: false };
+    this.#byId.set(e.seq, e);
+    this.#push(e);
+    return e.seq;
+  }
+
+  /** Pending (not cancelled) events. */
+  get pending(): number {
+    return this.#byId.size;
+  }
+
+  /** Virtual time of the next pending event, or null when the queue is empty. */
+  nextAt(): number | null {
+    this.#dropCancelled();
+    return this.#heap[0]?.at ?? null;
+  }
+
+  /** Run the next event (advancing time to it). Returns false when nothing is pending. */
+  step(): boolean {
+    this.#dropCancelled();
+    const e = this.#pop();
+    if (!e) return false;
+    this.#byId.delete(e.seq);
+    this.#now = e.at;
+    e.fn();
+    return true;
+  }
+
+  /**
+   * Run every event due at or before `t`, then set the time to `t`. Returns the number of
+   * events run. `limit` bounds the work of one call (the UI slices fast-forwards with it);
+   * when it is hit, time stays at the last event run.
+   */
+  runUntil(t: number, limit = Infinity): number {
+    let n = 0;
+    for (;;) {
+      if (n >= limit) return n;
+      this.#dropCancelled();
+      const top = this.#heap[0];
+      if (!top || top.at > t) break;
+      this.step();
+      n++;
+    }
+    if (t > this.#now) this.#now = t;
+    return n;
+  }
+
+  #dropCancelled(): void {
+    while (this.#heap.length > 0 && this.#heap[0]!.cancelled) this.#pop();
+  }
+
+  #less(a: Entry, b: Entry): boolean {
+    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
+  }
+
+  #push(e: Entry): void {
+    const h = this.#heap;
+    h.push(e);
+    let i = h.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (!this.#less(h[i]!, h[p]!)) break;
+      [h[i], h[p]] = [h[p]!, h[i]!];
+      i = p;
+    }
+  }
+
+  #pop(): Entry | undefined {
+    const h = this.#heap;
+    const top = h[0];
+    const last = h.pop();
+    if (h.length > 0 && last) {
+      h[0] = last;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < h.length && this.#less(h[l]!, h[m]!)) m = l;
+        if (r < h.length && this.#less(h[r]!, h[m]!)) m = r;
+        if (m === i) break;
+        [h[i], h[m]] = [h[m]!, h[i]!];
+        i = m;
+      }
+    }
+    return top;
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * The simulated model provider: a rate card per model, latency to the first token, a chunked
+ * stream, transport failures, provider errors, slow calls that pass the host's deadline, and a
+ * prompt cache warmed by requests that share a prefix.
+ *
+ * It answers the machine's `callProvider` actor by scheduling events on the virtual clock, and
+ * stops when the machine cancels it (at the cap, or at the deadline).
+ */
+import type { AuthEvent, ProviderInput } from '../machine/authorize';
+import { estimateTokens, type RateCard } from '../machine/budget';
+import type { SamplingParams } from '../machine/types';
+import type { VirtualClock } from './clock';
+import { hashString, type Rng } from './rng';
+import type { ProviderSource } from './client';
+
+export interface ProviderSpec {
+  cards: RateCard[];
+  /** Time to the first token: mean, and ± jitter as a fraction. */
+  latencyMs: number;
+  latencyJitter: number;
+  /** Output tokens per streamed chunk, and the time between chunks. */
+  chunkTokens: number;
+  chunkIntervalMs: number;
+  /** How long completions run, as a fraction of `maxTokens` (mean); 1 = always up to maxTokens. */
+  outputFraction: number;
+  /** Probability that a call fails in transport (-32001) or at the provider (-32603). */
+  transportFailureRate: number;
+  providerErrorRate: number;
+  /** Probability that a call stalls for `slowFactor` × latency (long enough to pass a deadline). */
+  slowRate: number;
+  slowFactor: number;
+  /** How long a prompt-cache entry stays warm after its last use. */
+  cacheTtlMs: number;
+  /** Text of the streamed chunks, in order (cycled); absent = generated words. */
+  chunkTexts?: string[];
+}
+
+export const DEFAULT_PROVIDER: ProviderSpec = {
+  cards: [
+    {
+      model: 'example-model-v2',
+      version: '2026-07-01',
+      currency: 'USD',
+      inputPerMtok: '3.00',
+      outputPerMtok: '15.00',
+      cachedInputPerMtok: '0.30'
+    }
+  ],
+  latencyMs: 400,
+  latencyJitter: 0.5,
+  chunkTokens: 50,
+  chunkIntervalMs: 40,
+  outputFraction: 0.6,
+  transportFailureRate: 0,
+  providerErrorRate: 0,
+  slowRate: 0,
+  slowFactor: 200,
+  cacheTtlMs: 300_000
+};
+
+const WORDS = [
+  'the',
+  'release',
+  'adds',
+  'a',
+  'stable',
+  'reason',
+  'field',
+  'so',
+  'servers',
+  'can',
+  'branch',
+  'on',
+  'it',
+  'and',
+  'degrade',
+  'deliberately',
+  'while',
+  'retries',
+  'stay',
+  'bounded',
+  'by',
+  'policy',
+  'budget',
+  'window',
+  'summary',
+  'context',
+  'request',
+  'identity',
+  'decision',
+  'store'
+];
+
+/** The cacheable prefix of a request: the system prompt and every message but the last. */
+function cachePrefix(params: SamplingParams): { key: number; tokens: number } | null {
+  const msgs = Array.isArray(params.messages) ? params.messages : [];
+  if (msgs.length < 2) return null;
+  let text = typeof params.systemPrompt === 'string' ? params.systemPrompt : '';
+  for (const m of msgs.slice(0, -1)) {
+    const blocks = Array.isArray(m.content) ? m.content : [m.content];
+    for (const b of blocks)
+      if (b && b.type === 'text' && typeof b.text === 'string') text += b.text;
+  }
+  if (!text) return null;
+  return { key: hashString(text) ^ text.length, tokens: estimateTokens(text) };
+}
+
+export interface ProviderStats {
+  calls: number;
+  cacheHits: number;
+  cachedTokens: number;
+}
+
+/**
+ * A provider for one lane. `deadlineMs` tells the provider nothing — it only decides how slow
+ * a slow call is; the machine's own `after: deadline` cuts it off.
+ */
+export function createProvider(
+  spec: ProviderSpec,
+  clock: VirtualClock,
+  rng: Rng
+): { source: ProviderSource; stats: ProviderStats } {
+  const warm = new Map<string, number>();
+  const stats: ProviderStats = { calls: 0, cacheHits: 0, cachedTokens: 0 };
+
+  const source: ProviderSource = (input: ProviderInput, emit: (e: AuthEvent) => void) => {
+    stats.calls++;
+    const timers: number[] = [];
+    const at = (ms: number, fn: () => void) => timers.push(clock.setTimeout(fn, ms));
+    let latency = rng.jitter(spec.latencyMs, spec.latencyJitter);
+    const draw = rng.next();
+    if (draw < spec.transportFailureRate) {
+      at(latency, () =>
+        emit({
+          type: 'provider.failed',
+          kind: 'timeout',
+          message: 'The model provider did not answer in time'
+        })
+      );
+      return () => timers.forEach((t) => clock.clearTimeout(t));
+    }
+    if (draw < spec.transportFailureRate + spec.providerErrorRate) {
+      at(latency, () =>
+        emit({
+          type: 'provider.failed',
+          kind: 'error',
+          message: 'The model provider returned an internal error'
+        })
+      );
+      return () => timers.forEach((t) => clock.clearTimeout(t));
+    }
+    if (rng.chance(spec.slowRate)) latency *= spec.slowFactor;
+
+    // The prompt cache: a prefix seen on this model within the TTL is read at the cached price.
+    let cached = 0;
+    const prefix = cachePrefix(input.params);
+    if (prefix) {
+      const key = `${input.model}\u0000${prefix.key}`;
+      const last = warm.get(key);
+      const now = clock.now();
+      if (last !== undefined && now - last <= spec.cacheTtlMs) {
+        cached = Math.min(prefix.tokens, input.inputTokens);
+        stats.cacheHits++;
+        stats.cachedTokens += cached;
+      }
+      warm.set(key, now);
+    }
+
+    const target = Math.max(
+      1,
+      Math.min(
+        input.maxTokens,
+        Math.round(input.maxTokens * spec.outputFraction * rng.jitter(1, 0.3))
+      )
+    );
+    const chunks = Math.ceil(target / spec.chunkTokens);
+    at(latency, () => emit({ type: 'provider.started', cachedInputTokens: cached }));
+    let sent = 0;
+    for (let i = 0; i < chunks; i++) {
+      const tokens = Math.min(spec.chunkTokens, target - sent);
+      sent += tokens;
+      const text = spec.chunkTexts?.length
+        ? spec.chunkTexts[i % spec.chunkTexts.length]!
+        : `${rng.pick(WORDS)} ${rng.pick(WORDS)} `;
+      at(latency + i * spec.chunkIntervalMs, () => emit({ type: 'provider.chunk', text, tokens }));
+    }
+    const stopReason = target >= input.maxTokens ? 'maxTokens' : 'endTurn';
+    at(latency + (chunks - 1) * spec.chunkIntervalMs, () =>
+      emit({ type: 'provider.done', stopReason })
+    );
+    return () => timers.forEach((t) => clock.clearTimeout(t));
+  };
+  return { source, stats };
+}
+
+/** Rate cards by model name, as the host looks them up. */
+export function cardsByModel(cards: readonly RateCard[]): Record<string, RateCard> {
+  const out: Record<string, RateCard> = {};
+  for (const c of cards) out[c.model] = c;
+  return out;
+}

@@ -1,0 +1,355 @@
+/**
+ * What every simulated server shares: the task arrivals, the send (waiting out a disconnection),
+ * the timeout timer of each request, reading the frame that comes back, and the reports. A
+ * behaviour only decides what to do about a failure: a refusal, an error, or silence.
+ *
+ * A server sees only its own requests and the frames that come back (or do not): never the
+ * client's decision store, policy or configuration.
+ */
+import { classifyFrame, type FrameKind } from '../../machine/frames';
+import type { BudgetDecision, Frame, JsonRpcId, SamplingParams } from '../../machine/types';
+import type { Rng } from '../rng';
+import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from '../world';
+import { buildParams, type BuildOptions } from './request';
+
+/** How long a server waits before trying again to send on a closed connection. */
+export const RECONNECT_POLL_MS = 500;
+
+/** Parameters every behaviour understands. */
+export const BASE_DEFAULTS: Record<string, unknown> = {
+  /** Reads `_meta.context` on a result: a trimmed answer is then reported as degraded-aware. */
+  readsMeta: true
+};
+
+/** What went wrong with a request, as the server can tell from the frame (or its absence). */
+export type Failure =
+  | {
+      kind: 'denied';
+      reason: string;
+      retryable: boolean;
+      retryAfterMs?: number;
+      resetsAt?: string;
+    }
+  /** Refused pre-flight on cost; `decision` is the RFC's basis when the frame carried a usable one. */
+  | { kind: 'budget_exceeded'; decision: BudgetDecision | null }
+  /** A transport or provider error, or a frame this server cannot read. */
+  | { kind: 'error'; what: 'transport_error' | 'provider_error' | 'unknown' }
+  /** No frame before the request's timeout. */
+  | { kind: 'timeout' };
+
+/** One task of a server, across its attempts. */
+export interface TaskState {
+  readonly task: Task;
+  /** The params of the task's first request. */
+  readonly original: SamplingParams;
+  /** The params the next attempt sends (a behaviour replaces them to shrink or mutate). */
+  params: SamplingParams;
+  /** Retry requests sent so far. */
+  retries: number;
+  /** Behaviour-specific counters (polite retries, shrinks, reconnects, …). */
+  tally: Record<string, number>;
+  done: boolean;
+}
+
+interface Pending {
+  id: JsonRpcId;
+  state: TaskState;
+  params: SamplingParams;
+  timer: number | null;
+  settled: boolean;
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function decisionOf(v: unknown): BudgetDecision | null {
+  if (!isObject(v) || !isObject(v.decision)) return null;
+  const d = v.decision;
+  const tokens = d.estimatedTokens;
+  const ok =
+    isObject(d.estimatedCost) &&
+    isObject(d.limitApplied) &&
+    typeof d.meterBasis === 'string' &&
+    isObject(tokens) &&
+    typeof tokens.input === 'number' &&
+    typeof tokens.output === 'number';
+  return ok ? (d as unknown as BudgetDecision) : null;
+}
+
+/** Reads a failure frame defensively: a server never trusts the shape of what it receives. */
+export function failureOf(kind: FrameKind, frame: unknown): Failure {
+  const f = isObject(frame) ? frame : {};
+  const error = isObject(f.error) ? f.error : {};
+  const data = isObject(error.data) ? error.data : {};
+  switch (kind) {
+    case 'denied': {
+      const out: Failure = {
+        kind: 'denied',
+        reason: typeof data.reason === 'string' ? data.reason : 'unknown',
+        // Absent or malformed reads as permanent: under uncertainty, stop asking.
+        retryable: data.retryable === true
+      };
+      const after = data.retryAfterMs;
+      if (typeof after === 'number' && Number.isFinite(after) && after >= 0) {
+        out.retryAfterMs = after;
+      }
+      if (typeof data.resetsAt === 'string') out.resetsAt = data.resetsAt;
+      return out;
+    }
+    case 'budget_exceeded': {
+      const result = isObject(f.result) ? f.result : {};
+      return { kind: 'budget_exceeded', decision: decisionOf(result.budget ?? data.budget) };
+    }
+    case 'transport_error':
+    case 'provider_error':
+      return { kind: 'error', what: kind };
+    default:
+      return { kind: 'error', what: 'unknown' };
+  }
+}
+
+/** A short description of a failure, for `task.abandoned.why`. */
+export function describeFailure(f: Failure): string {
+  switch (f.kind) {
+    case 'denied':
+      return `denied (${f.reason}, ${f.retryable ? 'transient' : 'permanent'})`;
+    case 'budget_exceeded':
+      return 'budget_exceeded';
+    case 'error':
+      return f.what.replace('_', ' ');
+    case 'timeout':
+      return 'no answer (timeout)';
+  }
+}
+
+/** Typed access to a server's behaviour parameters, with errors that name the place. */
+export class BehaviourParams {
+  readonly values: Readonly<Record<string, unknown>>;
+  readonly #where: string;
+
+  constructor(spec: ServerSpec, defaults: Record<string, unknown>) {
+    this.values = { ...BASE_DEFAULTS, ...defaults, ...spec.params };
+    this.#where = `server '${spec.name}' (${spec.behaviour})`;
+    // Check every declared parameter now, so a bad one fails at creation, not mid-run.
+    for (const [key, d] of Object.entries({ ...BASE_DEFAULTS, ...defaults })) {
+      if (typeof d === 'boolean') this.bool(key);
+      else if (typeof d === 'number') {
+        if (key.startsWith('max')) this.cap(key);
+        else this.num(key);
+      } else if (typeof d === 'string' && typeof this.values[key] !== 'string') {
+        this.#fail(key, 'a string');
+      }
+    }
+  }
+
+  #fail(key: string, what: string): never {
+    throw new Error(
+      `${this.#where}: parameter '${key}' must be ${what}, got ${JSON.stringify(this.values[key])}`
+    );
+  }
+
+  /** A non-negative number (Infinity allowed). */
+  num(key: string): number {
+    const v = this.values[key];
+    if (typeof v !== 'number' || Number.isNaN(v) || v < 0) this.#fail(key, 'a non-negative number');
+    return v;
+  }
+
+  /** A count cap: a non-negative number, or null for unbounded (JSON has no Infinity). */
+  cap(key: string): number {
+    return this.values[key] === null ? Infinity : this.num(key);
+  }
+
+  bool(key: string): boolean {
+    const v = this.values[key];
+    if (typeof v !== 'boolean') this.#fail(key, 'true or false');
+    return v;
+  }
+
+  oneOf<T extends string>(key: string, options: readonly T[]): T {
+    const v = this.values[key];
+    if (typeof v !== 'string' || !(options as readonly string[]).includes(v)) {
+      this.#fail(key, `one of ${options.map((o) => `'${o}'`).join(', ')}`);
+    }
+    return v as T;
+  }
+}
+
+/**
+ * The shared mechanics. Tasks start at `startAfterMs`, then one every `intervalMs` on average
+ * (exponential gaps), up to `tasks`. Each request gets a timeout timer; a frame settles it, and
+ * a frame arriving after its request timed out is ignored, as MCP SDKs drop responses to ids
+ * they no longer wait for. Subclasses implement {@link onFailure}.
+ *
+ * Random draws come from two streams forked from `env.rng` by label: task arrivals and the
+ * behaviour's own draws (jitter). Forking keeps the arrival times of a server the same in two
+ * lanes even when one lane's frames make it retry (and draw jitter) more than the other.
+ */
+export abstract class BaseServer implements ServerAgent {
+  protected readonly p: BehaviourParams;
+  /** The behaviour's own random stream (jitter). */
+  protected readonly rng: Rng;
+  readonly #arrivals: Rng;
+  readonly #pending = new Map<JsonRpcId, Pending>();
+  readonly #maxTasks: number;
+  #started = 0;
+
+  constructor(
+    protected readonly env: ServerEnv,
+    protected readonly spec: ServerSpec,
+    defaults: Record<string, unknown>
+  ) {
+    this.p = new BehaviourParams(spec, defaults);
+    this.#maxTasks = spec.tasks ?? Infinity;
+    if (this.#maxTasks === Infinity && !(spec.intervalMs > 0)) {
+      throw new Error(
+        `server '${spec.name}': intervalMs must be positive when tasks are unbounded, got ${spec.intervalMs}`
+      );
+    }
+    this.#arrivals = env.rng.fork('arrivals');
+    this.rng = env.rng.fork('behaviour');
+  }
+
+  start(): void {
+    if (this.#maxTasks <= 0) return;
+    this.env.schedule(Math.max(0, this.spec.startAfterMs ?? 0), () => this.#startTask());
+  }
+
+  onFrame(id: JsonRpcId, frame: Frame): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || pending.settled) return;
+    this.#settle(pending);
+    const kind = classifyFrame(frame);
+    if (kind === 'allowed' || kind === 'trimmed' || kind === 'budget_exhausted') {
+      this.onSuccess(pending.state, kind, pending.params);
+    } else {
+      this.onFailure(pending.state, failureOf(kind, frame));
+    }
+  }
+
+  /** The params of task `n` (a behaviour may change what it asks for). */
+  protected paramsFor(n: number, opts?: BuildOptions): SamplingParams {
+    return buildParams(this.spec.request, n, opts);
+  }
+
+  /** What to do about a failed request: retry (a helper below), abandon, or anything else. */
+  protected abstract onFailure(s: TaskState, f: Failure): void;
+
+  /** The server used a completion; `sent` is the request it answered. */
+  protected onSuccess(
+    s: TaskState,
+    kind: 'allowed' | 'trimmed' | 'budget_exhausted',
+    sent: SamplingParams
+  ): void {
+    if (kind === 'budget_exhausted') return this.complete(s, { partial: true });
+    const askedForContext =
+      sent.includeContext === 'allServers' || sent.includeContext === 'thisServer';
+    if (kind === 'trimmed' && this.p.bool('readsMeta'))
+      return this.complete(s, { degradedAware: true });
+    // No annotation (or one it does not read): it presents the answer as made with the context it
+    // asked for. Whether it actually got it only the host knows; the engine cross-checks.
+    this.complete(s, askedForContext ? { unawareOfTrim: true } : {});
+  }
+
+  #startTask(): void {
+    this.#started++;
+    const n = this.#started;
+    const params = this.paramsFor(n);
+    const s: TaskState = {
+      task: { n, attempts: 0, startedAt: this.env.now() },
+      original: params,
+      params,
+      retries: 0,
+      tally: {},
+      done: false
+    };
+    this.env.report({ type: 'task.started', task: n });
+    this.send(s, false);
+    if (this.#started < this.#maxTasks) {
+      this.env.schedule(this.#arrivals.exponential(this.spec.intervalMs), () => this.#startTask());
+    }
+  }
+
+  /**
+   * Send the task's current params now. On a closed connection, wait {@link RECONNECT_POLL_MS}
+   * and try again: that is not a retry (nothing was sent).
+   */
+  protected send(s: TaskState, isRetry: boolean, wire?: WireStyle): void {
+    if (s.done) return;
+    s.task.attempts++;
+    const sent = s.params;
+    const id = this.env.send(sent, { ...s.task }, wire);
+    if (id === null) {
+      s.task.attempts--;
+      this.env.schedule(RECONNECT_POLL_MS, () => this.send(s, isRetry, wire));
+      return;
+    }
+    if (isRetry) {
+      s.retries++;
+      this.env.report({ type: 'retry', task: s.task.n });
+    }
+    const pending: Pending = { id, state: s, params: sent, timer: null, settled: false };
+    // A reused id (a new connection numbering from 1 again) orphans the old entry, whose own
+    // timer still settles it as a timeout.
+    this.#pending.set(id, pending);
+    if (Number.isFinite(this.spec.timeoutMs)) {
+      pending.timer = this.env.schedule(Math.max(0, this.spec.timeoutMs), () => {
+        pending.timer = null;
+        this.#onTimeout(pending);
+      });
+    }
+  }
+
+  #settle(p: Pending): void {
+    p.settled = true;
+    if (p.timer !== null) this.env.cancel(p.timer);
+    p.timer = null;
+    if (this.#pending.get(p.id) === p) this.#pending.delete(p.id);
+  }
+
+  #onTimeout(p: Pending): void {
+    if (p.settled) return;
+    this.#settle(p);
+    this.env.report({ type: 'timeout', task: p.state.task.n });
+    this.onFailure(p.state, { kind: 'timeout' });
+  }
+
+  /** Send the task's current params again after `ms` (reported as a retry when sent). */
+  protected retryAfter(s: TaskState, ms: number, wire?: WireStyle): void {
+    this.env.schedule(Math.max(0, ms), () => this.send(s, true, wire));
+  }
+
+  /** A behaviour-specific counter of the task. */
+  protected count(s: TaskState, key: string): number {
+    return s.tally[key] ?? 0;
+  }
+
+  protected bump(s: TaskState, key: string): number {
+    const v = this.count(s, key) + 1;
+    s.tally[key] = v;
+    return v;
+  }
+
+  protected complete(
+    s: TaskState,
+    extra: { degradedAware?: true; unawareOfTrim?: true; partial?: true }
+  ): void {
+    if (s.done) return;
+    s.done = true;
+    const r: Extract<ServerReport, { type: 'task.completed' }> = {
+      type: 'task.completed',
+      task: s.task.n
+    };
+    if (extra.degradedAware) r.degradedAware = true;
+    if (extra.unawareOfTrim) r.unawareOfTrim = true;
+    if (extra.partial) r.partial = true;
+    this.env.report(r);
+  }
+
+  protected abandon(s: TaskState, why: string): void {
+    if (s.done) return;
+    s.done = true;
+    this.env.report({ type: 'task.abandoned', task: s.task.n, why });
+  }
+}

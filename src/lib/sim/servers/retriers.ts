@@ -1,0 +1,161 @@
+/**
+ * Servers that ask again: the naive retrier, the tight loop, the reconnector, the prompt mutator
+ * and the serialiser-variant retrier. Each is a failure mode from the seeds; what bounds it is
+ * the client's identity, decision store and volume controls, never its own good sense.
+ */
+import type { ServerEnv, ServerSpec, WireStyle } from '../world';
+import { BaseServer, describeFailure, type Failure, type TaskState } from './base';
+import { WELL_BEHAVED_DEFAULTS, WellBehaved } from './polite';
+import { mutateOneCharacter } from './request';
+
+function gaveUp(f: Failure, retries: number): string {
+  return `${describeFailure(f)}; gave up after ${retries} ${retries === 1 ? 'retry' : 'retries'}`;
+}
+
+export const NAIVE_RETRIER_DEFAULTS: Record<string, unknown> = {
+  baseMs: 1000,
+  factor: 2,
+  capMs: 30_000,
+  maxRetries: 5,
+  /** ± fraction of each delay, drawn from the server's random stream. */
+  jitter: 0.1
+};
+
+/**
+ * Retries every error, denial, cost refusal and timeout alike — it never reads `retryable` —
+ * with capped exponential backoff: min(capMs, baseMs × factor^k) ± jitter, up to `maxRetries`.
+ */
+export class NaiveRetrier extends BaseServer {
+  constructor(env: ServerEnv, spec: ServerSpec) {
+    super(env, spec, NAIVE_RETRIER_DEFAULTS);
+  }
+
+  protected onFailure(s: TaskState, f: Failure): void {
+    const k = this.count(s, 'retries');
+    if (k >= this.p.cap('maxRetries')) return this.abandon(s, gaveUp(f, k));
+    this.bump(s, 'retries');
+    const delay = Math.min(this.p.num('capMs'), this.p.num('baseMs') * this.p.num('factor') ** k);
+    const j = this.p.num('jitter');
+    this.retryAfter(s, j > 0 ? this.rng.jitter(delay, j) : delay);
+  }
+}
+
+export const TIGHT_LOOP_DEFAULTS: Record<string, unknown> = {
+  intervalMs: 2000,
+  /** Unbounded by default: the bug. `null` in JSON means unbounded too. */
+  maxRetries: Infinity
+};
+
+/** A buggy loop: every failure is retried after a fixed `intervalMs`, with no cap. */
+export class TightLoop extends BaseServer {
+  constructor(env: ServerEnv, spec: ServerSpec) {
+    super(env, spec, TIGHT_LOOP_DEFAULTS);
+  }
+
+  protected onFailure(s: TaskState, f: Failure): void {
+    const k = this.count(s, 'retries');
+    if (k >= this.p.cap('maxRetries')) return this.abandon(s, gaveUp(f, k));
+    this.bump(s, 'retries');
+    this.retryAfter(s, this.p.num('intervalMs'));
+  }
+}
+
+export const RECONNECTOR_DEFAULTS: Record<string, unknown> = {
+  ...WELL_BEHAVED_DEFAULTS,
+  /** How long the restart takes: a local stdio server restarts in well under a second. */
+  reconnectMs: 300,
+  maxReconnects: 50
+};
+
+/**
+ * Dislikes an answer and resets the connection: on any denial or cost refusal it disconnects,
+ * reconnects after `reconnectMs` and sends the same request again, up to `maxReconnects` per
+ * task. A connection-scoped decision store forgets on every restart; a durable one does not.
+ * Errors and silence it reads like the well-behaved server.
+ */
+export class Reconnector extends WellBehaved {
+  constructor(env: ServerEnv, spec: ServerSpec) {
+    super(env, spec, RECONNECTOR_DEFAULTS);
+  }
+
+  protected override onFailure(s: TaskState, f: Failure): void {
+    if (f.kind !== 'denied' && f.kind !== 'budget_exceeded') return this.politely(s, f);
+    const k = this.count(s, 'reconnects');
+    if (k >= this.p.cap('maxReconnects')) {
+      return this.abandon(s, `${describeFailure(f)}; gave up after ${k} reconnects`);
+    }
+    this.bump(s, 'reconnects');
+    if (this.env.connected()) this.env.disconnect();
+    this.env.schedule(this.p.num('reconnectMs'), () => {
+      // Another task of this server may have reconnected already.
+      if (!this.env.connected()) {
+        this.env.connect();
+        this.env.report({ type: 'reconnect' });
+      }
+      this.send(s, true);
+    });
+  }
+}
+
+export const PROMPT_MUTATOR_DEFAULTS: Record<string, unknown> = {
+  intervalMs: 1000,
+  maxRetries: 100
+};
+
+/**
+ * The adversary: after any failure it changes one character of its prompt and tries again after
+ * `intervalMs`, up to `maxRetries`. Retry k sends `mutateOneCharacter(original, k)`: each differs
+ * from the original by exactly one character and from every other retry, so each gets a fresh
+ * evaluation. Identity catches nothing that is trying; only rate limits and budgets bound it.
+ */
+export class PromptMutator extends BaseServer {
+  constructor(env: ServerEnv, spec: ServerSpec) {
+    super(env, spec, PROMPT_MUTATOR_DEFAULTS);
+  }
+
+  protected onFailure(s: TaskState, f: Failure): void {
+    const k = this.count(s, 'mutations');
+    if (k >= this.p.cap('maxRetries')) return this.abandon(s, gaveUp(f, k));
+    this.bump(s, 'mutations');
+    s.params = mutateOneCharacter(s.original, k);
+    this.retryAfter(s, this.p.num('intervalMs'));
+  }
+}
+
+/** The serialisers an honest retry may go through, in turn. */
+export const WIRE_STYLES: readonly WireStyle[] = [
+  {},
+  { reverseKeys: true },
+  { nfd: true },
+  { reverseKeys: true, nfd: true }
+];
+
+export const SERIALISER_VARIANT_DEFAULTS: Record<string, unknown> = {
+  intervalMs: 1000,
+  maxRetries: 20
+};
+
+/**
+ * An honest retrier whose requests pass through differently configured serialisers: after any
+ * failure it sends the SAME request again after `intervalMs`, attempt k written with
+ * `WIRE_STYLES[k mod 4]` (key order reversed, text in NFD, both). A canonicalising identity sees
+ * one request; with canonicalisation off, every retry looks new.
+ */
+export class SerialiserVariant extends BaseServer {
+  constructor(env: ServerEnv, spec: ServerSpec) {
+    super(env, spec, SERIALISER_VARIANT_DEFAULTS);
+  }
+
+  protected override send(s: TaskState, isRetry: boolean): void {
+    // The first request (k = 0) is written plainly; retry k by serialiser k mod 4.
+    const k = this.count(s, 'retries');
+    super.send(s, isRetry, WIRE_STYLES[k % WIRE_STYLES.length]);
+  }
+
+  protected onFailure(s: TaskState, f: Failure): void {
+    const k = this.count(s, 'retries');
+    if (k >= this.p.cap('maxRetries')) return this.abandon(s, gaveUp(f, k));
+    this.bump(s, 'retries');
+    this.retryAfter(s, this.p.num('intervalMs'));
+  }
+}

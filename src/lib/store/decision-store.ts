@@ -1,0 +1,162 @@
+/**
+ * The decision store (SPEC §4): the interface both scopes implement and the logic they share.
+ *
+ * It stores a verdict and a reason, never a completion. A hit on an unexpired entry replays the
+ * verdict; its `represented` counter goes up and feeds the retry-loop alert, never the answer.
+ *
+ * Everything here is pure: time is a `now` parameter in virtual ms, never the wall clock.
+ */
+import type { StoredDecision } from '../machine/types';
+
+/**
+ * A value or a promise of it. The memory store returns plain values so the simulation engine can
+ * run hundreds of thousands of requests without a microtask per lookup; the IndexedDB store
+ * returns promises. Callers that accept either `await` the result (awaiting a plain value is fine).
+ */
+export type MaybePromise<T> = T | Promise<T>;
+
+/** A lookup hit: `represented` has already been incremented and `now` pushed onto `recent`. */
+export interface LookupResult {
+  decision: StoredDecision;
+  /** True when this presentation puts the identity at or over the retry-loop threshold. */
+  alert: boolean;
+}
+
+/** The retry-loop alert: `threshold` re-presentations within `windowMs` (SPEC §4: 40 in 10 min). */
+export interface AlertConfig {
+  threshold: number;
+  windowMs: number;
+}
+
+/** The SPEC's defaults: an identity re-presented 40 times in 10 minutes is a retry loop. */
+export const DEFAULT_ALERT: AlertConfig = Object.freeze({ threshold: 40, windowMs: 600_000 });
+
+/** Where decisions live: `connection` evaporates with the transport, `durable` outlives it. */
+export type StoreScope = 'connection' | 'durable';
+
+export interface DecisionStore {
+  readonly scope: StoreScope;
+  /**
+   * Hit = an unexpired entry for (server, identity) whose policyHash equals the current one. A hit
+   * increments `represented` (feeds the alert, not the answer) and records `now` in `recent`
+   * (keeping only the last `threshold` timestamps). Expired or stale-hash entries are misses and
+   * are deleted. `connection` is ignored by the durable scope.
+   */
+  lookup(
+    server: string,
+    connection: string,
+    identity: string,
+    policyHash: string,
+    now: number
+  ): MaybePromise<LookupResult | null>;
+  /** Commit a verdict (never a completion). Resolves once it is stored — the machine sends the frame only after. */
+  commit(connection: string, decision: StoredDecision): MaybePromise<void>;
+  /** A policy edit to this server's block: drop its entries only; returns how many. */
+  invalidateServer(server: string): MaybePromise<number>;
+  /** The server's connection closed. Connection scope: drop that connection's entries. Durable: nothing. */
+  closeConnection(server: string, connection: string): MaybePromise<void>;
+  /** Every stored entry (expired ones included until a lookup or invalidation removes them). */
+  entries(): MaybePromise<StoredDecision[]>;
+  count(): MaybePromise<number>;
+  /** Drop everything; returns how many entries were dropped. */
+  clear(): MaybePromise<number>;
+}
+
+/** One definition of expiry, shared with the machine that computes it. */
+export { expiresAtFor } from '../machine/reasons';
+
+/** Whether the entry has reached its expiry at `now` (an entry is dead *at* `expiresAt`, not after). */
+export function isExpired(d: Pick<StoredDecision, 'expiresAt'>, now: number): boolean {
+  return d.expiresAt !== null && now >= d.expiresAt;
+}
+
+/**
+ * Record one re-presentation on `d` (mutates it): `represented += 1`, `now` appended to `recent`,
+ * which is trimmed to the last `alert.threshold` timestamps so an entry's size stays bounded no
+ * matter how long a loop runs.
+ *
+ * Returns whether the alert fires: `recent` holds at least `threshold` timestamps inside the
+ * window (now − windowMs, now]. It is level-triggered — it stays raised on every presentation
+ * while the loop keeps that rate, and drops once it slows — so a caller that wants only the
+ * crossing compares with the previous presentation's answer.
+ */
+export function recordPresentation(d: StoredDecision, now: number, alert: AlertConfig): boolean {
+  d.represented += 1;
+  const threshold = Math.max(1, Math.floor(alert.threshold));
+  const recent = d.recent;
+  recent.push(now);
+  if (recent.length > threshold) recent.splice(0, recent.length - threshold);
+  if (recent.length < threshold) return false;
+  // `recent` is in presentation order and holds exactly `threshold` entries here, so the loop
+  // condition reduces to: the oldest of them is still inside the window.
+  const oldest = recent[0] ?? now;
+  return now - oldest < alert.windowMs;
+}
+
+/** Whether a stored entry answers the current presentation; the reason it does not, if not. */
+export function classifyEntry(
+  d: StoredDecision,
+  policyHash: string,
+  now: number
+): 'hit' | 'expired' | 'stale' {
+  if (d.policyHash !== policyHash) return 'stale';
+  if (isExpired(d, now)) return 'expired';
+  return 'hit';
+}
+
+/**
+ * A copy holding exactly the StoredDecision fields. Commits go through this so that a caller who
+ * hands over a richer object (say, a decision spread together with its result) cannot smuggle a
+ * completion into the store: the store holds a verdict and a reason, never content.
+ */
+export function toStoredDecision(d: StoredDecision): StoredDecision {
+  const out: StoredDecision = {
+    server: d.server,
+    identity: d.identity,
+    verdict: d.verdict,
+    reason: d.reason,
+    retryable: d.retryable,
+    decidedAt: d.decidedAt,
+    expiresAt: d.expiresAt,
+    policyHash: d.policyHash,
+    represented: d.represented,
+    recent: [...d.recent]
+  };
+  if (d.resetsAt !== undefined) out.resetsAt = d.resetsAt;
+  if (d.retryAfterMs !== undefined) out.retryAfterMs = d.retryAfterMs;
+  return out;
+}
+
+/** A light shape check for entries read back from storage written by an older build or by hand. */
+export function isStoredDecision(v: unknown): v is StoredDecision {
+  if (typeof v !== 'object' || v === null) return false;
+  const d = v as Record<string, unknown>;
+  return (
+    typeof d.server === 'string' &&
+    typeof d.identity === 'string' &&
+    (d.verdict === 'allowed' || d.verdict === 'denied') &&
+    (d.reason === null || typeof d.reason === 'string') &&
+    typeof d.retryable === 'boolean' &&
+    typeof d.decidedAt === 'number' &&
+    (d.expiresAt === null || typeof d.expiresAt === 'number') &&
+    typeof d.policyHash === 'string' &&
+    typeof d.represented === 'number' &&
+    Array.isArray(d.recent)
+  );
+}
+
+/**
+ * Normalise an alert config: fill the defaults, and replace a nonsense value (NaN, zero, negative)
+ * with the default rather than letting it alert on every presentation or never.
+ */
+export function resolveAlert(alert?: Partial<AlertConfig>): AlertConfig {
+  const threshold = alert?.threshold ?? DEFAULT_ALERT.threshold;
+  const windowMs = alert?.windowMs ?? DEFAULT_ALERT.windowMs;
+  return {
+    threshold:
+      Number.isFinite(threshold) && threshold >= 1
+        ? Math.floor(threshold)
+        : DEFAULT_ALERT.threshold,
+    windowMs: Number.isFinite(windowMs) && windowMs > 0 ? windowMs : DEFAULT_ALERT.windowMs
+  };
+}

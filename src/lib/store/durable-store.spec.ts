@@ -1,0 +1,247 @@
+import 'fake-indexeddb/auto';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { StoredDecision } from '../machine/types';
+import { CachedDurableStore, DurableDecisionStore } from './durable-store';
+import { DurableAuditLog } from './audit-log';
+
+let dbSeq = 0;
+const uniqueDb = (label: string) => `durable-spec-${label}-${++dbSeq}`;
+
+function decision(over: Partial<StoredDecision> = {}): StoredDecision {
+  return {
+    server: 'release-notes',
+    identity: 'release-notes:aa',
+    verdict: 'denied',
+    reason: 'policy.budget_exhausted',
+    retryable: false,
+    decidedAt: 0,
+    expiresAt: null,
+    policyHash: 'h1',
+    represented: 0,
+    recent: [],
+    ...over
+  };
+}
+
+async function openDurable(dbName: string) {
+  const r = await DurableDecisionStore.open({ dbName });
+  if (!r.ok) throw new Error(r.error);
+  return r.store;
+}
+
+async function openCached(dbName: string) {
+  const r = await CachedDurableStore.open({ dbName });
+  if (!r.ok) throw new Error(r.error);
+  return r.store;
+}
+
+/** Run `fn` with no `indexedDB` global, as in a browser or context that offers none. */
+async function withoutIndexedDB<T>(fn: () => Promise<T>): Promise<T> {
+  const g = globalThis as { indexedDB?: IDBFactory };
+  const saved = g.indexedDB;
+  delete g.indexedDB;
+  try {
+    return await fn();
+  } finally {
+    g.indexedDB = saved;
+  }
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
+
+describe('DurableDecisionStore', () => {
+  it('is visible across connections, and closing a connection drops nothing', async () => {
+    const s = await openDurable(uniqueDb('conn'));
+    const d = decision();
+    await s.commit('c1', d);
+    await s.closeConnection(d.server, 'c1');
+    const hit = await s.lookup(d.server, 'c2', d.identity, 'h1', 1);
+    expect(hit?.decision.verdict).toBe('denied');
+    expect(await s.count()).toBe(1);
+  });
+
+  it('survives a reload: a new open() on the same database sees entries and their counters', async () => {
+    const dbName = uniqueDb('reload');
+    const first = await openDurable(dbName);
+    const d = decision();
+    await first.commit('c1', d);
+    await first.lookup(d.server, 'c1', d.identity, 'h1', 10);
+    await first.lookup(d.server, 'c1', d.identity, 'h1', 20);
+
+    const reloaded = await openDurable(dbName);
+    const hit = await reloaded.lookup(d.server, 'c9', d.identity, 'h1', 30);
+    expect(hit?.decision.represented).toBe(3);
+    expect(hit?.decision.recent).toEqual([10, 20, 30]);
+  });
+
+  it('returns promises from every method', async () => {
+    const s = await openDurable(uniqueDb('async'));
+    expect(s.count()).toBeInstanceOf(Promise);
+    expect(s.lookup('a', 'c', 'i', 'h', 0)).toBeInstanceOf(Promise);
+    await s.count();
+  });
+
+  it('open() without IndexedDB says so in plain words instead of throwing', async () => {
+    const r = await withoutIndexedDB(() => DurableDecisionStore.open({ dbName: uniqueDb('none') }));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.kind).toBe('unavailable');
+    expect(r.error).toMatch(/not available/);
+    expect(r.error).toMatch(/IndexedDB/);
+  });
+
+  it('open() that does not settle before the caller gives up reports it as blocked', async () => {
+    const ctrl = new AbortController();
+    ctrl.abort();
+    const r = await DurableDecisionStore.open({ dbName: uniqueDb('blocked'), signal: ctrl.signal });
+    expect(r).toMatchObject({ ok: false, kind: 'blocked' });
+    if (!r.ok) expect(r.error).toMatch(/did not open in time/);
+  });
+
+  it('open() reports a private-mode SecurityError in plain words', async () => {
+    vi.spyOn(indexedDB, 'open').mockImplementation(() => {
+      throw new DOMException('The operation is insecure.', 'SecurityError');
+    });
+    const r = await DurableDecisionStore.open({ dbName: uniqueDb('private') });
+    expect(r).toMatchObject({ ok: false, kind: 'security' });
+    if (!r.ok) expect(r.error).toMatch(/refused storage to this page/);
+  });
+
+  it('open() on a database that holds another store names the problem', async () => {
+    const dbName = uniqueDb('shared');
+    const audit = await DurableAuditLog.open({ dbName });
+    expect(audit.ok).toBe(true);
+    const r = await DurableDecisionStore.open({ dbName });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error).toMatch(/has no 'decisions' store/);
+  });
+
+  it('a failed write rejects with an Error saying what failed, and nothing stored is lost', async () => {
+    const s = await openDurable(uniqueDb('quota'));
+    await s.commit('c1', decision({ identity: 'kept' }));
+    vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(() => {
+      throw new DOMException('quota', 'QuotaExceededError');
+    });
+    const failed = s.commit('c1', decision({ identity: 'new', server: 'release-notes' }));
+    await expect(failed).rejects.toThrow(
+      /Could not store the decision for server 'release-notes': the browser's storage for this site is full/
+    );
+    vi.restoreAllMocks();
+    const left = await s.entries();
+    expect(left.map((e) => e.identity)).toEqual(['kept']);
+  });
+
+  it('skips malformed entries left by an older build rather than failing', async () => {
+    const dbName = uniqueDb('malformed');
+    const s = await openDurable(dbName);
+    await s.commit('c1', decision());
+    const { createStore, set } = await import('idb-keyval');
+    await set(['release-notes', 'junk'], { hello: 'world' }, createStore(dbName, 'decisions'));
+    expect(await s.entries()).toHaveLength(1);
+    expect(await s.lookup('release-notes', 'c1', 'junk', 'h1', 0)).toBeNull();
+  });
+});
+
+describe('CachedDurableStore', () => {
+  it('answers synchronously and is durable after flush: a fresh open sees the commit', async () => {
+    const dbName = uniqueDb('flush');
+    const s = await openCached(dbName);
+    const d = decision();
+    expect(s.commit('c1', d)).toBeUndefined();
+    const hit = s.lookup(d.server, 'c2', d.identity, 'h1', 5);
+    expect(hit).not.toBeInstanceOf(Promise);
+    expect(hit?.decision.represented).toBe(1);
+    expect(s.pendingWrites).toBe(1); // commit + hit on one key coalesce into one put
+
+    // Before flush the decision lives only in memory: the documented trade-off.
+    expect(await (await openDurable(dbName)).count()).toBe(0);
+
+    await s.flush();
+    expect(s.pendingWrites).toBe(0);
+    const fresh = await openCached(dbName);
+    expect(fresh.lookup(d.server, 'c3', d.identity, 'h1', 6)?.decision.represented).toBe(2);
+    const plain = await openDurable(dbName);
+    expect((await plain.entries())[0]?.represented).toBe(1);
+  });
+
+  it('coalesces a hot identity: 1,000 re-presentations become one write', async () => {
+    const dbName = uniqueDb('coalesce');
+    const s = await openCached(dbName);
+    const d = decision();
+    s.commit('c1', d);
+    for (let i = 1; i <= 1_000; i++) s.lookup(d.server, 'c1', d.identity, 'h1', i);
+    expect(s.pendingWrites).toBe(1);
+    await s.flush();
+    const reopened = await openCached(dbName);
+    expect(reopened.entries()[0]?.represented).toBe(1_000);
+    expect(reopened.entries()[0]?.recent).toHaveLength(40);
+  });
+
+  it("invalidateServer drops that server's entries on disk too, including ones written elsewhere", async () => {
+    const dbName = uniqueDb('invalidate');
+    const s = await openCached(dbName);
+    s.commit('c1', decision({ server: 'a', identity: 'a:1' }));
+    s.commit('c1', decision({ server: 'b', identity: 'b:1' }));
+    await s.flush();
+    // Another tab adds an entry for 'a' after this index was loaded.
+    await (await openDurable(dbName)).commit('c1', decision({ server: 'a', identity: 'a:other' }));
+
+    expect(s.invalidateServer('a')).toBe(1);
+    s.commit('c1', decision({ server: 'a', identity: 'a:after-edit' }));
+    await s.flush();
+    const onDisk = (await (await openDurable(dbName)).entries()).map((e) => e.identity).sort();
+    expect(onDisk).toEqual(['a:after-edit', 'b:1']);
+  });
+
+  it('drops expired and stale entries on disk as well as in memory', async () => {
+    const dbName = uniqueDb('expire');
+    const s = await openCached(dbName);
+    s.commit('c1', decision({ identity: 'ttl', expiresAt: 100 }));
+    s.commit('c1', decision({ identity: 'stale' }));
+    await s.flush();
+    expect(s.lookup('release-notes', 'c1', 'ttl', 'h1', 100)).toBeNull();
+    expect(s.lookup('release-notes', 'c1', 'stale', 'h2', 0)).toBeNull();
+    await s.flush();
+    expect(await (await openDurable(dbName)).count()).toBe(0);
+  });
+
+  it('a failed flush keeps the batch queued and retries it in order on the next flush', async () => {
+    const dbName = uniqueDb('retry');
+    const s = await openCached(dbName);
+    const reader = await openDurable(dbName); // opened first: its open probe writes too
+    s.commit('c1', decision({ identity: 'one' }));
+    await s.flush();
+    s.commit('c1', decision({ identity: 'two' }));
+    s.commit('c1', decision({ identity: 'three' }));
+    const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(() => {
+      throw new DOMException('quota', 'QuotaExceededError');
+    });
+    await expect(s.flush()).rejects.toThrow(/Could not write 2 queued decision change\(s\)/);
+    expect(s.pendingWrites).toBe(2);
+    expect(s.count()).toBe(3); // memory still answers
+    expect(await reader.count()).toBe(1); // disk untouched by the failure
+    put.mockRestore();
+    s.commit('c1', decision({ identity: 'four' }));
+    await s.flush();
+    const onDisk = (await (await openDurable(dbName)).entries()).map((e) => e.identity).sort();
+    expect(onDisk).toEqual(['four', 'one', 'three', 'two']);
+  });
+
+  it('clear empties memory and disk', async () => {
+    const dbName = uniqueDb('clear');
+    const s = await openCached(dbName);
+    s.commit('c1', decision({ identity: 'x' }));
+    await s.flush();
+    s.commit('c1', decision({ identity: 'y' }));
+    expect(s.clear()).toBe(2);
+    await s.flush();
+    expect(await (await openDurable(dbName)).count()).toBe(0);
+  });
+
+  it('open() without IndexedDB gives { ok: false } in plain words', async () => {
+    const r = await withoutIndexedDB(() => CachedDurableStore.open({ dbName: uniqueDb('none') }));
+    expect(r).toMatchObject({ ok: false, kind: 'unavailable' });
+  });
+});

@@ -1,0 +1,177 @@
+/**
+ * IndexedDB plumbing shared by the durable decision store and the durable audit log: opening a
+ * store with a write probe, and turning the browser's storage errors into plain words.
+ *
+ * IndexedDB is reached only through `idb-keyval`. One caveat of `createStore` shapes the defaults:
+ * it opens the database without a version and creates its object store only when the database is
+ * new, so one database holds one object store. The decision store and the audit log therefore use
+ * separate databases; pointing both at the same `dbName` fails at `open()` with a clear error.
+ */
+import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
+
+/** Why a durable store could not be opened; the UI words it and falls back to connection scope. */
+export type OpenFailureKind = 'unavailable' | 'blocked' | 'security' | 'quota' | 'failed';
+
+/** The result of `open()`: errors are values, because "no durable storage here" is expected. */
+export type OpenResult<T> =
+  { ok: true; store: T } | { ok: false; error: string; kind: OpenFailureKind };
+
+/**
+ * A key of a type no store uses for data (stores use strings or arrays), written and deleted in the
+ * same transaction by the open probe, so nothing is ever left behind.
+ */
+const PROBE_KEY = -1;
+
+const ABORTED: unique symbol = Symbol('aborted');
+
+/** Race `p` against `signal`; the caller owns the timer (the pure core has no wall clock). */
+function abortable<T>(p: Promise<T>, signal?: AbortSignal): Promise<T | typeof ABORTED> {
+  if (signal === undefined) return p;
+  if (signal.aborted) return Promise.resolve(ABORTED);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(ABORTED);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(v);
+      },
+      (e: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(e);
+      }
+    );
+  });
+}
+
+function errorName(err: unknown): string {
+  if (typeof err === 'object' && err !== null && 'name' in err && typeof err.name === 'string')
+    return err.name;
+  return 'Error';
+}
+
+function errorMessage(err: unknown): string {
+  if (
+    typeof err === 'object' &&
+    err !== null &&
+    'message' in err &&
+    typeof err.message === 'string'
+  )
+    return err.message;
+  return String(err);
+}
+
+/** A storage error classified, with the words a learner (not a developer) can act on. */
+export function describeStorageError(
+  err: unknown,
+  storeName = 'the store'
+): { kind: OpenFailureKind; words: string } {
+  switch (errorName(err)) {
+    case 'QuotaExceededError':
+      return {
+        kind: 'quota',
+        words:
+          "the browser's storage for this site is full (or capped at zero, as in some private windows)"
+      };
+    case 'SecurityError':
+      return {
+        kind: 'security',
+        words:
+          'the browser refused storage to this page (a private window, blocked site data, or a sandboxed frame)'
+      };
+    case 'InvalidStateError':
+      return {
+        kind: 'security',
+        words: 'the browser does not allow IndexedDB in this window (some private windows do this)'
+      };
+    case 'NotFoundError':
+      return {
+        kind: 'failed',
+        words: `the database exists but has no '${storeName}' store (another part of the app created it under the same name)`
+      };
+    case 'VersionError':
+      return { kind: 'failed', words: 'the database was created by a newer version of the app' };
+    case 'DataCloneError':
+      return { kind: 'failed', words: 'the value is not plain data and cannot be stored' };
+    case 'AbortError':
+      return { kind: 'failed', words: 'the browser aborted the storage transaction' };
+    case 'UnknownError':
+      return {
+        kind: 'failed',
+        words: "the browser's storage failed (a disk error or a damaged browser profile)"
+      };
+    case 'ReferenceError':
+      return { kind: 'unavailable', words: 'IndexedDB is not available in this environment' };
+    default:
+      return { kind: 'failed', words: `${errorName(err)}: ${errorMessage(err)}` };
+  }
+}
+
+/**
+ * An Error saying what failed and why, for a failed read or write after a successful open. The
+ * original error is kept as `cause` for the console.
+ */
+export function storageError(action: string, err: unknown, storeName?: string): Error {
+  const { words } = describeStorageError(err, storeName);
+  return new Error(`Could not ${action}: ${words} (${errorName(err)}).`, { cause: err });
+}
+
+/**
+ * Open `storeName` in database `dbName` and prove it works with a write that leaves nothing
+ * behind: a store that opens but cannot be written (Safari's old private mode, quota at zero) is
+ * reported at open time, not on the first decision the machine tries to commit.
+ *
+ * `signal` bounds the wait: an open that never settles (blocked by another tab mid-upgrade, a stuck
+ * browser) would otherwise hang the caller forever. Pass e.g. `AbortSignal.timeout(3000)`.
+ */
+export async function openIdbStore(
+  dbName: string,
+  storeName: string,
+  signal?: AbortSignal
+): Promise<OpenResult<UseStore>> {
+  let factory: IDBFactory | undefined;
+  try {
+    // Merely reading the global throws a SecurityError in some locked-down contexts.
+    factory = (globalThis as { indexedDB?: IDBFactory }).indexedDB;
+  } catch (err) {
+    const { kind, words } = describeStorageError(err, storeName);
+    return { ok: false, kind, error: `Durable storage is not available: ${words}.` };
+  }
+  if (factory === undefined || factory === null) {
+    return {
+      ok: false,
+      kind: 'unavailable',
+      error:
+        'Durable storage is not available: this browser or environment offers no IndexedDB, so decisions cannot outlive the connection.'
+    };
+  }
+  try {
+    const store = createStore(dbName, storeName);
+    const probe = store('readwrite', (s) => {
+      s.put(0, PROBE_KEY);
+      s.delete(PROBE_KEY);
+      return promisifyRequest(s.transaction);
+    });
+    const outcome = await abortable(probe, signal);
+    if (outcome === ABORTED) {
+      // The probe may still settle later; swallow it so it never surfaces as unhandled.
+      probe.catch(() => undefined);
+      return {
+        ok: false,
+        kind: 'blocked',
+        error: `Durable storage did not open in time: the database '${dbName}' is blocked (another tab of this page may be holding it) or the browser is not answering.`
+      };
+    }
+    return { ok: true, store };
+  } catch (err) {
+    const { kind, words } = describeStorageError(err, storeName);
+    return {
+      ok: false,
+      kind,
+      error: `Durable storage could not be opened (database '${dbName}'): ${words}.`
+    };
+  }
+}
+
+export { promisifyRequest };
+export type { UseStore };
