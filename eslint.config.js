@@ -17,13 +17,21 @@ export default ts.config(
   {
     languageOptions: { globals: { ...globals.browser, ...globals.node } },
     rules: {
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }]
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }
+      ]
     }
   },
   {
     files: ['**/*.svelte', '**/*.svelte.ts', '**/*.svelte.js'],
     languageOptions: {
-      parserOptions: { projectService: true, extraFileExtensions: ['.svelte'], parser: ts.parser, svelteConfig }
+      parserOptions: {
+        projectService: true,
+        extraFileExtensions: ['.svelte'],
+        parser: ts.parser,
+        svelteConfig
+      }
     },
     rules: {
       // Server-supplied text must never be rendered as markup.
@@ -40,8 +48,14 @@ export default ts.config(
         {
           patterns: [
             { group: ['svelte', 'svelte/*'], message: 'The pure core must not import Svelte.' },
-            { group: ['$app/*', '@sveltejs/*'], message: 'The pure core must not import SvelteKit.' },
-            { group: ['**/ui/*', '**/routes/*'], message: 'Dependencies point routes → ui → sim → store → machine.' }
+            {
+              group: ['$app/*', '@sveltejs/*'],
+              message: 'The pure core must not import SvelteKit.'
+            },
+            {
+              group: ['**/ui/*', '**/routes/*'],
+              message: 'Dependencies point routes → ui → sim → store → machine.'
+            }
           ]
         }
       ],
@@ -68,14 +82,35 @@ export default ts.config(
         'error',
         {
           patterns: [
-            { group: ['svelte', 'svelte/*', '$app/*', '@sveltejs/*'], message: 'The pure core must not import Svelte.' },
-            { group: ['**/store/*', '**/sim/*', '**/ui/*', '$lib/store/*', '$lib/sim/*', '$lib/ui/*'], message: 'machine imports nothing of ours.' }
+            {
+              group: ['svelte', 'svelte/*', '$app/*', '@sveltejs/*'],
+              message: 'The pure core must not import Svelte.'
+            },
+            {
+              group: [
+                '**/store/*',
+                '**/sim/*',
+                '**/ui/*',
+                '$lib/store/*',
+                '$lib/sim/*',
+                '$lib/ui/*'
+              ],
+              message: 'machine imports nothing of ours.'
+            }
           ]
         }
       ]
     }
   },
   {
-    ignores: ['build/', '.svelte-kit/', 'node_modules/', 'test-results/', 'playwright-report/', 'out/', 'bench-out/']
+    ignores: [
+      'build/',
+      '.svelte-kit/',
+      'node_modules/',
+      'test-results/',
+      'playwright-report/',
+      'out/',
+      'bench-out/'
+    ]
   }
 );

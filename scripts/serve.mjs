@@ -68,5 +68,7 @@ const server = createServer(async (req, res) => {
 });
 
 server.listen(port, host, () => {
-  console.log(`Sampling Policy Lab: http://${host === '0.0.0.0' ? 'localhost' : host}:${port}${base}/`);
+  console.log(
+    `Sampling Policy Lab: http://${host === '0.0.0.0' ? 'localhost' : host}:${port}${base}/`
+  );
 });

@@ -109,7 +109,6 @@ export class ClientHost {
     this.clock = opts.clock;
     this.lane = opts.lane;
     this.#policy = opts.policy;
-    const host = this;
     this.#machine = authorizationMachine.provide({
       actors: {
         lookupDecision: fromCallback<AuthEvent, LookupInput>(({ input, sendBack }) => {
@@ -118,7 +117,7 @@ export class ClientHost {
             live && sendBack({ type: 'store.failed', error: errorText(e) });
           try {
             settle(
-              host.store.lookup(
+              this.store.lookup(
                 input.server,
                 input.connection,
                 input.identity,
@@ -140,7 +139,7 @@ export class ClientHost {
           };
         }),
         evaluatePolicy: fromCallback<AuthEvent, EvaluateRequest>(({ input, sendBack }) => {
-          sendBack({ type: 'policy.evaluated', evaluation: host.#evaluate(input) });
+          sendBack({ type: 'policy.evaluated', evaluation: this.#evaluate(input) });
         }),
         askConsent: fromCallback<AuthEvent, ConsentInput>(({ input, sendBack }) => {
           let live = true;
@@ -166,8 +165,8 @@ export class ClientHost {
         }),
         commitDecision: fromCallback<AuthEvent, CommitInput>(({ input, sendBack }) => {
           let live = true;
-          const seq = ++host.#seq;
-          host.#charge(input);
+          const seq = ++this.#seq;
+          this.#charge(input);
           const audit = { ...input.audit, seq };
           const finish = (error?: string) => {
             if (!live) return;
@@ -176,20 +175,20 @@ export class ClientHost {
           };
           try {
             const stored = input.decision
-              ? host.store.commit(input.connection, input.decision)
+              ? this.store.commit(input.connection, input.decision)
               : undefined;
             settle(
               stored,
               () =>
                 settle(
-                  host.audit.append(audit),
+                  this.audit.append(audit),
                   () => finish(),
                   (e) => finish(errorText(e))
                 ),
               (e) => {
                 // The verdict could not be stored: still log the decision, then send the frame.
                 settle(
-                  host.audit.append(audit),
+                  this.audit.append(audit),
                   () => finish(errorText(e)),
                   () => finish(errorText(e))
                 );

@@ -9,9 +9,8 @@
 import type { AuthEvent, ProviderInput } from '../machine/authorize';
 import { estimateTokens, type RateCard } from '../machine/budget';
 import type { SamplingParams } from '../machine/types';
-import type { VirtualClock } from './clock';
 import { hashString, type Rng } from './rng';
-import type { ProviderSource } from './client';
+import type { HostClock, ProviderSource } from './client';
 
 export interface ProviderSpec {
   cards: RateCard[];
@@ -117,7 +116,7 @@ export interface ProviderStats {
  */
 export function createProvider(
   spec: ProviderSpec,
-  clock: VirtualClock,
+  clock: HostClock,
   rng: Rng
 ): { source: ProviderSource; stats: ProviderStats } {
   const warm = new Map<string, number>();
@@ -125,7 +124,7 @@ export function createProvider(
 
   const source: ProviderSource = (input: ProviderInput, emit: (e: AuthEvent) => void) => {
     stats.calls++;
-    const timers: number[] = [];
+    const timers: unknown[] = [];
     const at = (ms: number, fn: () => void) => timers.push(clock.setTimeout(fn, ms));
     let latency = rng.jitter(spec.latencyMs, spec.latencyJitter);
     const draw = rng.next();

@@ -6,8 +6,7 @@
  * In the playground's "you are the user" mode a person answers instead, through `human`.
  */
 import type { ConsentInput } from '../machine/authorize';
-import type { VirtualClock } from './clock';
-import type { ConsentSource } from './client';
+import type { ConsentSource, HostClock } from './client';
 import type { Rng } from './rng';
 
 export interface UserSpec {
@@ -41,7 +40,7 @@ export function approveChance(spec: UserSpec, shown: number): number {
 
 export function createUser(
   spec: UserSpec,
-  clock: VirtualClock,
+  clock: HostClock,
   rng: Rng
 ): { source: ConsentSource; stats: UserStats } {
   const stats: UserStats = { prompts: 0, approved: 0, denied: 0 };
