@@ -20,6 +20,7 @@ import {
   type ProviderInput
 } from '../machine/authorize';
 import type { RateCard } from '../machine/budget';
+import type { Money } from '../machine/types';
 import type { ClientConfig } from '../machine/config';
 import {
   addSpend,
@@ -29,7 +30,6 @@ import {
   rollVolume,
   type VolumeState
 } from '../machine/evaluate';
-import { toMicros } from '../machine/money';
 import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, MaybePromise } from '../store/decision-store';
@@ -90,7 +90,8 @@ export interface RequestHandle {
 export class ClientHost {
   config: ClientConfig;
   readonly cards: Record<string, RateCard>;
-  readonly store: DecisionStore;
+  /** Swappable: the learner may move a lane between connection scope and durable mid-run. */
+  store: DecisionStore;
   readonly audit: AuditLog;
   readonly clock: HostClock;
   readonly lane: string | undefined;
@@ -329,8 +330,8 @@ export class ClientHost {
   }
 
   /** The per-call ceiling a host would advertise at initialize (RFC open question), if any. */
-  advertisedCeilingMicros(server: string): number | null {
+  advertisedCeiling(server: string): Money | null {
     const cap = effectiveBlock(this.#policy, server).perCallCap;
-    return cap && 'amount' in cap ? toMicros(cap.amount) : null;
+    return cap && 'amount' in cap ? { amount: cap.amount, currency: cap.currency } : null;
   }
 }

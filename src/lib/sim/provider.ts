@@ -32,6 +32,11 @@ export interface ProviderSpec {
   cacheTtlMs: number;
   /** Text of the streamed chunks, in order (cycled); absent = generated words. */
   chunkTexts?: string[];
+  /**
+   * Scripted failures: the `call`-th provider call made for `server` (1-based; absent = every
+   * call) fails this way. Lets a scenario show one transport failure exactly where it teaches.
+   */
+  failures?: { server: string; kind: 'transport' | 'provider'; call?: number }[];
 }
 
 export const DEFAULT_PROVIDER: ProviderSpec = {
@@ -121,6 +126,7 @@ export function createProvider(
 ): { source: ProviderSource; stats: ProviderStats } {
   const warm = new Map<string, number>();
   const stats: ProviderStats = { calls: 0, cacheHits: 0, cachedTokens: 0 };
+  const callsByServer = new Map<string, number>();
 
   const source: ProviderSource = (input: ProviderInput, emit: (e: AuthEvent) => void) => {
     stats.calls++;
@@ -128,7 +134,12 @@ export function createProvider(
     const at = (ms: number, fn: () => void) => timers.push(clock.setTimeout(fn, ms));
     let latency = rng.jitter(spec.latencyMs, spec.latencyJitter);
     const draw = rng.next();
-    if (draw < spec.transportFailureRate) {
+    const call = (callsByServer.get(input.server) ?? 0) + 1;
+    callsByServer.set(input.server, call);
+    const scripted = spec.failures?.find(
+      (f) => f.server === input.server && (f.call === undefined || f.call === call)
+    );
+    if (scripted?.kind === 'transport' || (!scripted && draw < spec.transportFailureRate)) {
       at(latency, () =>
         emit({
           type: 'provider.failed',
@@ -138,7 +149,10 @@ export function createProvider(
       );
       return () => timers.forEach((t) => clock.clearTimeout(t));
     }
-    if (draw < spec.transportFailureRate + spec.providerErrorRate) {
+    if (
+      scripted?.kind === 'provider' ||
+      (!scripted && draw < spec.transportFailureRate + spec.providerErrorRate)
+    ) {
       at(latency, () =>
         emit({
           type: 'provider.failed',

@@ -1,0 +1,412 @@
+/**
+ * The simulation engine: one virtual clock, one seeded population, two lanes.
+ *
+ * Each lane is a client host (its own configuration, policy, decision store, provider and user)
+ * facing its own copy of the same server population. Random streams are forked by label —
+ * `server:NAME`, `provider`, `user` — never by lane, so the two lanes draw the same numbers until
+ * their configurations make them diverge. Nothing here reads the wall clock or Math.random: the
+ * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
+ */
+import type { AuthOutput, IncomingRequest } from '../machine/authorize';
+import { resolveClientConfig, type ClientConfig, type ClientConfigInput } from '../machine/config';
+import { toMicros } from '../machine/money';
+import type { Policy } from '../machine/policy';
+import type {
+  AuditRecord,
+  Frame,
+  JsonRpcId,
+  Money,
+  SamplingParams,
+  SamplingRequest,
+  StoredDecision
+} from '../machine/types';
+import type { AuditLog } from '../store/audit-log';
+import { ConnectionDecisionStore } from '../store/connection-store';
+import type { DecisionStore } from '../store/decision-store';
+import { ClientHost, type ConsentSource } from './client';
+import { VirtualClock } from './clock';
+import { LaneMetrics } from './metrics';
+import { cardsByModel, createProvider } from './provider';
+import { Rng } from './rng';
+import { LANE_IDS, type LaneId, type Scenario } from './scenario';
+import { applyWireStyle } from './servers/request';
+import { createServer } from './servers/behaviours';
+import type { TraceEvent } from './trace';
+import { createUser } from './user';
+import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from './world';
+
+/** One line of `frames.jsonl`: a frame in either direction, as sent. */
+export interface FrameLine {
+  t: number;
+  lane: LaneId;
+  server: string;
+  connection: string;
+  /** `in`: a request the client received; `out`: the client's one response. */
+  direction: 'in' | 'out';
+  frame: SamplingRequest | Frame;
+}
+
+/** A change the learner made mid-run, marked on the timeline. */
+export interface TimelineMark {
+  t: number;
+  lane: LaneId;
+  what: string;
+}
+
+export interface SimulationOptions {
+  /** Override the scenario's seed. */
+  seed?: number;
+  /** Receives every frame line (the CLI writes them; the UI keeps a window of them). */
+  onFrame?: (line: FrameLine) => void;
+  /** Receives every audit record. */
+  onAudit?: (record: AuditRecord) => void;
+  /** Receives every finished request: the inspector keeps params, path and frame. */
+  onDecision?: (lane: LaneId, request: IncomingRequest, out: AuthOutput) => void;
+  /** A person answers this lane's consent dialogs instead of the simulated user. */
+  consent?: (lane: LaneId) => ConsentSource | undefined;
+  /** The decision store for a lane (default: in memory, scoped as the lane's config says). */
+  store?: (lane: LaneId, scope: ClientConfig['store']) => DecisionStore;
+  /** Replay these events instead of running the simulated population. */
+  trace?: TraceEvent[];
+}
+
+/**
+ * The durable scope, in memory: one partition for every connection, so a decision outlives the
+ * transport (the page swaps in IndexedDB; the engine's own runs need only the semantics).
+ */
+export class SharedDecisionStore implements DecisionStore {
+  readonly scope = 'durable' as const;
+  readonly #inner: ConnectionDecisionStore;
+  constructor(opts: ConstructorParameters<typeof ConnectionDecisionStore>[0] = {}) {
+    this.#inner = new ConnectionDecisionStore(opts);
+  }
+  lookup(server: string, _connection: string, identity: string, hash: string, now: number) {
+    return this.#inner.lookup(server, '*', identity, hash, now);
+  }
+  commit(_connection: string, decision: StoredDecision) {
+    return this.#inner.commit('*', decision);
+  }
+  invalidateServer(server: string) {
+    return this.#inner.invalidateServer(server);
+  }
+  closeConnection(): void {}
+  entries() {
+    return this.#inner.entries();
+  }
+  count() {
+    return this.#inner.count();
+  }
+  clear() {
+    return this.#inner.clear();
+  }
+}
+
+/** An audit log that forwards records instead of keeping them: runs of millions stay small. */
+class SinkAuditLog implements AuditLog {
+  #n = 0;
+  constructor(private readonly sink: (r: AuditRecord) => void) {}
+  append(r: AuditRecord): void {
+    this.#n++;
+    this.sink(r);
+  }
+  all(): AuditRecord[] {
+    return [];
+  }
+  clear(): void {
+    this.#n = 0;
+  }
+  count(): number {
+    return this.#n;
+  }
+}
+
+class ServerRuntime implements ServerEnv {
+  readonly name: string;
+  readonly rng: Rng;
+  agent: ServerAgent | null = null;
+  #conn = 0;
+  #connected = false;
+  #nextId = 0;
+
+  constructor(
+    readonly lane: LaneRuntime,
+    spec: Pick<ServerSpec, 'name'>,
+    root: Rng
+  ) {
+    this.name = spec.name;
+    this.rng = root.fork(`server:${spec.name}`);
+  }
+
+  get connection(): string {
+    return `${this.name}#${this.#conn}`;
+  }
+
+  now(): number {
+    return this.lane.sim.clock.now();
+  }
+  schedule(ms: number, fn: () => void): number {
+    return this.lane.sim.clock.setTimeout(fn, ms);
+  }
+  cancel(timer: number): void {
+    this.lane.sim.clock.clearTimeout(timer);
+  }
+  connected(): boolean {
+    return this.#connected;
+  }
+  connect(): void {
+    if (this.#connected) return;
+    this.#conn++;
+    this.#nextId = 0;
+    this.#connected = true;
+  }
+  disconnect(): void {
+    if (!this.#connected) return;
+    this.#connected = false;
+    this.lane.host.closeConnection(this.name, this.connection);
+  }
+  advertisedCeiling(): Money | null {
+    return this.lane.host.config.advertiseCeiling
+      ? this.lane.host.advertisedCeiling(this.name)
+      : null;
+  }
+  report(r: ServerReport): void {
+    this.lane.metrics.report(r);
+  }
+
+  send(params: SamplingParams, _task: Task, wire?: WireStyle): JsonRpcId | null {
+    if (!this.#connected) return null;
+    const id = ++this.#nextId;
+    const sent = wire && (wire.reverseKeys || wire.nfd) ? applyWireStyle(params, wire) : params;
+    this.lane.receive(this, id, sent);
+    return id;
+  }
+}
+
+export class LaneRuntime {
+  readonly host: ClientHost;
+  readonly metrics = new LaneMetrics();
+  readonly servers = new Map<string, ServerRuntime>();
+  readonly label: string;
+  readonly userStats;
+  readonly providerStats;
+  readonly storeFor: (config: ClientConfig) => DecisionStore;
+
+  constructor(
+    readonly sim: Simulation,
+    readonly id: LaneId,
+    scenario: Scenario,
+    root: Rng,
+    opts: SimulationOptions
+  ) {
+    const lane = scenario.lanes[id];
+    this.label = lane.label;
+    const config = resolveClientConfig(lane.client);
+    this.storeFor = (c) => opts.store?.(id, c.store) ?? defaultStore(c);
+    const store = this.storeFor(config);
+    const provider = createProvider(scenario.provider, sim.clock, root.fork('provider'));
+    const user = createUser(scenario.user, sim.clock, root.fork('user'));
+    this.userStats = user.stats;
+    this.providerStats = provider.stats;
+    const sink = opts.onAudit;
+    this.host = new ClientHost({
+      config,
+      policy: lane.policy,
+      cards: cardsByModel(scenario.provider.cards),
+      store,
+      audit: new SinkAuditLog((r) => {
+        this.metrics.charge(toMicros(r.cost));
+        sink?.({ ...r, lane: id });
+      }),
+      clock: sim.clock,
+      consent: opts.consent?.(id) ?? user.source,
+      provider: provider.source,
+      lane: id
+    });
+  }
+
+  /** A request arrives from a server: record the frame, run the machine, deliver the answer. */
+  receive(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
+    const sim = this.sim;
+    const t = sim.clock.now();
+    const connection = server.connection;
+    const request: IncomingRequest = { id, server: server.name, connection, params, receivedAt: t };
+    this.metrics.request();
+    sim.opts.onFrame?.({
+      t,
+      lane: this.id,
+      server: server.name,
+      connection,
+      direction: 'in',
+      frame: { jsonrpc: '2.0', id, method: 'sampling/createMessage', params }
+    });
+    const annotate = this.host.config.annotateTrim;
+    this.host.handle(request, (out) => {
+      const now = sim.clock.now();
+      this.metrics.decided(out, annotate);
+      sim.opts.onDecision?.(this.id, request, out);
+      if (!out.frame) return; // silenced: the server learns nothing and must infer.
+      const frame = out.frame;
+      sim.opts.onFrame?.({
+        t: now,
+        lane: this.id,
+        server: server.name,
+        connection,
+        direction: 'out',
+        frame
+      });
+      // Delivered as its own event, and only over the connection that asked: a frame for a
+      // closed transport goes nowhere.
+      sim.clock.schedule(now, () => {
+        if (server.connected() && server.connection === connection)
+          server.agent?.onFrame(id, frame);
+      });
+    });
+  }
+
+  setConfig(input: ClientConfigInput): void {
+    const next = resolveClientConfig(input);
+    // A change of scope is a change of where state lives: the new store starts empty.
+    if (next.store !== this.host.config.store) this.host.store = this.storeFor(next);
+    this.host.config = next;
+  }
+
+  setPolicy(policy: Policy): Record<string, number> {
+    return this.host.setPolicySync(policy, this.servers.keys());
+  }
+}
+
+function defaultStore(config: ClientConfig): DecisionStore {
+  const alert = config.alert;
+  return config.store === 'durable'
+    ? new SharedDecisionStore({ alert })
+    : new ConnectionDecisionStore({ alert });
+}
+
+export class Simulation {
+  readonly clock: VirtualClock;
+  readonly lanes: Record<LaneId, LaneRuntime>;
+  readonly start: number;
+  readonly end: number;
+  readonly seed: number;
+  readonly marks: TimelineMark[] = [];
+  #nextSample: number;
+
+  constructor(
+    readonly scenario: Scenario,
+    readonly opts: SimulationOptions = {}
+  ) {
+    this.seed = opts.seed ?? scenario.seed;
+    this.start = scenario.start;
+    this.end = scenario.start + scenario.durationMs;
+    this.clock = new VirtualClock(this.start);
+    const root = new Rng(this.seed);
+    this.lanes = {
+      A: new LaneRuntime(this, 'A', scenario, root, opts),
+      B: new LaneRuntime(this, 'B', scenario, root, opts)
+    };
+    for (const id of LANE_IDS) {
+      const lane = this.lanes[id];
+      if (opts.trace) {
+        for (const name of new Set(opts.trace.map((e) => e.server))) {
+          lane.servers.set(name, new ServerRuntime(lane, { name }, root));
+        }
+      } else {
+        for (const spec of scenario.servers) {
+          const s = new ServerRuntime(lane, spec, root);
+          s.agent = createServer(s, spec);
+          lane.servers.set(spec.name, s);
+        }
+      }
+    }
+    this.#nextSample = this.start;
+    this.#sample();
+    if (opts.trace) this.#scheduleTrace(opts.trace);
+    else
+      for (const id of LANE_IDS)
+        for (const s of this.lanes[id].servers.values()) {
+          s.connect();
+          s.agent!.start();
+        }
+  }
+
+  #scheduleTrace(events: TraceEvent[]): void {
+    for (const id of LANE_IDS) {
+      const lane = this.lanes[id];
+      for (const e of events) {
+        const server = lane.servers.get(e.server)!;
+        this.clock.schedule(this.start + e.t, () => {
+          if (e.type === 'connect') server.connect();
+          else if (e.type === 'disconnect') server.disconnect();
+          else {
+            // A trace request on a server that never connected: it connects implicitly.
+            if (!server.connected()) server.connect();
+            server.send(e.params!, { n: 0, attempts: 1, startedAt: this.clock.now() });
+          }
+        });
+      }
+    }
+  }
+
+  #sample(): void {
+    while (this.#nextSample <= this.clock.now()) {
+      for (const id of LANE_IDS) this.lanes[id].metrics.sample(this.#nextSample);
+      this.#nextSample += this.scenario.sampleMs;
+    }
+  }
+
+  get now(): number {
+    return this.clock.now();
+  }
+
+  get done(): boolean {
+    return this.clock.now() >= this.end;
+  }
+
+  /**
+   * Advance virtual time to `t` (never past the end), running at most `limit` events. Returns the
+   * number of events run; when the limit cut the slice short, time stays at the last event.
+   */
+  advanceTo(t: number, limit = Infinity): number {
+    const target = Math.min(t, this.end);
+    let n = 0;
+    // Sample on the way so the series have points at every sampleMs, however big the slice.
+    while (this.clock.now() < target && n < limit) {
+      const stop = Math.min(target, this.#nextSample);
+      n += this.clock.runUntil(stop, limit - n);
+      this.#sample();
+      if (this.clock.now() < stop) break;
+    }
+    return n;
+  }
+
+  /** Run one event (the playground's "step"). */
+  step(): boolean {
+    const next = this.clock.nextAt();
+    if (next === null || next > this.end) return false;
+    this.clock.step();
+    this.#sample();
+    return true;
+  }
+
+  runToEnd(): void {
+    this.advanceTo(this.end);
+  }
+
+  /** Change a lane's client configuration mid-run; it applies to requests from now on. */
+  setLaneConfig(lane: LaneId, input: ClientConfigInput, what = 'configuration changed'): void {
+    this.lanes[lane].setConfig(input);
+    this.marks.push({ t: this.clock.now(), lane, what });
+  }
+
+  /** Apply a validated policy to a lane mid-run; returns the invalidated decisions per server. */
+  setLanePolicy(lane: LaneId, policy: Policy): Record<string, number> {
+    const out = this.lanes[lane].setPolicy(policy);
+    const n = Object.values(out).reduce((a, b) => a + b, 0);
+    this.marks.push({
+      t: this.clock.now(),
+      lane,
+      what: `policy edited (${n} stored decisions invalidated)`
+    });
+    return out;
+  }
+}

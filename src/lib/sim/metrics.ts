@@ -1,0 +1,193 @@
+/**
+ * Per-lane metrics: running counters and time series sampled on the virtual clock. Fed by the
+ * machine's outputs (audit record + path) and by the servers' own reports.
+ */
+import type { AuthOutput } from '../machine/authorize';
+import type { Outcome } from '../machine/types';
+import type { ServerReport } from './world';
+
+export const OUTCOMES: readonly Outcome[] = [
+  'allowed',
+  'trimmed',
+  'denied',
+  'budget_exceeded',
+  'budget_exhausted',
+  'transport_error',
+  'provider_error'
+];
+
+export interface LaneCounters {
+  /** Requests the client received. */
+  requests: number;
+  /** Frames sent, by outcome (silenced denials are not frames). */
+  frames: Record<Outcome, number>;
+  silenced: number;
+  consentPrompts: number;
+  providerCalls: number;
+  spendMicros: number;
+  /** Requests evaluated afresh, versus answered from a stored decision. */
+  fresh: number;
+  replays: number;
+  /** Denials by reason (replayed ones included). */
+  denials: Record<string, number>;
+  /** Presentations that tripped the retry-loop alert, and distinct identities flagged. */
+  alerts: number;
+  alertedIdentities: number;
+  /**
+   * Trimmed context: requests granted less context than asked, and how many of those servers were
+   * not told (the host knows; a server told nothing presents a confident answer).
+   */
+  trimmed: number;
+  trimmedSilently: number;
+  tokensIn: number;
+  tokensOut: number;
+  /** What the servers did. */
+  tasks: number;
+  completed: number;
+  abandoned: number;
+  /** Completions the server knew were made with less context than it asked for. */
+  degradedAware: number;
+  retries: number;
+  reconnects: number;
+  timeouts: number;
+}
+
+/** The series a chart can plot: cumulative values at each sample time. */
+export const SERIES_KEYS = [
+  'requests',
+  'spendMicros',
+  'providerCalls',
+  'consentPrompts',
+  'fresh',
+  'replays',
+  'denied',
+  'alerts',
+  'abandoned',
+  'silenced',
+  'trimmedSilently'
+] as const;
+export type SeriesKey = (typeof SERIES_KEYS)[number];
+
+export interface LaneSeries {
+  t: number[];
+  values: Record<SeriesKey, number[]>;
+}
+
+export function emptyCounters(): LaneCounters {
+  return {
+    requests: 0,
+    frames: Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>,
+    silenced: 0,
+    consentPrompts: 0,
+    providerCalls: 0,
+    spendMicros: 0,
+    fresh: 0,
+    replays: 0,
+    denials: {},
+    alerts: 0,
+    alertedIdentities: 0,
+    trimmed: 0,
+    trimmedSilently: 0,
+    tokensIn: 0,
+    tokensOut: 0,
+    tasks: 0,
+    completed: 0,
+    abandoned: 0,
+    degradedAware: 0,
+    retries: 0,
+    reconnects: 0,
+    timeouts: 0
+  };
+}
+
+function seriesValue(c: LaneCounters, k: SeriesKey): number {
+  if (k === 'denied') return c.frames.denied + c.silenced;
+  return c[k];
+}
+
+export class LaneMetrics {
+  readonly counters = emptyCounters();
+  readonly series: LaneSeries = {
+    t: [],
+    values: Object.fromEntries(SERIES_KEYS.map((k) => [k, [] as number[]])) as Record<
+      SeriesKey,
+      number[]
+    >
+  };
+  /** Counts per machine edge, "from→to": the statechart's live labels. */
+  readonly edges: Record<string, number> = {};
+  readonly #alerted = new Set<string>();
+
+  /** The client received a request. */
+  request(): void {
+    this.counters.requests++;
+  }
+
+  /** The machine finished a request. */
+  decided(out: AuthOutput, annotateTrim: boolean): void {
+    const c = this.counters;
+    const a = out.audit;
+    if (a.silenced) c.silenced++;
+    else c.frames[a.outcome]++;
+    if (a.consentShown) c.consentPrompts++;
+    if (out.path.includes('calling')) c.providerCalls++;
+    if (a.replayed) c.replays++;
+    else c.fresh++;
+    if (a.reason && (a.outcome === 'denied' || a.outcome === 'budget_exceeded')) {
+      c.denials[a.reason] = (c.denials[a.reason] ?? 0) + 1;
+    }
+    if (a.alert) {
+      c.alerts++;
+      if (!this.#alerted.has(a.identity)) {
+        this.#alerted.add(a.identity);
+        c.alertedIdentities++;
+      }
+    }
+    if (a.outcome === 'trimmed') {
+      c.trimmed++;
+      if (!annotateTrim) c.trimmedSilently++;
+    }
+    c.tokensIn += a.tokensIn;
+    c.tokensOut += a.tokensOut;
+    for (let i = 1; i < out.path.length; i++) {
+      const k = `${out.path[i - 1]}→${out.path[i]}`;
+      this.edges[k] = (this.edges[k] ?? 0) + 1;
+    }
+  }
+
+  charge(micros: number): void {
+    this.counters.spendMicros += micros;
+  }
+
+  /** A server reported on its own work. */
+  report(r: ServerReport): void {
+    const c = this.counters;
+    switch (r.type) {
+      case 'task.started':
+        c.tasks++;
+        break;
+      case 'task.completed':
+        c.completed++;
+        if (r.degradedAware) c.degradedAware++;
+        break;
+      case 'task.abandoned':
+        c.abandoned++;
+        break;
+      case 'retry':
+        c.retries++;
+        break;
+      case 'reconnect':
+        c.reconnects++;
+        break;
+      case 'timeout':
+        c.timeouts++;
+        break;
+    }
+  }
+
+  /** Append one sample of every series at virtual time `t`. */
+  sample(t: number): void {
+    this.series.t.push(t);
+    for (const k of SERIES_KEYS) this.series.values[k].push(seriesValue(this.counters, k));
+  }
+}
