@@ -1,5 +1,6 @@
 import { requestIdentity } from '../lib/machine/identity';
 import { parseArgs, readStdin } from './io';
+import { CliError, loadScenario, loadTrace, runAndWrite } from './run';
 
 export interface Command {
   usage: string;
@@ -41,4 +42,60 @@ const identity: Command = {
   }
 };
 
-export const commands: Record<string, Command> = { identity };
+function guarded(f: () => number): number {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof CliError) return fail(e.message);
+    throw e;
+  }
+}
+
+const run: Command = {
+  usage: 'run SCENARIO.json [--seed N] [--out DIR]',
+  async run(args) {
+    const a = parseArgs(args, { values: ['seed', 'out'] });
+    if (!a.ok) return fail(`run: ${a.error}`);
+    const [file, extra] = a.positional;
+    if (!file || extra) return fail('run: give exactly one scenario file');
+    let seed: number | undefined;
+    if (a.values.seed !== undefined) {
+      seed = Number(a.values.seed);
+      if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
+        return fail(`run: --seed must be an integer from 0 to 4294967295, got '${a.values.seed}'`);
+    }
+    return guarded(() => {
+      const scenario = loadScenario(file);
+      const out = a.values.out;
+      process.stdout.write(
+        runAndWrite({
+          scenario,
+          ...(seed !== undefined ? { seed } : {}),
+          ...(out ? { out } : {})
+        }) + '\n'
+      );
+      return 0;
+    });
+  }
+};
+
+const replay: Command = {
+  usage: 'replay TRACE.jsonl --scenario SCENARIO.json [--out DIR]',
+  async run(args) {
+    const a = parseArgs(args, { values: ['scenario', 'out'] });
+    if (!a.ok) return fail(`replay: ${a.error}`);
+    const [file, extra] = a.positional;
+    if (!file || extra) return fail('replay: give exactly one trace file');
+    if (!a.values.scenario) return fail('replay: --scenario SCENARIO.json is required');
+    const scenarioFile = a.values.scenario;
+    return guarded(() => {
+      const scenario = loadScenario(scenarioFile);
+      const trace = loadTrace(file);
+      const out = a.values.out;
+      process.stdout.write(runAndWrite({ scenario, trace, ...(out ? { out } : {}) }) + '\n');
+      return 0;
+    });
+  }
+};
+
+export const commands: Record<string, Command> = { identity, run, replay };

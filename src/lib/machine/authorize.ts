@@ -13,7 +13,7 @@
 import { assign, fromCallback, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import type { ClientConfig } from './config';
 import { estimateCostMicros, type RateCard } from './budget';
-import { fromMicros } from './money';
+import { fromMicros, fromMicrosExact } from './money';
 import type { Evaluation } from './evaluate';
 import {
   budgetExceededFrame,
@@ -107,8 +107,8 @@ export type AuthEvent =
   | { type: 'provider.chunk'; text: string; tokens: number }
   | { type: 'provider.done'; stopReason: Generation['stopReason'] }
   | { type: 'provider.failed'; kind: 'timeout' | 'error'; message: string }
-  | { type: 'commit.done'; seq: number }
-  | { type: 'commit.failed'; error: string; seq: number };
+  | { type: 'commit.done' }
+  | { type: 'commit.failed'; error: string };
 
 export interface AuthOutput {
   /** The one frame sent, or null when the silence switch dropped a denial. */
@@ -155,12 +155,8 @@ export interface ProviderInput {
 
 export interface CommitInput {
   connection: string;
-  /** The verdict to store (never a completion), or null when there is nothing to store. */
-  decision: StoredDecision | null;
-  /** The audit record, `seq` assigned by the log. */
-  audit: Omit<AuditRecord, 'seq'>;
-  /** What the provider call cost, charged to the server's budget window and the session pool. */
-  chargeMicros: number;
+  /** The verdict to store: never a completion. */
+  decision: StoredDecision;
 }
 
 /** The placeholder for an actor the driver must provide: fails loudly, as an event, never silently. */
@@ -168,7 +164,7 @@ function notProvided(name: string) {
   return fromCallback<AuthEvent, unknown>(({ sendBack }) => {
     const error = `actor '${name}' was not provided`;
     if (name === 'lookupDecision') sendBack({ type: 'store.failed', error });
-    else if (name === 'commitDecision') sendBack({ type: 'commit.failed', error, seq: -1 });
+    else if (name === 'commitDecision') sendBack({ type: 'commit.failed', error });
     else if (name === 'callProvider')
       sendBack({ type: 'provider.failed', kind: 'error', message: error });
     else if (name === 'askConsent') sendBack({ type: 'consent.answered', approved: false });
@@ -278,7 +274,7 @@ function buildAudit(ctx: AuthContext, now: number): Omit<AuditRecord, 'seq'> {
     model,
     tokensIn: calledProvider && p ? p.inputTokens : 0,
     tokensOut: calledProvider ? ctx.gen.tokensOut : 0,
-    cost: fromMicros(ctx.costMicros),
+    cost: fromMicrosExact(ctx.costMicros),
     currency: card?.currency ?? 'USD',
     durationMs: now - ctx.request.receivedAt,
     contextRequested: contextRequested(ctx.request.params),
@@ -291,6 +287,17 @@ function buildAudit(ctx: AuthContext, now: number): Omit<AuditRecord, 'seq'> {
 }
 
 // ───────────────────────────── the machine ─────────────────────────────
+
+/**
+ * How every outcome state leaves: through `committing` when there is a verdict to store (the
+ * decision is committed before its frame is sent), else straight to the frame — or to the
+ * recorded silence when the learner's switch drops a denial.
+ */
+const FINISH = [
+  { guard: 'hasVerdictToStore', target: 'committing' },
+  { guard: 'isSilenced', target: 'silenced' },
+  { target: 'sent' }
+] as const;
 
 export const authorizationMachine = setup({
   types: {
@@ -345,6 +352,7 @@ export const authorizationMachine = setup({
       return false;
     },
     isTimeout: ({ event }) => event.type === 'provider.failed' && event.kind === 'timeout',
+    hasVerdictToStore: ({ context }) => context.toStore !== null,
     isSilenced: ({ context }) =>
       context.config.silence &&
       !!context.frame &&
@@ -549,14 +557,10 @@ export const authorizationMachine = setup({
         }
       };
     }),
+    /** The audit record, `seq` assigned by the log when the host appends it. */
     buildAuditRecord: assign(({ context }) => ({
-      audit: { ...buildAudit(context, context.now()), seq: -1 }
-    })),
-    setSeq: assign(({ context, event }) =>
-      event.type === 'commit.done' || event.type === 'commit.failed'
-        ? { audit: context.audit ? { ...context.audit, seq: event.seq } : null }
-        : {}
-    )
+      audit: { ...buildAudit(context, context.now()), seq: 0 }
+    }))
   }
 }).createMachine({
   id: 'authorize',
@@ -632,7 +636,7 @@ export const authorizationMachine = setup({
     replaying: {
       description: 'Build the stored denial frame again.',
       entry: [{ type: 'trace', params: { state: 'replaying' } }, 'prepareReplay'],
-      always: 'committing'
+      always: FINISH
     },
     evaluating: {
       description:
@@ -762,7 +766,7 @@ export const authorizationMachine = setup({
         'prepareCompletion',
         'prepareAllowedDecision'
       ],
-      always: 'committing'
+      always: FINISH
     },
     exhausting: {
       description: 'Stopped mid-generation by the cap: budget_exhausted with the partial content.',
@@ -771,53 +775,41 @@ export const authorizationMachine = setup({
         'prepareExhausted',
         'prepareAllowedDecision'
       ],
-      always: 'committing'
+      always: FINISH
     },
     failing: {
       description:
         'Transport or provider failure: -32001 / -32603, no budget decision, no policy reason.',
       entry: [{ type: 'trace', params: { state: 'failing' } }, 'prepareAllowedDecision'],
-      always: 'committing'
+      always: FINISH
     },
     refusingOnCost: {
       description: 'Refused pre-flight on cost: budget_exceeded, empty content, nothing spent.',
       entry: { type: 'trace', params: { state: 'refusingOnCost' } },
-      always: 'committing'
+      always: FINISH
     },
     denying: {
       description: 'A denial: -32003 with a reason and the retryable flag; the verdict is stored.',
       entry: [{ type: 'trace', params: { state: 'denying' } }, 'prepareDenial'],
-      always: 'committing'
+      always: FINISH
     },
     committing: {
-      description: 'Commit the verdict and the audit record before the frame leaves.',
-      entry: [{ type: 'trace', params: { state: 'committing' } }, 'buildAuditRecord'],
+      description: 'Commit the verdict to the decision store before the frame leaves.',
+      entry: { type: 'trace', params: { state: 'committing' } },
       invoke: {
         src: 'commitDecision',
-        input: ({ context }) => {
-          const { seq: _seq, ...audit } = context.audit!;
-          return {
-            connection: context.request.connection,
-            decision: context.toStore,
-            audit,
-            chargeMicros: context.costMicros
-          };
-        }
+        input: ({ context }) => ({
+          connection: context.request.connection,
+          decision: context.toStore!
+        })
       },
       on: {
-        'commit.done': [
-          { guard: 'isSilenced', target: 'silenced', actions: 'setSeq' },
-          { target: 'sent', actions: 'setSeq' }
-        ],
+        'commit.done': [{ guard: 'isSilenced', target: 'silenced' }, { target: 'sent' }],
         'commit.failed': [
-          {
-            guard: 'isSilenced',
-            target: 'silenced',
-            actions: ['setSeq', 'noteStoreError']
-          },
+          { guard: 'isSilenced', target: 'silenced', actions: 'noteStoreError' },
           {
             target: 'sent',
-            actions: ['setSeq', 'noteStoreError'],
+            actions: 'noteStoreError',
             description: 'The store failed: the server still gets its one frame.'
           }
         ]
@@ -826,12 +818,12 @@ export const authorizationMachine = setup({
     sent: {
       description: 'Exactly one frame is sent.',
       type: 'final',
-      entry: { type: 'trace', params: { state: 'sent' } }
+      entry: [{ type: 'trace', params: { state: 'sent' } }, 'buildAuditRecord']
     },
     silenced: {
       description: 'The silence switch dropped the denial: recorded, nothing sent.',
       type: 'final',
-      entry: { type: 'trace', params: { state: 'silenced' } }
+      entry: [{ type: 'trace', params: { state: 'silenced' } }, 'buildAuditRecord']
     }
   }
 });

@@ -20,7 +20,8 @@ import {
   type ProviderInput
 } from '../machine/authorize';
 import type { RateCard } from '../machine/budget';
-import type { Money } from '../machine/types';
+import { toMicros } from '../machine/money';
+import type { AuditRecord, Money } from '../machine/types';
 import type { ClientConfig } from '../machine/config';
 import {
   addSpend,
@@ -166,34 +167,15 @@ export class ClientHost {
         }),
         commitDecision: fromCallback<AuthEvent, CommitInput>(({ input, sendBack }) => {
           let live = true;
-          const seq = ++this.#seq;
-          this.#charge(input);
-          const audit = { ...input.audit, seq };
           const finish = (error?: string) => {
             if (!live) return;
-            if (error) sendBack({ type: 'commit.failed', error, seq });
-            else sendBack({ type: 'commit.done', seq });
+            sendBack(error ? { type: 'commit.failed', error } : { type: 'commit.done' });
           };
           try {
-            const stored = input.decision
-              ? this.store.commit(input.connection, input.decision)
-              : undefined;
             settle(
-              stored,
-              () =>
-                settle(
-                  this.audit.append(audit),
-                  () => finish(),
-                  (e) => finish(errorText(e))
-                ),
-              (e) => {
-                // The verdict could not be stored: still log the decision, then send the frame.
-                settle(
-                  this.audit.append(audit),
-                  () => finish(errorText(e)),
-                  () => finish(errorText(e))
-                );
-              }
+              this.store.commit(input.connection, input.decision),
+              () => finish(),
+              (e) => finish(errorText(e))
             );
           } catch (e) {
             finish(errorText(e));
@@ -272,7 +254,13 @@ export class ClientHost {
     actor.subscribe({
       complete: () => {
         const out = actor.getSnapshot().output;
-        if (out) onDone(out);
+        if (!out) return;
+        // Spend and the audit record, before the frame leaves: the log answers "why did the
+        // bill triple" a month later, so nothing reaches a server unrecorded.
+        out.audit.seq = ++this.#seq;
+        this.#charge(out.audit);
+        void this.audit.append(out.audit);
+        onDone(out);
       },
       error: (e) => {
         throw e;
@@ -313,15 +301,13 @@ export class ClientHost {
     return evaluation;
   }
 
-  #charge(input: CommitInput): void {
-    if (input.chargeMicros <= 0) return;
-    const { server, t } = input.audit;
+  #charge(audit: AuditRecord): void {
+    const micros = toMicros(audit.cost);
+    if (micros <= 0) return;
+    const { server, t, connection } = audit;
     const block = effectiveBlock(this.#policy, server);
-    this.#ledger.set(server, addSpend(this.#volume(server, t), block, t, input.chargeMicros));
-    this.#pools.set(
-      input.connection,
-      (this.#pools.get(input.connection) ?? 0) + input.chargeMicros
-    );
+    this.#ledger.set(server, addSpend(this.#volume(server, t), block, t, micros));
+    this.#pools.set(connection, (this.#pools.get(connection) ?? 0) + micros);
   }
 
   /** Spent in the server's current budget window, in micro-units. */

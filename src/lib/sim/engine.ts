@@ -62,8 +62,11 @@ export interface SimulationOptions {
   onAudit?: (record: AuditRecord) => void;
   /** Receives every finished request: the inspector keeps params, path and frame. */
   onDecision?: (lane: LaneId, request: IncomingRequest, out: AuthOutput) => void;
-  /** A person answers this lane's consent dialogs instead of the simulated user. */
-  consent?: (lane: LaneId) => ConsentSource | undefined;
+  /**
+   * Who answers this lane's consent dialogs: given the simulated user, return the source to use
+   * (the playground routes dialogs to a person while "you are the user" is on).
+   */
+  consent?: (lane: LaneId, simulated: ConsentSource) => ConsentSource;
   /** The decision store for a lane (default: in memory, scoped as the lane's config says). */
   store?: (lane: LaneId, scope: ClientConfig['store']) => DecisionStore;
   /** Replay these events instead of running the simulated population. */
@@ -218,7 +221,7 @@ export class LaneRuntime {
         sink?.({ ...r, lane: id });
       }),
       clock: sim.clock,
-      consent: opts.consent?.(id) ?? user.source,
+      consent: opts.consent?.(id, user.source) ?? user.source,
       provider: provider.source,
       lane: id
     });

@@ -1,0 +1,216 @@
+/**
+ * The worker-side session: one loaded scenario, driven by the page's commands. Pure and
+ * synchronous (no timers): the worker entry point does the yielding between fast-forward slices,
+ * and the unit tests drive a session directly in Node.
+ */
+import type { AuthOutput, IncomingRequest } from '../machine/authorize';
+import type { AuditRecord } from '../machine/types';
+import type { ConsentSource } from './client';
+import { Simulation } from './engine';
+import type { Command, Inspection, LaneView, PendingConsent, Reply, Snapshot } from './protocol';
+import { digestRun } from './report';
+import { LANE_IDS, parseScenario, type LaneId } from './scenario';
+
+/** How many finished requests per lane the inspector can look up (the most recent ones). */
+export const INSPECT_WINDOW = 5_000;
+/** Events per fast-forward slice: small enough to keep the worker answering `cancel`. */
+export const SLICE_EVENTS = 20_000;
+
+interface Kept {
+  request: IncomingRequest;
+  out: AuthOutput;
+}
+
+export class Session {
+  sim: Simulation | null = null;
+  #audit: AuditRecord[] = [];
+  #kept: Record<LaneId, Map<number, Kept>> = { A: new Map(), B: new Map() };
+  #pending = new Map<number, { info: PendingConsent; answer: (approved: boolean) => void }>();
+  #nextToken = 1;
+  #human = new Set<LaneId>();
+  #events = 0;
+  #ff: { target: number; total: number; from: number } | null = null;
+
+  handle(cmd: Command): Reply[] {
+    switch (cmd.type) {
+      case 'load':
+        return [this.#load(cmd)];
+      case 'advance': {
+        const sim = this.#need();
+        this.#events = sim.advanceTo(cmd.to, cmd.maxEvents ?? Infinity);
+        return [this.snapshot()];
+      }
+      case 'step':
+        this.#events = this.#need().step() ? 1 : 0;
+        return [this.snapshot()];
+      case 'fastForward': {
+        const sim = this.#need();
+        const target = Math.min(sim.end, sim.now + cmd.ms);
+        this.#ff = { target, total: target - sim.now, from: sim.now };
+        return [];
+      }
+      case 'cancel': {
+        const was = this.#ff !== null;
+        this.#ff = null;
+        return was ? [{ type: 'fastForwardDone', cancelled: true }, this.snapshot()] : [];
+      }
+      case 'setConfig':
+        this.#need().setLaneConfig(cmd.lane, cmd.client, cmd.what);
+        return [this.snapshot()];
+      case 'setPolicy': {
+        const invalidated = this.#need().setLanePolicy(cmd.lane, cmd.policy);
+        return [{ type: 'policyApplied', lane: cmd.lane, invalidated }, this.snapshot()];
+      }
+      case 'setHuman':
+        this.#human = new Set(cmd.human);
+        return [this.snapshot()];
+      case 'consent': {
+        const p = this.#pending.get(cmd.token);
+        if (p) {
+          this.#pending.delete(cmd.token);
+          p.answer(cmd.approved);
+        }
+        return [this.snapshot()];
+      }
+      case 'inspect':
+        return [this.#inspect(cmd.lane, cmd.seq)];
+      case 'digest': {
+        const r = parseScenario(cmd.scenario);
+        if (!r.ok) return [{ type: 'digest', ok: false, errors: r.errors }];
+        return [
+          {
+            type: 'digest',
+            ok: true,
+            digest: digestRun(r.scenario, cmd.seed !== undefined ? { seed: cmd.seed } : {})
+          }
+        ];
+      }
+    }
+  }
+
+  /** True while a fast-forward is running: the worker keeps calling `fastForwardSlice`. */
+  get fastForwarding(): boolean {
+    return this.#ff !== null;
+  }
+
+  /** Run one slice of the fast-forward; returns the replies to post. */
+  fastForwardSlice(): Reply[] {
+    const ff = this.#ff;
+    const sim = this.sim;
+    if (!ff || !sim) return [];
+    this.#events = sim.advanceTo(ff.target, SLICE_EVENTS);
+    const done = sim.now >= ff.target;
+    const progress: Reply = { type: 'progress', done: sim.now - ff.from, total: ff.total };
+    if (!done) return [progress];
+    this.#ff = null;
+    return [progress, { type: 'fastForwardDone', cancelled: false }, this.snapshot()];
+  }
+
+  snapshot(): Snapshot {
+    const sim = this.#need();
+    const lanes = {} as Record<LaneId, LaneView>;
+    for (const id of LANE_IDS) {
+      const lane = sim.lanes[id];
+      const count = lane.host.store.count();
+      lanes[id] = {
+        label: lane.label,
+        counters: lane.metrics.counters,
+        series: lane.metrics.series,
+        edges: lane.metrics.edges,
+        storedDecisions: typeof count === 'number' ? count : -1,
+        scope: lane.host.store.scope
+      };
+    }
+    const audit = this.#audit;
+    this.#audit = [];
+    return {
+      type: 'snapshot',
+      now: sim.now,
+      start: sim.start,
+      end: sim.end,
+      done: sim.done,
+      lanes,
+      audit,
+      marks: sim.marks,
+      pendingConsent: [...this.#pending.values()].map((p) => p.info),
+      events: this.#events
+    };
+  }
+
+  #need(): Simulation {
+    if (!this.sim) throw new Error('no scenario is loaded');
+    return this.sim;
+  }
+
+  #load(cmd: Extract<Command, { type: 'load' }>): Reply {
+    const r = parseScenario(cmd.scenario);
+    if (!r.ok) return { type: 'loaded', ok: false, errors: r.errors };
+    this.#audit = [];
+    this.#kept = { A: new Map(), B: new Map() };
+    this.#pending.clear();
+    this.#ff = null;
+    this.#human = new Set(cmd.human ?? []);
+    this.sim = new Simulation(r.scenario, {
+      ...(cmd.seed !== undefined ? { seed: cmd.seed } : {}),
+      ...(cmd.trace ? { trace: cmd.trace } : {}),
+      onAudit: (rec) => this.#audit.push(rec),
+      onDecision: (lane, request, out) => {
+        const kept = this.#kept[lane];
+        kept.set(out.audit.seq, { request, out });
+        if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
+      },
+      consent: (lane, simulated) => this.#consentFor(lane, simulated)
+    });
+    return {
+      type: 'loaded',
+      ok: true,
+      name: r.scenario.name,
+      start: this.sim.start,
+      end: this.sim.end,
+      servers: r.scenario.servers.map((s) => s.name)
+    };
+  }
+
+  /** Dialogs go to a person while the lane is in "you are the user" mode, else to the model. */
+  #consentFor(lane: LaneId, simulated: ConsentSource): ConsentSource {
+    return (input, answer) => {
+      if (!this.#human.has(lane)) return simulated(input, answer);
+      const token = this.#nextToken++;
+      this.#pending.set(token, {
+        info: {
+          lane,
+          token,
+          server: input.server,
+          requestId: input.requestId,
+          identity: input.identity,
+          params: input.params,
+          askedAt: input.now
+        },
+        answer
+      });
+      return () => this.#pending.delete(token);
+    };
+  }
+
+  #inspect(lane: LaneId, seq: number): Inspection {
+    const k = this.#kept[lane].get(seq);
+    if (!k) return { type: 'inspection', lane, seq, found: false };
+    return {
+      type: 'inspection',
+      lane,
+      seq,
+      found: true,
+      request: {
+        id: k.request.id,
+        server: k.request.server,
+        connection: k.request.connection,
+        params: k.request.params,
+        receivedAt: k.request.receivedAt
+      },
+      identity: k.out.audit.identity,
+      path: k.out.path,
+      frame: k.out.frame,
+      audit: k.out.audit
+    };
+  }
+}
