@@ -11,7 +11,7 @@ async function sendAndDeny(page: Page) {
 test('durable store: a denial is replayed after a page reload, with no second consent prompt', async ({
   page
 }) => {
-  await page.goto('./?scope=durable');
+  await page.goto('./single/?scope=durable');
   await expect(page.getByTestId('store-note')).toContainText('stored durably');
   await page.getByRole('button', { name: 'Clear stored decisions' }).click();
   await expect(page.getByLabel('Stored decisions')).toHaveText('0');
@@ -34,7 +34,7 @@ test('durable store: a denial is replayed after a page reload, with no second co
 test('connection-scoped store: after a reload the same request is evaluated afresh', async ({
   page
 }) => {
-  await page.goto('./?scope=connection');
+  await page.goto('./single/?scope=connection');
   await expect(page.getByTestId('store-note')).toContainText('this connection');
   await sendAndDeny(page);
   await page.reload();
@@ -44,7 +44,7 @@ test('connection-scoped store: after a reload the same request is evaluated afre
 });
 
 test('connection-scoped store: a reconnect also buys a fresh evaluation', async ({ page }) => {
-  await page.goto('./?scope=connection');
+  await page.goto('./single/?scope=connection');
   await sendAndDeny(page);
   await page.getByRole('button', { name: 'Send request' }).click();
   await expect(page.getByTestId('summary')).toContainText('replayed from the store');
@@ -57,7 +57,7 @@ test('connection-scoped store: a reconnect also buys a fresh evaluation', async 
 });
 
 test('an approved request returns a result frame with its context annotation', async ({ page }) => {
-  await page.goto('./?scope=connection');
+  await page.goto('./single/?scope=connection');
   await page.getByLabel('Context').selectOption('allServers');
   await page.getByRole('button', { name: 'Send request' }).click();
   await page.getByRole('dialog').getByRole('button', { name: 'Approve' }).click();

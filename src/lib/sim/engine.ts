@@ -67,8 +67,8 @@ export interface SimulationOptions {
    * (the playground routes dialogs to a person while "you are the user" is on).
    */
   consent?: (lane: LaneId, simulated: ConsentSource) => ConsentSource;
-  /** The decision store for a lane (default: in memory, scoped as the lane's config says). */
-  store?: (lane: LaneId, scope: ClientConfig['store']) => DecisionStore;
+  /** The decision store for a lane; undefined = in memory, scoped as the lane's config says. */
+  store?: (lane: LaneId, scope: ClientConfig['store']) => DecisionStore | undefined;
   /** Replay these events instead of running the simulated population. */
   trace?: TraceEvent[];
 }

@@ -33,6 +33,7 @@ export type Command =
   | { type: 'setHuman'; human: LaneId[] }
   | { type: 'consent'; lane: LaneId; token: number; approved: boolean }
   | { type: 'inspect'; lane: LaneId; seq: number }
+  | { type: 'clearStored'; lane: LaneId }
   /** Run a scenario from scratch to its end and digest its outputs (the determinism self-test). */
   | { type: 'digest'; scenario: unknown; seed?: number };
 
@@ -65,6 +66,8 @@ export interface Snapshot {
   /** Audit records since the previous snapshot. */
   audit: AuditRecord[];
   marks: TimelineMark[];
+  /** Why durable storage is unavailable (the lanes asking for it run connection-scoped), or null. */
+  durableError: string | null;
   pendingConsent: PendingConsent[];
   /** How many events the last command ran. */
   events: number;
@@ -95,6 +98,7 @@ export type Reply =
   | { type: 'progress'; done: number; total: number }
   | { type: 'fastForwardDone'; cancelled: boolean }
   | { type: 'policyApplied'; lane: LaneId; invalidated: Record<string, number> }
+  | { type: 'cleared'; lane: LaneId; count: number }
   | Inspection
   | { type: 'digest'; ok: true; digest: RunDigest }
   | { type: 'digest'; ok: false; errors: ScenarioError[] }

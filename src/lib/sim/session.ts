@@ -6,6 +6,8 @@
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
 import type { AuditRecord } from '../machine/types';
 import type { ConsentSource } from './client';
+import { ConnectionDecisionStore } from '../store/connection-store';
+import type { DecisionStore } from '../store/decision-store';
 import { Simulation } from './engine';
 import type { Command, Inspection, LaneView, PendingConsent, Reply, Snapshot } from './protocol';
 import { digestRun } from './report';
@@ -21,8 +23,19 @@ interface Kept {
   out: AuthOutput;
 }
 
+export interface SessionOptions {
+  /**
+   * The durable store for a lane (IndexedDB in the browser), or null when durable storage is
+   * unavailable: the lane then runs connection-scoped and the page says so.
+   */
+  durable?: (lane: LaneId) => DecisionStore | null;
+  /** Why durable storage is unavailable, in plain words. */
+  durableError?: string;
+}
+
 export class Session {
   sim: Simulation | null = null;
+  readonly #opts: SessionOptions;
   #audit: AuditRecord[] = [];
   #kept: Record<LaneId, Map<number, Kept>> = { A: new Map(), B: new Map() };
   #pending = new Map<number, { info: PendingConsent; answer: (approved: boolean) => void }>();
@@ -30,6 +43,10 @@ export class Session {
   #human = new Set<LaneId>();
   #events = 0;
   #ff: { target: number; total: number; from: number } | null = null;
+
+  constructor(opts: SessionOptions = {}) {
+    this.#opts = opts;
+  }
 
   handle(cmd: Command): Reply[] {
     switch (cmd.type) {
@@ -74,6 +91,14 @@ export class Session {
       }
       case 'inspect':
         return [this.#inspect(cmd.lane, cmd.seq)];
+      case 'clearStored': {
+        const store = this.#need().lanes[cmd.lane].host.store;
+        const n = store.clear();
+        return [
+          { type: 'cleared', lane: cmd.lane, count: typeof n === 'number' ? n : -1 },
+          this.snapshot()
+        ];
+      }
       case 'digest': {
         const r = parseScenario(cmd.scenario);
         if (!r.ok) return [{ type: 'digest', ok: false, errors: r.errors }];
@@ -132,6 +157,7 @@ export class Session {
       lanes,
       audit,
       marks: sim.marks,
+      durableError: this.#opts.durableError ?? null,
       pendingConsent: [...this.#pending.values()].map((p) => p.info),
       events: this.#events
     };
@@ -159,7 +185,13 @@ export class Session {
         kept.set(out.audit.seq, { request, out });
         if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
       },
-      consent: (lane, simulated) => this.#consentFor(lane, simulated)
+      consent: (lane, simulated) => this.#consentFor(lane, simulated),
+      store: (lane, scope) => {
+        const alert = r.scenario.lanes[lane].client.alert;
+        const fallback = () => new ConnectionDecisionStore(alert ? { alert } : {});
+        if (scope !== 'durable') return fallback();
+        return this.#opts.durable ? (this.#opts.durable(lane) ?? fallback()) : undefined;
+      }
     });
     return {
       type: 'loaded',
@@ -214,3 +246,4 @@ export class Session {
     };
   }
 }
+

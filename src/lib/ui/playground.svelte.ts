@@ -1,0 +1,236 @@
+/**
+ * The playground's state: one scenario in a Web Worker, driven by a requestAnimationFrame loop
+ * that turns wall time into simulated time by the speed setting (raftscope's idea), and renders
+ * the snapshots that come back. Components read this; they never talk to the worker directly.
+ */
+import type { ClientConfigInput } from '$lib/machine/config';
+import type { Policy } from '$lib/machine/policy';
+import type { AuditRecord } from '$lib/machine/types';
+import type { Inspection, PendingConsent, Reply, Snapshot } from '$lib/sim/protocol';
+import type { LaneId, ScenarioError } from '$lib/sim/scenario';
+import type { TraceEvent } from '$lib/sim/trace';
+import { SimClient } from './sim-client';
+
+/** Speeds on a logarithmic slider: 1× to 1000× simulated time. */
+export const MIN_SPEED = 1;
+export const MAX_SPEED = 1000;
+export const DEFAULT_SPEED = 60;
+/** The most events one animation frame may ask the worker to run (keeps frames short). */
+const EVENTS_PER_FRAME = 4_000;
+
+export function speedToSlider(speed: number): number {
+  return Math.round((Math.log10(speed) / Math.log10(MAX_SPEED)) * 100);
+}
+export function sliderToSpeed(v: number): number {
+  const s = Math.pow(10, (v / 100) * Math.log10(MAX_SPEED));
+  return s < 10 ? Math.round(s * 10) / 10 : Math.round(s);
+}
+
+export class Playground {
+  /** The scenario as editable JSON data: what Share puts in the link. */
+  scenario = $state.raw<Record<string, unknown> | null>(null);
+  name = $state('');
+  title = $state('');
+  errors = $state.raw<ScenarioError[]>([]);
+  snapshot = $state.raw<Snapshot | null>(null);
+  /** Every audit record so far (append-only; `auditVersion` says when it grew). */
+  audit: AuditRecord[] = [];
+  auditVersion = $state(0);
+  playing = $state(false);
+  speed = $state(DEFAULT_SPEED);
+  seed = $state(0);
+  ff = $state.raw<{ done: number; total: number } | null>(null);
+  human = $state(false);
+  inspection = $state.raw<Inspection | null>(null);
+  inspecting = $state(false);
+  notice = $state('');
+  trace: TraceEvent[] | null = null;
+  /** Wall-clock frame times (ms) while playing: `bench:ui` reads them. */
+  frameTimes: number[] = [];
+
+  #client: SimClient | null = null;
+  #inflight = false;
+  #last = 0;
+  #raf = 0;
+
+  get pending(): PendingConsent[] {
+    return this.snapshot?.pendingConsent ?? [];
+  }
+
+  async start(): Promise<void> {
+    this.#client = await SimClient.start();
+    this.#client.on((r) => this.#onReply(r));
+  }
+
+  stop(): void {
+    cancelAnimationFrame(this.#raf);
+    this.#client?.terminate();
+  }
+
+  #onReply(r: Reply): void {
+    switch (r.type) {
+      case 'snapshot':
+        this.#inflight = false;
+        if (r.audit.length) {
+          for (const a of r.audit) this.audit.push(a);
+          this.auditVersion++;
+        }
+        this.snapshot = r;
+        if (r.done) this.playing = false;
+        break;
+      case 'progress':
+        this.ff = { done: r.done, total: r.total };
+        break;
+      case 'fastForwardDone':
+        this.ff = null;
+        this.notice = r.cancelled ? 'Fast-forward cancelled.' : '';
+        break;
+      case 'inspection':
+        this.inspection = r;
+        this.inspecting = false;
+        break;
+      case 'error':
+        this.#inflight = false;
+        this.notice = r.message;
+        break;
+    }
+  }
+
+  /** Load scenario data (validated in the worker). Returns the errors, if any. */
+  async load(data: Record<string, unknown>, opts: { trace?: TraceEvent[] } = {}): Promise<ScenarioError[]> {
+    const client = this.#client;
+    if (!client) return [{ path: '$', message: 'the simulation worker is not running' }];
+    this.pause();
+    this.ff = null;
+    this.trace = opts.trace ?? null;
+    const seed = typeof data.seed === 'number' ? data.seed : 0;
+    const r = await client.request(
+      {
+        type: 'load',
+        scenario: data,
+        ...(opts.trace ? { trace: opts.trace } : {}),
+        ...(this.human ? { human: ['A', 'B'] } : {})
+      },
+      'loaded'
+    );
+    if (!r.ok) {
+      this.errors = r.errors;
+      return r.errors;
+    }
+    this.errors = [];
+    this.scenario = data;
+    this.name = r.name;
+    this.title = typeof data.title === 'string' ? data.title : r.name;
+    this.seed = seed;
+    this.audit = [];
+    this.auditVersion++;
+    this.inspection = null;
+    this.notice = '';
+    this.snapshot = await client.request({ type: 'advance', to: r.start }, 'snapshot');
+    return [];
+  }
+
+  /** Start over with the same scenario (and seed). */
+  async reset(): Promise<void> {
+    if (this.scenario) await this.load({ ...this.scenario, seed: this.seed }, this.trace ? { trace: this.trace } : {});
+  }
+
+  async setSeed(seed: number): Promise<void> {
+    if (!this.scenario) return;
+    await this.load({ ...this.scenario, seed }, this.trace ? { trace: this.trace } : {});
+  }
+
+  play(): void {
+    if (this.playing || !this.snapshot || this.snapshot.done) return;
+    this.playing = true;
+    this.#last = performance.now();
+    const tick = (t: number) => {
+      if (!this.playing) return;
+      const dt = Math.min(250, t - this.#last);
+      this.frameTimes.push(t - this.#last);
+      this.#last = t;
+      const snap = this.snapshot;
+      if (!this.#inflight && snap && !this.ff) {
+        this.#inflight = true;
+        this.#client?.send({ type: 'advance', to: snap.now + dt * this.speed, maxEvents: EVENTS_PER_FRAME });
+      }
+      this.#raf = requestAnimationFrame(tick);
+    };
+    this.#raf = requestAnimationFrame(tick);
+  }
+
+  pause(): void {
+    this.playing = false;
+    cancelAnimationFrame(this.#raf);
+  }
+
+  toggle(): void {
+    if (this.playing) this.pause();
+    else this.play();
+  }
+
+  step(): void {
+    this.pause();
+    this.#client?.send({ type: 'step' });
+  }
+
+  fastForward(hours: number): void {
+    if (!this.snapshot || this.ff) return;
+    this.pause();
+    this.ff = { done: 0, total: hours * 3_600_000 };
+    this.#client?.send({ type: 'fastForward', ms: hours * 3_600_000 });
+  }
+
+  cancelFastForward(): void {
+    this.#client?.send({ type: 'cancel' });
+  }
+
+  /** Change a lane's client configuration live; it is marked on the timeline. */
+  setClient(lane: LaneId, client: ClientConfigInput, what: string): void {
+    if (!this.scenario) return;
+    const lanes = structuredClone(this.scenario.lanes) as Record<LaneId, Record<string, unknown>>;
+    lanes[lane] = { ...lanes[lane], client };
+    this.scenario = { ...this.scenario, lanes };
+    this.#client?.send({ type: 'setConfig', lane, client, what: `${what}` });
+  }
+
+  /** Apply an already-validated policy; returns the stored decisions invalidated per server. */
+  async applyPolicy(lane: LaneId, policy: Policy): Promise<Record<string, number>> {
+    if (!this.scenario || !this.#client) return {};
+    const lanes = structuredClone(this.scenario.lanes) as Record<LaneId, Record<string, unknown>>;
+    lanes[lane] = { ...lanes[lane], policy };
+    this.scenario = { ...this.scenario, lanes };
+    const r = await this.#client.request({ type: 'setPolicy', lane, policy }, 'policyApplied');
+    return r.invalidated;
+  }
+
+  async clearStored(lane: LaneId): Promise<number> {
+    if (!this.#client) return 0;
+    const r = await this.#client.request({ type: 'clearStored', lane }, 'cleared');
+    return r.count;
+  }
+
+  setHuman(on: boolean): void {
+    this.human = on;
+    this.#client?.send({ type: 'setHuman', human: on ? ['A', 'B'] : [] });
+  }
+
+  answer(p: PendingConsent, approved: boolean): void {
+    this.#client?.send({ type: 'consent', lane: p.lane, token: p.token, approved });
+  }
+
+  inspect(lane: LaneId, seq: number): void {
+    this.inspecting = true;
+    this.#client?.send({ type: 'inspect', lane, seq });
+  }
+
+  laneClient(lane: LaneId): ClientConfigInput {
+    const lanes = this.scenario?.lanes as Record<LaneId, { client?: ClientConfigInput }> | undefined;
+    return lanes?.[lane]?.client ?? {};
+  }
+
+  lanePolicy(lane: LaneId): Policy | null {
+    const lanes = this.scenario?.lanes as Record<LaneId, { policy?: Policy }> | undefined;
+    return lanes?.[lane]?.policy ?? null;
+  }
+}
