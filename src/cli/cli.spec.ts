@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { requestIdentity } from '../lib/machine/identity';
 
@@ -42,5 +43,78 @@ describe('lab identity', () => {
     const r = lab(['identity'], '{}');
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--server NAME is required');
+  });
+});
+
+describe('lab run and replay', () => {
+  const out = `/tmp/lab-cli-spec-${process.pid}`;
+
+  it('runs a scenario, prints the per-lane summary and writes frames, audit and metrics', () => {
+    const r = lab(['run', 'static/scenarios/reconnect-bypass.json', '--out', out]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/consent prompts/);
+    expect(r.stdout).toMatch(/abandoned requests/);
+    const frames = readFileSync(`${out}/frames.jsonl`, 'utf8').trim().split('\n');
+    const first = JSON.parse(frames[0]!);
+    expect(Object.keys(first)).toEqual(['t', 'lane', 'server', 'connection', 'direction', 'frame']);
+    expect(first.direction).toBe('in');
+    expect(first.frame.method).toBe('sampling/createMessage');
+    const audit = readFileSync(`${out}/audit.jsonl`, 'utf8').trim().split('\n');
+    expect(JSON.parse(audit[0]!).identity).toMatch(/:[0-9a-f]{32}$/);
+    const metrics = JSON.parse(readFileSync(`${out}/metrics.json`, 'utf8'));
+    expect(metrics.lanes.A.summary.requests).toBeGreaterThan(0);
+  });
+
+  it('is byte-identical for the same scenario and seed, and differs for another seed', () => {
+    lab(['run', 'static/scenarios/tired-user.json', '--seed', '5', '--out', `${out}-a`]);
+    lab(['run', 'static/scenarios/tired-user.json', '--seed', '5', '--out', `${out}-b`]);
+    lab(['run', 'static/scenarios/tired-user.json', '--seed', '6', '--out', `${out}-c`]);
+    const read = (d: string, f: string) => readFileSync(`${d}/${f}`, 'utf8');
+    expect(read(`${out}-a`, 'frames.jsonl')).toBe(read(`${out}-b`, 'frames.jsonl'));
+    expect(read(`${out}-a`, 'audit.jsonl')).toBe(read(`${out}-b`, 'audit.jsonl'));
+    expect(read(`${out}-a`, 'audit.jsonl')).not.toBe(read(`${out}-c`, 'audit.jsonl'));
+  });
+
+  it('replays a trace against a scenario', () => {
+    const r = lab([
+      'replay',
+      'static/traces/reconnect-storm.jsonl',
+      '--scenario',
+      'static/scenarios/reconnect-bypass.json',
+      '--out',
+      `${out}-replay`
+    ]);
+    expect(r.code).toBe(0);
+    const lines = readFileSync(`${out}-replay/frames.jsonl`, 'utf8').trim().split('\n');
+    expect(lines.filter((l) => l.includes('"direction":"in"'))).toHaveLength(2 * 60);
+  });
+
+  it('names the file, the JSON path and the problem of a bad scenario, with exit code 2', () => {
+    const bad = `${out}-bad.json`;
+    const s = JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8'));
+    s.lanes.B.policy.defaults.budget.amount = '5 dollars';
+    writeFileSync(bad, JSON.stringify(s));
+    const r = lab(['run', bad]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain(`${bad}: $.lanes.B.policy.defaults.budget.amount`);
+  });
+
+  it('names the line of a bad trace', () => {
+    const bad = `${out}-bad.jsonl`;
+    writeFileSync(
+      bad,
+      '{"t":0,"server":"x","type":"connect"}\n{"t":1,"server":"x","type":"request"}\n'
+    );
+    const r = lab(['replay', bad, '--scenario', 'static/scenarios/reconnect-bypass.json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/line 2: \$\.params/);
+  });
+
+  it('rejects a bad seed and a missing file', () => {
+    expect(lab(['run', 'static/scenarios/tired-user.json', '--seed', 'x']).code).toBe(2);
+    const r = lab(['run', 'nope.json']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/nope\.json: cannot read the scenario \(ENOENT\)/);
   });
 });

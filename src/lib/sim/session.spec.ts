@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { Reply, Snapshot } from './protocol';
+import { Session } from './session';
+
+const scenario = JSON.parse(
+  readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')
+) as Record<string, unknown>;
+const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
+  rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
+
+function loaded(s: Session, extra: Partial<{ human: ('A' | 'B')[] }> = {}) {
+  const [r] = s.handle({ type: 'load', scenario, ...extra });
+  if (r?.type !== 'loaded' || !r.ok) throw new Error('not loaded');
+  return r;
+}
+
+describe('the worker session', () => {
+  it('rejects an invalid scenario with paths, and runs nothing', () => {
+    const s = new Session();
+    const [r] = s.handle({ type: 'load', scenario: { ...scenario, seed: -1 } });
+    expect(r).toMatchObject({ type: 'loaded', ok: false });
+    expect(r?.type === 'loaded' && !r.ok && r.errors[0]?.path).toBe('$.seed');
+    expect(s.sim).toBeNull();
+  });
+
+  it('advances in virtual time and streams audit records once', () => {
+    const s = new Session();
+    const l = loaded(s);
+    const [a] = only(s.handle({ type: 'advance', to: l.start + 600_000 }), 'snapshot');
+    expect(a!.now).toBe(l.start + 600_000);
+    expect(a!.audit.length).toBeGreaterThan(0);
+    expect(a!.lanes.A.counters.consentPrompts).toBeGreaterThan(a!.lanes.B.counters.consentPrompts);
+    const [b] = only(s.handle({ type: 'advance', to: l.start + 600_000 }), 'snapshot');
+    expect(b!.audit).toHaveLength(0);
+  });
+
+  it('fast-forwards in slices, and can be cancelled', () => {
+    const s = new Session();
+    loaded(s);
+    expect(s.handle({ type: 'fastForward', ms: 3_600_000 })).toEqual([]);
+    expect(s.fastForwarding).toBe(true);
+    const replies: Reply[] = [];
+    while (s.fastForwarding) replies.push(...s.fastForwardSlice());
+    const snap = only(replies, 'snapshot').at(-1) as Snapshot;
+    expect(snap.done).toBe(true);
+    expect(only(replies, 'fastForwardDone')[0]).toMatchObject({ cancelled: false });
+
+    const t = new Session();
+    loaded(t);
+    t.handle({ type: 'fastForward', ms: 3_600_000 });
+    expect(only(t.handle({ type: 'cancel' }), 'fastForwardDone')[0]).toMatchObject({
+      cancelled: true
+    });
+    expect(t.fastForwarding).toBe(false);
+  });
+
+  it('routes consent dialogs to a person in "you are the user" mode', () => {
+    const s = new Session();
+    const l = loaded(s, { human: ['A'] });
+    const [snap] = only(s.handle({ type: 'advance', to: l.start + 1_000 }), 'snapshot');
+    const p = snap!.pendingConsent.find((c) => c.lane === 'A');
+    expect(p?.server).toMatch(/^persistent/);
+    const [after] = only(
+      s.handle({ type: 'consent', lane: 'A', token: p!.token, approved: false }),
+      'snapshot'
+    );
+    expect(after!.pendingConsent.find((c) => c.token === p!.token)).toBeUndefined();
+    const [later] = only(s.handle({ type: 'advance', to: l.start + 2_000 }), 'snapshot');
+    const rec = [...after!.audit, ...later!.audit].find(
+      (r) => r.lane === 'A' && r.consent === 'denied'
+    );
+    expect(rec?.reason).toBe('user.denied');
+  });
+
+  it('applies a policy edit to one lane and reports the invalidated decisions', () => {
+    const s = new Session();
+    const l = loaded(s);
+    s.handle({ type: 'advance', to: l.start + 600_000 });
+    const policy = structuredClone(
+      (scenario.lanes as { B: { policy: Record<string, unknown> } }).B.policy
+    );
+    (policy.defaults as Record<string, unknown>).consent = 'allow';
+    const [applied] = only(
+      s.handle({ type: 'setPolicy', lane: 'B', policy: policy as never }),
+      'policyApplied'
+    );
+    const total = Object.values(applied!.invalidated).reduce((a, b) => a + b, 0);
+    expect(total).toBeGreaterThan(0);
+    const [snap] = only(s.handle({ type: 'advance', to: l.start + 600_000 }), 'snapshot');
+    expect(snap!.marks.at(-1)?.what).toMatch(/policy edited/);
+  });
+
+  it('inspects a finished request: params, identity, path and its one frame', () => {
+    const s = new Session();
+    const l = loaded(s);
+    const [snap] = only(s.handle({ type: 'advance', to: l.start + 60_000 }), 'snapshot');
+    const rec = snap!.audit.find((r) => r.lane === 'B')!;
+    const [ins] = only(s.handle({ type: 'inspect', lane: 'B', seq: rec.seq }), 'inspection');
+    expect(ins).toMatchObject({ found: true, identity: rec.identity });
+    expect(ins!.path?.[0]).toBe('identifying');
+    expect(ins!.frame).toBeTruthy();
+  });
+
+  it('digests a whole run the same way twice', () => {
+    const s = new Session();
+    const [a] = s.handle({ type: 'digest', scenario });
+    const [b] = new Session().handle({ type: 'digest', scenario });
+    expect(a).toEqual(b);
+    expect(a?.type === 'digest' && a.ok && a.digest.frameLines).toBeGreaterThan(10);
+  });
+});
