@@ -70,6 +70,8 @@ interface Denial {
 }
 
 interface Generation {
+  /** The provider began answering (input is paid from here on). */
+  started: boolean;
   text: string;
   tokensOut: number;
   cachedInputTokens: number;
@@ -130,6 +132,7 @@ export interface LookupInput {
 export interface EvaluateRequest {
   server: string;
   connection: string;
+  requestId: JsonRpcId;
   params: SamplingParams;
   now: number;
 }
@@ -175,6 +178,7 @@ function notProvided(name: string) {
 // ───────────────────────────── pure helpers ─────────────────────────────
 
 const EMPTY_GEN: Generation = {
+  started: false,
   text: '',
   tokensOut: 0,
   cachedInputTokens: 0,
@@ -188,7 +192,8 @@ function proceed(ctx: AuthContext) {
 
 function meteredMicros(ctx: AuthContext, extraTokens: number): number {
   const p = proceed(ctx);
-  if (!p) return 0;
+  // A call that failed or timed out before the provider began answering cost nothing.
+  if (!p || (!ctx.gen.started && extraTokens === 0 && ctx.gen.tokensOut === 0)) return 0;
   const card = ctx.cards[p.model];
   if (!card) return 0;
   return estimateCostMicros(
@@ -209,13 +214,27 @@ function denialDecision(ctx: AuthContext, d: Denial, now: number): StoredDecisio
     reason: d.reason,
     retryable: rule.retryable,
     decidedAt: now,
-    expiresAt: expiresAtFor(rule.ttl, now, resetsAtMs),
+    expiresAt: boundedExpiry(expiresAtFor(rule.ttl, now, resetsAtMs), now, d.retryAfterMs),
     ...(d.resetsAt ? { resetsAt: d.resetsAt } : {}),
     ...(d.retryAfterMs !== undefined ? { retryAfterMs: d.retryAfterMs } : {}),
     policyHash: ctx.policyHash,
     represented: 0,
     recent: []
   };
+}
+
+/**
+ * A transient denial tells the server when to come back (`retryAfterMs`); the stored decision
+ * must not outlive that, or the server that obeys it hits the stale denial and gives up.
+ */
+function boundedExpiry(
+  expiresAt: number | null,
+  now: number,
+  retryAfterMs?: number
+): number | null {
+  if (retryAfterMs === undefined) return expiresAt;
+  const hint = now + retryAfterMs;
+  return expiresAt === null ? hint : Math.min(expiresAt, hint);
 }
 
 function buildDenialFrame(ctx: AuthContext, d: Denial, retryable: boolean, retryAfterMs?: number) {
@@ -450,7 +469,7 @@ export const authorizationMachine = setup({
     startGeneration: assign({ gen: () => ({ ...EMPTY_GEN }) }),
     noteCache: assign(({ context, event }) =>
       event.type === 'provider.started'
-        ? { gen: { ...context.gen, cachedInputTokens: event.cachedInputTokens } }
+        ? { gen: { ...context.gen, started: true, cachedInputTokens: event.cachedInputTokens } }
         : {}
     ),
     acceptChunk: assign(({ context, event }) => {
@@ -647,6 +666,7 @@ export const authorizationMachine = setup({
         input: ({ context }) => ({
           server: context.request.server,
           connection: context.request.connection,
+          requestId: context.request.id,
           params: context.request.params,
           now: context.now()
         })

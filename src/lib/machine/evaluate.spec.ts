@@ -402,12 +402,14 @@ describe('evaluate: caps (the RFC)', () => {
     expect(p.limitMicros).toBe(30_000);
     expect(p.decision?.limitSource).toBe('budget_window');
     expect(p.decision?.limitApplied.amount).toBe('0.0300');
-    // And refuses what the cap alone would have allowed.
+    // And refuses what the cap alone would have allowed: the window is what ran out, so the
+    // refusal is policy.budget_exhausted with the window's resetsAt, not a cost refusal.
     const volume2: VolumeState = { ...volume, budgetSpentMicros: 4_995_000 };
     const r = evaluate(input({ volume: volume2 }));
     expect(r).toMatchObject({
-      kind: 'budget_exceeded',
-      decision: { limitSource: 'budget_window' }
+      kind: 'deny',
+      reason: 'policy.budget_exhausted',
+      resetsAt: isoTime(volume2.budgetWindowResetsAt)
     });
   });
 

@@ -18,7 +18,7 @@
  * only the machine knows whether the request got as far as being counted and what it cost.
  */
 import { inputTokensOf, preflight, preflightTokens, type RateCard } from './budget';
-import { currencyMismatch, toMicros } from './money';
+import { currencyMismatch, fromMicros, toMicros } from './money';
 import type { PolicyBlock } from './policy';
 import type { ReasonCode } from './reasons';
 import type {
@@ -354,6 +354,16 @@ export function evaluate(input: EvaluateInput): Evaluation {
     // the limit, running the call would overspend before the first chunk, so refuse pre-flight.
     const inputAlone = preflight({ card, inputTokens, maxTokens: 0, limitMicros, limitSource });
     if (onExceeded === 'reject' || !inputAlone.within) {
+      // When what refuses the call is the window's remainder, the window is what ran out: say
+      // so with the reason a server can wait on (and a resetsAt), not as a cost refusal it
+      // would shrink against and retry.
+      if (limitSource === 'budget_window' && block.budget) {
+        return deny(
+          'policy.budget_exhausted',
+          `the ${fromMicros(limitMicros)} ${block.budget.currency} left in the budget window cannot cover this call`,
+          { resetsAt: isoTime(volume.budgetWindowResetsAt) }
+        );
+      }
       return { kind: 'budget_exceeded', model, decision: pf.decision };
     }
   }

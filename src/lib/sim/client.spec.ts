@@ -214,3 +214,95 @@ describe('the host', () => {
     });
   });
 });
+
+describe('volume and spend bookkeeping', () => {
+  const allowAll = (over: Partial<Policy['defaults']>): Policy => {
+    const p = defaultPolicy();
+    p.defaults = {
+      ...p.defaults,
+      consent: 'allow',
+      maxContext: 'allServers',
+      perCallCap: null,
+      ...over
+    };
+    p.servers = {};
+    return p;
+  };
+
+  it('a stored transient denial expires when its retryAfterMs says to come back', async () => {
+    const r = rig(new ConnectionDecisionStore(), {
+      policy: allowAll({ rateLimit: { requests: 1, windowMs: 30_000 } })
+    });
+    await r.send(params({ systemPrompt: 'first' }));
+    const denied = await r.send(params());
+    const data =
+      denied.frame && 'error' in denied.frame
+        ? (denied.frame.error.data as { retryAfterMs: number })
+        : null;
+    expect(denied.audit.reason).toBe('policy.rate_limit');
+    expect(data!.retryAfterMs).toBeGreaterThan(0);
+    const stored = (await r.host.store.entries()).find((e) => e.reason === 'policy.rate_limit')!;
+    // The default TTL is 60 s, the window 30 s: the entry expires with the hint, not the TTL.
+    expect(stored.expiresAt).toBe(stored.decidedAt + data!.retryAfterMs);
+    r.clock.runUntil(stored.expiresAt!);
+    const retried = await r.send(params());
+    expect(retried.audit.replayed).toBe(false);
+  });
+
+  it('two calls evaluated while both run cannot overdraw the budget window together', async () => {
+    // Each call is estimated at 24 input + 200 output tokens ≈ 0.0031; the window holds 0.0050.
+    const r = rig(new ConnectionDecisionStore(), {
+      policy: allowAll({ budget: { amount: '0.0050', currency: 'USD', windowMs: 86_400_000 } })
+    });
+    const outs: AuthOutput[] = [];
+    for (const id of [1, 2]) {
+      r.host.handle(
+        {
+          id,
+          server: 'release-notes',
+          connection: 'c',
+          params: params({ systemPrompt: `p${id}` }),
+          receivedAt: r.clock.now()
+        },
+        (o) => outs.push(o)
+      );
+    }
+    r.clock.runUntil(r.clock.now() + 60_000);
+    expect(outs.map((o) => o.audit.outcome).sort()).toEqual(['allowed', 'denied']);
+    const denied = outs.find((o) => o.audit.outcome === 'denied')!;
+    expect(denied.audit.reason).toBe('policy.budget_exhausted');
+    expect(r.host.spentMicros('release-notes')).toBeLessThanOrEqual(5_000);
+  });
+
+  it('a transport failure before the provider answers costs nothing and carries no budget decision', async () => {
+    const clock = new VirtualClock(0);
+    const provider = createProvider(
+      { ...DEFAULT_PROVIDER, failures: [{ server: 'release-notes', kind: 'transport' }] },
+      clock,
+      new Rng(1)
+    );
+    const host = new ClientHost({
+      config: resolveClientConfig({ store: 'connection' }),
+      policy: allowAll({}),
+      cards: cardsByModel(DEFAULT_PROVIDER.cards),
+      store: new ConnectionDecisionStore(),
+      audit: new MemoryAuditLog(),
+      clock,
+      consent: () => {},
+      provider: provider.source
+    });
+    let out: AuthOutput | undefined;
+    host.handle(
+      { id: 1, server: 'release-notes', connection: 'c', params: params(), receivedAt: 0 },
+      (o) => (out = o)
+    );
+    clock.runUntil(60_000);
+    expect(out!.audit).toMatchObject({
+      outcome: 'transport_error',
+      cost: '0.0000',
+      budgetDecision: null
+    });
+    expect(out!.frame && 'error' in out!.frame && out!.frame.error).toMatchObject({ code: -32001 });
+    expect(out!.frame && 'error' in out!.frame && out!.frame.error.data).toBeUndefined();
+  });
+});

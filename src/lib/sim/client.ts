@@ -19,9 +19,9 @@ import {
   type LookupInput,
   type ProviderInput
 } from '../machine/authorize';
-import type { RateCard } from '../machine/budget';
+import { estimateCostMicros, type RateCard } from '../machine/budget';
 import { toMicros } from '../machine/money';
-import type { AuditRecord, Money } from '../machine/types';
+import type { AuditRecord, JsonRpcId, Money } from '../machine/types';
 import type { ClientConfig } from '../machine/config';
 import {
   addSpend,
@@ -69,6 +69,10 @@ export interface ClientHostOptions {
   lane?: string;
 }
 
+function reservationKey(connection: string, id: JsonRpcId): string {
+  return `${connection}\u0000${String(id)}`;
+}
+
 function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
   return typeof (v as Promise<T> | undefined)?.then === 'function';
 }
@@ -100,6 +104,12 @@ export class ClientHost {
   #hashes = new Map<string, string>();
   #ledger = new Map<string, VolumeState>();
   #pools = new Map<string, number>();
+  /**
+   * What calls still running were estimated to cost, held against their server's budget window
+   * and their connection's pool until they finish: without it, two calls evaluated while a third
+   * runs would each be granted the whole remainder, and together overdraw it.
+   */
+  #reserved = new Map<string, { server: string; connection: string; micros: number }>();
   #seq = 0;
   #machine;
 
@@ -258,6 +268,7 @@ export class ClientHost {
         // Spend and the audit record, before the frame leaves: the log answers "why did the
         // bill triple" a month later, so nothing reaches a server unrecorded.
         out.audit.seq = ++this.#seq;
+        this.#reserved.delete(reservationKey(request.connection, request.id));
         this.#charge(out.audit);
         void this.audit.append(out.audit);
         onDone(out);
@@ -280,6 +291,12 @@ export class ClientHost {
     return v ? rollVolume(v, block, now) : initialVolume(block, now);
   }
 
+  #held(key: 'server' | 'connection', value: string): number {
+    let n = 0;
+    for (const r of this.#reserved.values()) if (r[key] === value) n += r.micros;
+    return n;
+  }
+
   #evaluate(input: EvaluateRequest) {
     const block = effectiveBlock(this.#policy, input.server);
     const volume = this.#volume(input.server, input.now);
@@ -288,13 +305,30 @@ export class ClientHost {
       params: input.params,
       block,
       card: (m: string) => this.cards[m],
-      volume,
+      volume: {
+        ...volume,
+        budgetSpentMicros: volume.budgetSpentMicros + this.#held('server', input.server)
+      },
       now: input.now,
       capScope: this.config.capScope,
       sessionPool: this.config.sessionPool,
-      capState: { sessionPoolSpentMicros: this.#pools.get(input.connection) ?? 0 },
+      capState: {
+        sessionPoolSpentMicros:
+          (this.#pools.get(input.connection) ?? 0) + this.#held('connection', input.connection)
+      },
       preflightDefault: this.config.preflightDefault
     });
+    if (evaluation.kind === 'proceed') {
+      const card = this.cards[evaluation.model];
+      const micros = card
+        ? estimateCostMicros(card, evaluation.inputTokens, evaluation.maxTokens)
+        : 0;
+      this.#reserved.set(reservationKey(input.connection, input.requestId), {
+        server: input.server,
+        connection: input.connection,
+        micros
+      });
+    }
     // Volume controls count every fresh evaluation, whatever its content: that is what bounds a
     // server that varies its requests to dodge identity.
     this.#ledger.set(input.server, countRequest(volume, block, input.now));

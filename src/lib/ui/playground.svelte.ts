@@ -18,6 +18,15 @@ export const DEFAULT_SPEED = 60;
 /** The most events one animation frame may ask the worker to run (keeps frames short). */
 const EVENTS_PER_FRAME = 4_000;
 
+/** The steps `+` and `-` move along. */
+export const SPEED_STEPS = [1, 2, 5, 10, 20, 30, 60, 120, 250, 500, 1000];
+
+/** The next step up or down from `speed` (from between two steps, the nearer one in that direction). */
+export function nextSpeed(speed: number, dir: 1 | -1): number {
+  if (dir > 0) return SPEED_STEPS.find((s) => s > speed) ?? MAX_SPEED;
+  return [...SPEED_STEPS].reverse().find((s) => s < speed) ?? MIN_SPEED;
+}
+
 export function speedToSlider(speed: number): number {
   return Math.round((Math.log10(speed) / Math.log10(MAX_SPEED)) * 100);
 }
@@ -97,7 +106,10 @@ export class Playground {
   }
 
   /** Load scenario data (validated in the worker). Returns the errors, if any. */
-  async load(data: Record<string, unknown>, opts: { trace?: TraceEvent[] } = {}): Promise<ScenarioError[]> {
+  async load(
+    data: Record<string, unknown>,
+    opts: { trace?: TraceEvent[] } = {}
+  ): Promise<ScenarioError[]> {
     const client = this.#client;
     if (!client) return [{ path: '$', message: 'the simulation worker is not running' }];
     this.pause();
@@ -132,7 +144,11 @@ export class Playground {
 
   /** Start over with the same scenario (and seed). */
   async reset(): Promise<void> {
-    if (this.scenario) await this.load({ ...this.scenario, seed: this.seed }, this.trace ? { trace: this.trace } : {});
+    if (this.scenario)
+      await this.load(
+        { ...this.scenario, seed: this.seed },
+        this.trace ? { trace: this.trace } : {}
+      );
   }
 
   async setSeed(seed: number): Promise<void> {
@@ -152,7 +168,11 @@ export class Playground {
       const snap = this.snapshot;
       if (!this.#inflight && snap && !this.ff) {
         this.#inflight = true;
-        this.#client?.send({ type: 'advance', to: snap.now + dt * this.speed, maxEvents: EVENTS_PER_FRAME });
+        this.#client?.send({
+          type: 'advance',
+          to: snap.now + dt * this.speed,
+          maxEvents: EVENTS_PER_FRAME
+        });
       }
       this.#raf = requestAnimationFrame(tick);
     };
@@ -225,7 +245,8 @@ export class Playground {
   }
 
   laneClient(lane: LaneId): ClientConfigInput {
-    const lanes = this.scenario?.lanes as Record<LaneId, { client?: ClientConfigInput }> | undefined;
+    const lanes = this.scenario?.lanes as
+      Record<LaneId, { client?: ClientConfigInput }> | undefined;
     return lanes?.[lane]?.client ?? {};
   }
 

@@ -1,0 +1,154 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { compressToEncodedURIComponent } from 'lz-string';
+import { parseScenario } from '../sim/scenario';
+import { defaultPolicy } from '../machine/policy';
+import {
+  decodeScenarioHash,
+  encodeScenarioHash,
+  hasScenarioHash,
+  HASH_PREFIX,
+  MAX_HASH_CHARS
+} from './share';
+
+const SCENARIO_DIR = new URL('../../../static/scenarios/', import.meta.url);
+
+function roundTrip(data: unknown): unknown {
+  const r = decodeScenarioHash(encodeScenarioHash(data));
+  if (!r.ok) throw new Error(r.error);
+  return r.data;
+}
+
+function errorOf(hash: string): string {
+  const r = decodeScenarioHash(hash);
+  expect(r.ok).toBe(false);
+  return r.ok ? '' : r.error;
+}
+
+/** A scenario with 50 distinct servers, each with its own prompt and a policy block in lane B. */
+function fiftyServerScenario() {
+  const behaviours = ['well-behaved', 'naive-retrier', 'tight-loop', 'prompt-mutator'];
+  const servers = Array.from({ length: 50 }, (_, i) => ({
+    name: `server-${String(i + 1).padStart(2, '0')}`,
+    behaviour: behaviours[i % behaviours.length]!,
+    request: {
+      systemPrompt: `You are assistant number ${i + 1}.`,
+      prompt: `Summarise document {n} for team ${i + 1}.`,
+      maxTokens: 200 + 10 * i
+    },
+    intervalMs: 60_000 + 1_000 * i
+  }));
+  const policyA = defaultPolicy();
+  const policyB = defaultPolicy();
+  for (const s of servers.slice(0, 25)) {
+    policyB.servers[s.name] = {
+      rateLimit: { requests: 5, windowMs: 600_000 },
+      budget: { amount: '0.25', currency: 'USD', windowMs: 86_400_000 }
+    };
+  }
+  return {
+    version: 1,
+    name: 'fifty-servers',
+    title: 'Fifty servers',
+    summary: 'A larger population, to size the share link.',
+    seed: 1234,
+    durationMs: 3_600_000,
+    servers,
+    lanes: {
+      A: { label: 'Defaults only', client: {}, policy: policyA },
+      B: { label: 'Per-server limits', client: { store: 'durable' }, policy: policyB }
+    }
+  };
+}
+
+describe('encodeScenarioHash / decodeScenarioHash', () => {
+  it('round-trips every ready-made scenario byte for byte', () => {
+    const files = readdirSync(SCENARIO_DIR).filter((f) => f.endsWith('.json'));
+    expect(files.length).toBeGreaterThan(0);
+    for (const f of files) {
+      const data: unknown = JSON.parse(readFileSync(new URL(f, SCENARIO_DIR), 'utf8'));
+      const hash = encodeScenarioHash(data);
+      expect(hash.startsWith(HASH_PREFIX)).toBe(true);
+      expect(hash).toMatch(/^#s=[A-Za-z0-9+\-$]+$/);
+      expect(JSON.stringify(roundTrip(data))).toBe(JSON.stringify(data));
+    }
+  });
+
+  it('round-trips unicode: accents, CJK, emoji, lone escapes and line separators', () => {
+    const data = {
+      title: 'Zoë’s “café” — 日本語のサーバー 🚀👩🏽‍💻',
+      prompt: 'line\nbreak\ttab \u2028 \u2029 \\ "quoted" </script>',
+      empty: '',
+      nested: [{ ключ: 'значение' }, null, true, 0, -1.5e-7]
+    };
+    expect(roundTrip(data)).toEqual(data);
+  });
+
+  it('round-trips any JSON value (property)', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), (v) => {
+        // JSON itself turns -0 into 0; compare through JSON.
+        expect(JSON.stringify(roundTrip(v))).toBe(JSON.stringify(v));
+      }),
+      { numRuns: 300 }
+    );
+  });
+
+  it('keeps a 50-server scenario under 8 KB of URL, and it still parses', () => {
+    const scenario = fiftyServerScenario();
+    const parsed = parseScenario(scenario);
+    expect(parsed.ok ? [] : parsed.errors).toEqual([]);
+    const hash = encodeScenarioHash(scenario);
+    const url = `https://example.github.io/sampling-policy-lab/${hash}`;
+    expect(url.length).toBeLessThan(8 * 1024);
+    expect(roundTrip(scenario)).toEqual(scenario);
+  });
+
+  it('accepts the hash without its "#", with "+" turned into spaces, and percent-encoded', () => {
+    const data = { seed: 7, title: 'x?y&z=1 +' };
+    const hash = encodeScenarioHash(data);
+    expect(decodeScenarioHash(hash.slice(1))).toEqual({ ok: true, data });
+    expect(decodeScenarioHash(hash.replace(/\+/g, ' '))).toEqual({ ok: true, data });
+    const encoded = HASH_PREFIX + encodeURIComponent(hash.slice(HASH_PREFIX.length));
+    expect(decodeScenarioHash(encoded)).toEqual({ ok: true, data });
+  });
+
+  it('says when the address is not a scenario link at all', () => {
+    expect(errorOf('')).toMatch(/not a scenario link/);
+    expect(errorOf('#')).toMatch(/not a scenario link/);
+    expect(errorOf('#lesson-3')).toMatch(/not a scenario link.*#lesson-3/);
+    expect(hasScenarioHash('#lesson-3')).toBe(false);
+    expect(hasScenarioHash('#s=abc')).toBe(true);
+    expect(hasScenarioHash('s=abc')).toBe(true);
+  });
+
+  it('says when the link is empty', () => {
+    expect(errorOf('#s=')).toMatch(/empty/);
+  });
+
+  it('says when the link is corrupted: foreign characters, or damage that stops decompression', () => {
+    expect(errorOf('#s=abc*def')).toMatch(/corrupted.*"\*"/);
+    expect(errorOf('#s=!!!!')).toMatch(/corrupted/);
+    // Cut short in copying: what is left is not a whole compressed stream.
+    const full = encodeScenarioHash(fiftyServerScenario());
+    const cut = decodeScenarioHash(full.slice(0, Math.floor(full.length / 2)));
+    expect(cut.ok).toBe(false);
+    if (!cut.ok) expect(cut.error).toMatch(/corrupted/);
+  });
+
+  it('says when the payload decompresses but is not JSON', () => {
+    const hash = HASH_PREFIX + compressToEncodedURIComponent('{"seed": 1,');
+    expect(errorOf(hash)).toMatch(/corrupted: its content is not JSON/);
+    const words = HASH_PREFIX + compressToEncodedURIComponent('hello world');
+    expect(errorOf(words)).toMatch(/not JSON/);
+  });
+
+  it('refuses a link too long to be a scenario without trying to decompress it', () => {
+    expect(errorOf(HASH_PREFIX + 'A'.repeat(MAX_HASH_CHARS + 1))).toMatch(/too long/);
+  });
+
+  it('refuses to encode what is not JSON', () => {
+    expect(() => encodeScenarioHash(undefined)).toThrow(TypeError);
+  });
+});

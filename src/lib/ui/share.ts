@@ -1,0 +1,110 @@
+/**
+ * A whole scenario in the URL: `#s=` followed by the scenario JSON, compressed with lz-string into
+ * URI-safe characters. The fragment never reaches a server, so a shared link works from any static
+ * host. Decoding only turns the hash back into a value; whether that value is a valid scenario is
+ * `parseScenario`'s question, asked by the page.
+ */
+// lz-string is CommonJS: named imports fail under SvelteKit's prerender (Node ESM).
+import lzString from 'lz-string';
+
+const { compressToEncodedURIComponent, decompressFromEncodedURIComponent } = lzString;
+
+/** What every scenario hash starts with. */
+export const HASH_PREFIX = '#s=';
+
+/**
+ * Bounds on what a pasted link can make the page do. lz-string's alphabet carries 6 bits a
+ * character and a JSON scenario compresses well, so 400 000 characters is far beyond any real
+ * scenario; the decompressed bound stops a small hash that expands into megabytes.
+ */
+export const MAX_HASH_CHARS = 400_000;
+export const MAX_JSON_CHARS = 5_000_000;
+
+/** The characters `compressToEncodedURIComponent` writes. */
+const ALPHABET = /^[A-Za-z0-9+\-$]*$/;
+
+export type HashDecode = { ok: true; data: unknown } | { ok: false; error: string };
+
+/** `data` as JSON, compressed, prefixed `#s=`: ready to append to the page's address. */
+export function encodeScenarioHash(data: unknown): string {
+  const json = JSON.stringify(data);
+  if (json === undefined) throw new TypeError('encodeScenarioHash: the value is not JSON');
+  return HASH_PREFIX + compressToEncodedURIComponent(json);
+}
+
+/** Whether the address's fragment is meant to be a scenario (`#s=…`), valid or not. */
+export function hasScenarioHash(hash: string): boolean {
+  return hash.startsWith(HASH_PREFIX) || hash.startsWith(HASH_PREFIX.slice(1));
+}
+
+/**
+ * The value in a scenario hash (`#s=…`, or `s=…` without the `#`, as `URL.hash` and
+ * `location.hash` give it with and without). Every failure says what is wrong: not a scenario
+ * link at all, a link damaged in copying, or a payload that is not JSON.
+ */
+export function decodeScenarioHash(hash: string): HashDecode {
+  const h = hash.startsWith('#') ? hash : `#${hash}`;
+  if (!h.startsWith(HASH_PREFIX)) {
+    return {
+      ok: false,
+      error: `not a scenario link: the address should end in "${HASH_PREFIX}…", not "${clip(hash)}"`
+    };
+  }
+  // Mail and chat clients turn "+" into a space or percent-encode the odd character on the way.
+  let payload = h.slice(HASH_PREFIX.length).trim();
+  if (/%[0-9A-Fa-f]{2}/.test(payload)) {
+    try {
+      payload = decodeURIComponent(payload);
+    } catch {
+      // Leave it: the alphabet check below names the problem.
+    }
+  }
+  payload = payload.replace(/ /g, '+');
+  if (payload.length === 0) {
+    return { ok: false, error: `the scenario link is empty: nothing follows "${HASH_PREFIX}"` };
+  }
+  if (payload.length > MAX_HASH_CHARS) {
+    return {
+      ok: false,
+      error: `the scenario link is too long (${payload.length} characters; at most ${MAX_HASH_CHARS}): share the scenario as a file instead`
+    };
+  }
+  if (!ALPHABET.test(payload)) {
+    const bad = [...payload].find((c) => !ALPHABET.test(c)) ?? '';
+    return {
+      ok: false,
+      error: `the scenario link is corrupted: it contains ${JSON.stringify(bad)}, which a scenario link never does`
+    };
+  }
+  let json: string | null;
+  try {
+    json = decompressFromEncodedURIComponent(payload);
+  } catch {
+    json = null;
+  }
+  if (!json) {
+    return {
+      ok: false,
+      error:
+        'the scenario link is corrupted: it does not decompress (it may have been cut short when it was copied)'
+    };
+  }
+  if (json.length > MAX_JSON_CHARS) {
+    return {
+      ok: false,
+      error: `the scenario link expands to more than ${MAX_JSON_CHARS} characters, far larger than any scenario`
+    };
+  }
+  try {
+    return { ok: true, data: JSON.parse(json) as unknown };
+  } catch (e) {
+    return {
+      ok: false,
+      error: `the scenario link is corrupted: its content is not JSON (${(e as Error).message})`
+    };
+  }
+}
+
+function clip(s: string): string {
+  return s.length > 24 ? `${s.slice(0, 24)}…` : s;
+}
