@@ -14,11 +14,8 @@ if (!existsSync(root + 'index.html')) {
   process.exit(2);
 }
 
-// First-load JS: every script the root page loads before any interaction (modulepreloads and
-// the entry imports), gzipped. Monaco, uPlot and the worker load later, on demand.
-const html = readFileSync(root + 'index.html', 'utf8');
-const scripts = new Set([...html.matchAll(/(?:href|import\()"([^"]+\.js)"/g)].map((m) => m[1]));
-
+// First-load JS: every script the root page loads before any interaction, gzipped (counted
+// from the network below). Monaco, uPlot and the worker load later, on demand.
 const server = spawn(process.execPath, ['scripts/serve.mjs'], {
   env: { ...process.env, PORT: String(port) },
   stdio: 'ignore'
@@ -42,13 +39,11 @@ try {
     bytes += gzipSync(readFileSync(root + path)).length;
   }
   // Load the 50-server scenario through the upload control, at the highest live speed.
-  await page
-    .getByLabel('Upload scenario')
-    .setInputFiles({
-      name: 'ui-50.json',
-      mimeType: 'application/json',
-      buffer: Buffer.from(JSON.stringify(scenario))
-    });
+  await page.getByLabel('Upload scenario').setInputFiles({
+    name: 'ui-50.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(scenario))
+  });
   await page.getByRole('button', { name: 'Play' }).waitFor();
   await page.getByLabel('Speed').fill('100');
   await page.evaluate(() => {

@@ -15,7 +15,7 @@ import { LANE_IDS, parseScenario, type LaneId } from './scenario';
 
 /** How many finished requests per lane the inspector can look up (the most recent ones). */
 export const INSPECT_WINDOW = 5_000;
-/** Events per fast-forward slice: small enough to keep the worker answering `cancel`. */
+/** Events per fast-forward slice by default (the worker adapts it to wall time). */
 export const SLICE_EVENTS = 20_000;
 
 interface Kept {
@@ -118,12 +118,12 @@ export class Session {
     return this.#ff !== null;
   }
 
-  /** Run one slice of the fast-forward; returns the replies to post. */
-  fastForwardSlice(): Reply[] {
+  /** Run one slice of the fast-forward (at most `maxEvents` events); returns the replies to post. */
+  fastForwardSlice(maxEvents = SLICE_EVENTS): Reply[] {
     const ff = this.#ff;
     const sim = this.sim;
     if (!ff || !sim) return [];
-    this.#events = sim.advanceTo(ff.target, SLICE_EVENTS);
+    this.#events = sim.advanceTo(ff.target, maxEvents);
     const done = sim.now >= ff.target;
     const progress: Reply = { type: 'progress', done: sim.now - ff.from, total: ff.total };
     if (!done) return [progress];

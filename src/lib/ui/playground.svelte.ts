@@ -16,7 +16,7 @@ export const MIN_SPEED = 1;
 export const MAX_SPEED = 1000;
 export const DEFAULT_SPEED = 60;
 /** The most events one animation frame may ask the worker to run (keeps frames short). */
-const EVENTS_PER_FRAME = 4_000;
+const EVENTS_PER_FRAME = 2_000;
 
 /** The steps `+` and `-` move along. */
 export const SPEED_STEPS = [1, 2, 5, 10, 20, 30, 60, 120, 250, 500, 1000];

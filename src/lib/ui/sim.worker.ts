@@ -13,7 +13,7 @@ import type { LaneId } from '../sim/scenario';
 import type { Command, Reply } from '../sim/protocol';
 import { Session } from '../sim/session';
 
-export const DECISION_DB = (lane: LaneId) => `sampling-policy-lab-decisions-lane-${lane}`;
+const DECISION_DB = (lane: LaneId) => `sampling-policy-lab-decisions-lane-${lane}`;
 
 async function openStores() {
   const stores: Partial<Record<LaneId, CachedDurableStore>> = {};
@@ -43,10 +43,20 @@ async function flush() {
   await Promise.all(Object.values(stores).map((s) => s?.flush().catch(() => {})));
 }
 
+/**
+ * Events per slice, adapted so a slice takes about SLICE_MS of wall time: long enough to keep
+ * the overhead of yielding small, short enough that `cancel` is heard at once.
+ */
+const SLICE_MS = 40;
+let sliceEvents = 500;
+
 async function pump() {
   const { session } = await ready;
   if (!session.fastForwarding) return;
-  post(session.fastForwardSlice());
+  const t0 = performance.now();
+  post(session.fastForwardSlice(sliceEvents));
+  const took = Math.max(1, performance.now() - t0);
+  sliceEvents = Math.max(50, Math.min(50_000, Math.round((sliceEvents * SLICE_MS) / took)));
   void flush();
   if (session.fastForwarding) setTimeout(pump, 0);
 }
