@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import fc from 'fast-check';
 import type { AuditRecord, BudgetDecision } from '../machine/types';
 import {
+  mergeTotals,
   AUDIT_FIELDS,
   CSV_COLUMNS,
   DurableAuditLog,
@@ -210,6 +211,18 @@ describe('queryAudit / auditTotals / groupAudit', () => {
     }),
     rec({ seq: 4, t: 3_000, server: 'b', model: 'm2', cost: '0.000001', silenced: true })
   ];
+
+  it('merges totals of consecutive slices into the totals of the whole', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: records.length }), (cut) => {
+        const merged = mergeTotals(
+          auditTotals(records.slice(0, cut)),
+          auditTotals(records.slice(cut))
+        );
+        expect(merged).toEqual(auditTotals(records));
+      })
+    );
+  });
 
   it('filters by server, reason, model, outcome, lane and a half-open time window', () => {
     const seqs = (q: Parameters<typeof queryAudit>[1]) => queryAudit(records, q).map((r) => r.seq);
