@@ -45,7 +45,7 @@ try {
     buffer: Buffer.from(JSON.stringify(scenario))
   });
   await page.getByRole('button', { name: 'Play' }).waitFor();
-  await page.getByLabel('Speed').fill('100');
+  await page.getByLabel('Speed', { exact: true }).fill('100');
   await page.evaluate(() => {
     const w = /** @type {any} */ (window);
     w.__frames = [];
@@ -63,7 +63,7 @@ try {
   await page.getByRole('button', { name: 'Pause' }).click();
   const sorted = [...frames].sort((a, b) => a - b);
   const p95 = sorted[Math.floor(sorted.length * 0.95)] ?? NaN;
-  const simTime = await page.getByLabel('Simulated time').textContent();
+  const simTime = await page.getByLabel('Simulated time', { exact: true }).textContent();
   console.log(`frames            ${frames.length} in 20 s (simulated ${simTime})`);
   console.log(`frame time p50    ${sorted[Math.floor(sorted.length * 0.5)]?.toFixed(1)} ms`);
   console.log(`frame time p95    ${p95.toFixed(1)} ms (goal ≤ 16.7 ms)`);
