@@ -86,6 +86,8 @@ export interface StorageView {
   lanes: Record<LaneId, { storage: StorageState | null; storedDecisions: number }>;
   /** The durable audit log of this run; null when the log is kept in memory only. */
   audit: StorageState | null;
+  /** Why the audit log is kept in memory only (it could not be opened), or null. */
+  auditError: string | null;
 }
 
 export interface Snapshot {

@@ -62,6 +62,8 @@ export interface RunStorage {
   durableError: string | null;
   /** The run's durable audit log, or null when it could not be opened. */
   audit: (AuditLog & Reporting) | null;
+  /** Why the audit log cannot be saved, in plain words, or null. */
+  auditError: string | null;
 }
 
 export interface SessionOptions {
@@ -229,7 +231,12 @@ export class Session {
       };
     }
     const audit = this.#storage?.audit;
-    return { run: this.#storage?.run ?? null, lanes, audit: audit ? stateOf(audit) : null };
+    return {
+      run: this.#storage?.run ?? null,
+      lanes,
+      audit: audit ? stateOf(audit) : null,
+      auditError: this.#storage?.auditError ?? null
+    };
   }
 
   #need(): Simulation {

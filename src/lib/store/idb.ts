@@ -69,6 +69,9 @@ export function describeStorageError(
   err: unknown,
   storeName = 'the store'
 ): { kind: OpenFailureKind; words: string } {
+  // An aborted transaction's error is null when the abort came without a reason.
+  if (err === null || err === undefined)
+    return { kind: 'failed', words: 'the browser aborted the storage transaction' };
   switch (errorName(err)) {
     case 'QuotaExceededError':
       return {

@@ -127,7 +127,7 @@ export class Playground {
         if (r.done) this.playing = false;
         break;
       case 'storage':
-        this.storage = { run: r.run, lanes: r.lanes, audit: r.audit };
+        this.storage = { run: r.run, lanes: r.lanes, audit: r.audit, auditError: r.auditError };
         break;
       case 'progress':
         this.ff = { done: r.done, total: r.total };

@@ -58,15 +58,19 @@ let auditDb: OpenResult<UseStore> | null = null;
 let current: Run | null = null;
 const session = new Session();
 
-async function openDbs(): Promise<void> {
-  if (!decisionsDb?.ok)
-    decisionsDb = await openIdbStore(
-      DECISION_DB,
-      DECISIONS_STORE,
-      AbortSignal.timeout(OPEN_TIMEOUT_MS)
-    );
-  if (!auditDb?.ok)
-    auditDb = await openIdbStore(AUDIT_DB, AUDIT_STORE, AbortSignal.timeout(OPEN_TIMEOUT_MS));
+/** Open (or re-open, after a failure) both databases, at once, each within the time limit. */
+async function openDbs(): Promise<[OpenResult<UseStore>, OpenResult<UseStore>]> {
+  const [d, a] = await Promise.all([
+    decisionsDb?.ok
+      ? decisionsDb
+      : openIdbStore(DECISION_DB, DECISIONS_STORE, AbortSignal.timeout(OPEN_TIMEOUT_MS)),
+    auditDb?.ok
+      ? auditDb
+      : openIdbStore(AUDIT_DB, AUDIT_STORE, AbortSignal.timeout(OPEN_TIMEOUT_MS))
+  ]);
+  decisionsDb = d;
+  auditDb = a;
+  return [d, a];
 }
 
 /** Hold a Web Lock on the run for as long as this worker uses it; false if another tab holds it. */
@@ -153,7 +157,7 @@ async function startRun(resume?: string): Promise<RunStorage> {
     decisions: {},
     audit: null,
     release: release ?? (() => {}),
-    storage: { run: null, durable: () => null, durableError: null, audit: null }
+    storage: { run: null, durable: () => null, durableError: null, audit: null, auditError: null }
   };
   const errors: string[] = [];
   if (decisionsDb?.ok) {
@@ -169,15 +173,18 @@ async function startRun(resume?: string): Promise<RunStorage> {
       else errors.push(r.error);
     }
   } else if (decisionsDb) errors.push(decisionsDb.error);
+  let auditError: string | null = null;
   if (auditDb?.ok) {
     const r = await DurableAuditLog.attach(auditDb.store, AUDIT_DB, [id]);
     if (r.ok) run.audit = r.store;
-  }
+    else auditError = r.error;
+  } else if (auditDb) auditError = auditDb.error;
   run.storage = {
     run: run.decisions.A || run.audit ? id : null,
     durable: (lane) => run.decisions[lane] ?? null,
     durableError: errors[0] ?? null,
-    audit: run.audit
+    audit: run.audit,
+    auditError
   };
   current = run;
   return run.storage;
@@ -249,14 +256,16 @@ async function flush(): Promise<void> {
 
 async function retryStorage(): Promise<void> {
   const run = current;
-  // A database that did not open, or whose connection another tab took, is opened again.
-  if (decisionsDb?.ok === false || auditDb?.ok === false) await openDbs();
+  // Open both databases afresh: one may not have opened, or another tab may have taken it.
+  decisionsDb = null;
+  auditDb = null;
+  const [d, a] = await openDbs();
   if (!run) return;
   for (const lane of LANE_IDS) {
     const s = run.decisions[lane];
-    if (s && decisionsDb?.ok) s.reattach(decisionsDb.store);
+    if (s && d.ok) s.reattach(d.store);
   }
-  if (run.audit && auditDb?.ok) run.audit.reattach(auditDb.store);
+  if (run.audit && a.ok) run.audit.reattach(a.store);
   await Promise.all(writables(run).map((w) => w.retry()));
   postStorage();
 }
