@@ -289,6 +289,15 @@ export class Playground {
     }
   }
 
+  /** The lane asked for durable storage and does not have it (it fell back, or writes failed). */
+  lostDurability(lane: LaneId): boolean {
+    const view = this.snapshot?.lanes[lane];
+    if (!view) return false;
+    if (view.fellBack) return true;
+    const st = this.storage?.lanes[lane]?.storage ?? view.storage;
+    return view.scope === 'durable' && st !== null && st.failure !== null;
+  }
+
   /** How a lane keeps its decisions, in the words its label shows. */
   scopeLabel(lane: LaneId): string {
     const view = this.snapshot?.lanes[lane];
