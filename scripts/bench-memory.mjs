@@ -68,7 +68,12 @@ try {
 
   await page.goto(`http://127.0.0.1:${port}/`);
   await page.getByRole('button', { name: 'Play' }).waitFor();
-  const data = JSON.parse(readFileSync(`static/scenarios/${name}.json`, 'utf8'));
+  const data = JSON.parse(
+    readFileSync(
+      existsSync(`bench/${name}.json`) ? `bench/${name}.json` : `static/scenarios/${name}.json`,
+      'utf8'
+    )
+  );
   data.durationMs = hours * 3_600_000;
   await page.getByLabel('Upload scenario').setInputFiles({
     name: `${name}.json`,

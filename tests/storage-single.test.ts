@@ -3,7 +3,7 @@
  * page only, behaves connection-scoped, and the saved count is what a reload finds.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { breakIndexedDb, healStorage } from './storage-helpers';
+import { breakIndexedDb, healStorage, type Fault } from './storage-helpers';
 
 async function sendAndDeny(page: Page) {
   await page.getByRole('button', { name: 'Send request' }).click();
@@ -17,7 +17,7 @@ test('quota exceeded on the first commit: said at once, held connection-scoped, 
   page
 }) => {
   // The open probe is write 1; the first decision is write 2.
-  await page.addInitScript(breakIndexedDb, { kind: 'quota', after: 1 });
+  await page.addInitScript(breakIndexedDb, { kind: 'quota', after: 1 } as Fault);
   await page.goto('./single/?scope=durable');
   await expect(page.getByTestId('store-note')).toContainText('stored durably');
   await sendAndDeny(page);
@@ -45,7 +45,7 @@ test('quota exceeded on the first commit: said at once, held connection-scoped, 
 test('Retry storage writes the held decision once there is room, and the page is durable again', async ({
   page
 }) => {
-  await page.addInitScript(breakIndexedDb, { kind: 'quota', after: 1 });
+  await page.addInitScript(breakIndexedDb, { kind: 'quota', after: 1 } as Fault);
   await page.goto('./single/?scope=durable');
   await sendAndDeny(page);
   await expect(page.getByRole('alert')).toBeVisible();
@@ -59,7 +59,7 @@ test('Retry storage writes the held decision once there is room, and the page is
 test('an IndexedDB open that never answers: the page is usable within seconds and says why', async ({
   page
 }) => {
-  await page.addInitScript(breakIndexedDb, { kind: 'hang' });
+  await page.addInitScript(breakIndexedDb, { kind: 'hang' } as Fault);
   await page.goto('./single/?scope=durable');
   await expect(page.getByTestId('store-note')).toContainText('did not open in time', {
     timeout: 10_000
