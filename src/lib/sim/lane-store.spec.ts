@@ -19,11 +19,9 @@ function scenario(name: string, hours: number) {
 }
 
 describe('buildLaneStore', () => {
-  it('builds from the lane config: scope, fallback and alert', () => {
-    const durable = resolveClientConfig({ store: 'durable', alert: { threshold: 7 } });
-    const mem = buildLaneStore('B', durable);
-    expect(mem.store).toBeInstanceOf(SharedDecisionStore);
-    expect((mem.store as SharedDecisionStore).alert.threshold).toBe(7);
+  it('builds from the lane config: scope and fallback', () => {
+    const durable = resolveClientConfig({ store: 'durable' });
+    expect(buildLaneStore('B', durable).store).toBeInstanceOf(SharedDecisionStore);
     const fell = buildLaneStore('B', durable, () => null);
     expect(fell).toMatchObject({ fellBack: true });
     expect(fell.store).toBeInstanceOf(ConnectionDecisionStore);
@@ -34,12 +32,14 @@ describe('buildLaneStore', () => {
     );
   });
 
-  it('a live change of the alert threshold reaches the store the lane already has', () => {
+  it('a live change of scope builds the new store in the same place, and back', () => {
     const sim = new Simulation(scenario('reconnect-bypass', 1));
     const before = sim.lanes.B.host.store;
-    sim.setLaneConfig('B', { store: 'durable', alert: { threshold: 3, windowMs: 60_000 } });
-    expect(sim.lanes.B.host.store).toBe(before);
-    expect((before as SharedDecisionStore).alert).toEqual({ threshold: 3, windowMs: 60_000 });
+    sim.setLaneConfig('B', { store: 'connection' });
+    expect(sim.lanes.B.host.store.scope).toBe('connection');
+    sim.setLaneConfig('B', { store: 'durable' });
+    expect(sim.lanes.B.host.store).toBeInstanceOf(SharedDecisionStore);
+    expect(sim.lanes.B.host.store).not.toBe(before);
   });
 });
 

@@ -9,11 +9,11 @@
  */
 import type { StoredDecision } from '../machine/types';
 import { ConnectionDecisionStore } from './connection-store';
-import type { AlertConfig, DecisionStore, LookupResult } from './decision-store';
+import type { DecisionStore, LookupResult } from './decision-store';
 import { toFailure, type StorageFailure } from './write-behind';
 
-/** What the durable half must offer (DurableDecisionStore does). */
-type Durable = DecisionStore & { alert: AlertConfig };
+/** The durable half (a DurableDecisionStore). */
+type Durable = DecisionStore;
 
 export class FallbackDurableStore implements DecisionStore {
   readonly #durable: Durable;
@@ -22,7 +22,7 @@ export class FallbackDurableStore implements DecisionStore {
 
   constructor(durable: Durable) {
     this.#durable = durable;
-    this.#memory = new ConnectionDecisionStore({ alert: durable.alert });
+    this.#memory = new ConnectionDecisionStore();
   }
 
   /** Durable while IndexedDB works; connection-scoped once it has failed. */
