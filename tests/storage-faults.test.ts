@@ -90,7 +90,12 @@ for (const fault of [
     await expect(laneAlert).toContainText(`Lane B: ${held} decisions could not be saved`);
 
     const run = (await runId(page))!;
-    expect(await diskCount(page, DECISIONS_DB, [run, 'B'])).toBe(saved);
+    const onDisk = await diskCount(page, DECISIONS_DB, [run, 'B']);
+    test.info().annotations.push({
+      type: 'figures',
+      description: `lane B: ${stored} stored, ${saved} shown saved, ${held} held; on disk ${onDisk}`
+    });
+    expect(onDisk).toBe(saved);
     const auditText = await page
       .getByRole('alert')
       .filter({ hasText: /^Audit log: / })
