@@ -131,6 +131,7 @@ describe('predictions', () => {
     expect(compareAnswer(p, 1236, o)).toBe('You said 1,236; this run: 1,236. Exactly right.');
     expect(compareAnswer(p, 1000, o)).toBe('You said 1,000; this run: 1,236. Close.');
     expect(compareAnswer(p, 10, o)).toBe('You said 10; this run: 1,236.');
+    expect(compareAnswer(p, undefined, o)).toBe('This run: 1,236.');
   });
 
   it('a lane: which lane ends with more', () => {
@@ -139,6 +140,7 @@ describe('predictions', () => {
     expect(o).toEqual({ kind: 'lane', lane: 'A' });
     expect(compareAnswer(p, 'A', o)).toBe('You said lane A; this run: lane A. Right.');
     expect(compareAnswer(p, 'same', o)).toBe('You said about the same; this run: lane A.');
+    expect(compareAnswer(p, undefined, o)).toBe('This run: lane A.');
     const tie = predictOutcome({ ...p, metric: 'replays' }, lanes());
     expect(tie).toEqual({ kind: 'lane', lane: 'same' });
   });

@@ -209,11 +209,11 @@ export function predictOutcome(p: Predict, lanes: Record<LaneId, LaneCounters>):
 export type Answer = number | LaneId | 'same';
 
 /** The answer and the result side by side, in words. */
-export function compareAnswer(p: Predict, answer: Answer, outcome: Outcome): string {
+export function compareAnswer(p: Predict, answer: Answer | undefined, outcome: Outcome): string {
   if (outcome.kind === 'number') {
     const key = (p.kind === 'number' ? p.metric.slice(2) : p.metric) as MetricKey;
     const got = formatMetric(key, outcome.value);
-    if (typeof answer !== 'number') return `This run: ${got}.`;
+    if (typeof answer !== 'number' || !Number.isFinite(answer)) return `This run: ${got}.`;
     const said = formatMetric(key, answer);
     if (answer === outcome.value) return `You said ${said}; this run: ${got}. Exactly right.`;
     const off = Math.abs(answer - outcome.value) / Math.max(1, outcome.value);
@@ -221,6 +221,7 @@ export function compareAnswer(p: Predict, answer: Answer, outcome: Outcome): str
     return `You said ${said}; this run: ${got}.${near}`;
   }
   const word = (l: Answer) => (l === 'same' ? 'about the same' : `lane ${String(l)}`);
+  if (answer === undefined || typeof answer === 'number') return `This run: ${word(outcome.lane)}.`;
   const right = answer === outcome.lane;
   return `You said ${word(answer)}; this run: ${word(outcome.lane)}.${right ? ' Right.' : ''}`;
 }
