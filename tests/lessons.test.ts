@@ -128,6 +128,18 @@ test('the run plays by itself at the lesson pace and the lanes diverge on screen
   await expect(page.getByText('Run complete.')).toBeHidden();
 });
 
+test('with reduced motion the run waits for the presenter instead of playing by itself', async ({
+  page
+}) => {
+  await page.emulateMedia({ reducedMotion: 'reduce' });
+  await page.goto('./lessons/tired-user/run/');
+  const play = page.getByRole('button', { name: 'Play' });
+  await expect(play).toBeEnabled();
+  await expect(page.getByLabel('Run progress')).toHaveAttribute('value', '0');
+  await page.keyboard.press(' ');
+  await expect(page.getByRole('button', { name: 'Pause' })).toBeVisible();
+});
+
 test('keyboard only: pick a lesson, predict, run, explain, try, and back to the list', async ({
   page
 }) => {
@@ -183,6 +195,10 @@ test('keyboard only: pick a lesson, predict, run, explain, try, and back to the 
   await expect(page).toHaveURL(/\/explain\/$/);
   await page.keyboard.press('b');
   await expect(page.locator('.blank')).toBeHidden();
+  await page.keyboard.press('f');
+  await expect.poll(() => page.evaluate(() => document.fullscreenElement !== null)).toBe(true);
+  await page.keyboard.press('f');
+  await expect.poll(() => page.evaluate(() => document.fullscreenElement !== null)).toBe(false);
 
   // ← and → again, then Try: the change applied with its button, run again.
   await page.keyboard.press('ArrowLeft');
