@@ -8,7 +8,7 @@
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
  */
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
-import { resolveClientConfig, type ClientConfig, type ClientConfigInput } from '../machine/config';
+import { resolveClientConfig, type ClientConfigInput } from '../machine/config';
 import { toMicros } from '../machine/money';
 import type { Policy } from '../machine/policy';
 import type {
@@ -17,12 +17,10 @@ import type {
   JsonRpcId,
   Money,
   SamplingParams,
-  SamplingRequest,
-  StoredDecision
+  SamplingRequest
 } from '../machine/types';
 import type { AuditLog } from '../store/audit-log';
-import { ConnectionDecisionStore } from '../store/connection-store';
-import type { DecisionStore } from '../store/decision-store';
+import { buildLaneStore, tuneLaneStore, type DurableProvider } from './lane-store';
 import { ClientHost, type ConsentSource, type ProviderSource } from './client';
 import { VirtualClock } from './clock';
 import { callDirect } from './direct';
@@ -68,41 +66,13 @@ export interface SimulationOptions {
    * (the playground routes dialogs to a person while "you are the user" is on).
    */
   consent?: (lane: LaneId, simulated: ConsentSource) => ConsentSource;
-  /** The decision store for a lane; undefined = in memory, scoped as the lane's config says. */
-  store?: (lane: LaneId, scope: ClientConfig['store']) => DecisionStore | undefined;
+  /**
+   * Where durable lanes keep their decisions (the browser's IndexedDB, per run); undefined = in
+   * memory. Connection-scoped lanes are always in memory. See lane-store.ts.
+   */
+  durable?: DurableProvider;
   /** Replay these events instead of running the simulated population. */
   trace?: TraceEvent[];
-}
-
-/**
- * The durable scope, in memory: one partition for every connection, so a decision outlives the
- * transport (the page swaps in IndexedDB; the engine's own runs need only the semantics).
- */
-export class SharedDecisionStore implements DecisionStore {
-  readonly scope = 'durable' as const;
-  readonly #inner: ConnectionDecisionStore;
-  constructor(opts: ConstructorParameters<typeof ConnectionDecisionStore>[0] = {}) {
-    this.#inner = new ConnectionDecisionStore(opts);
-  }
-  lookup(server: string, _connection: string, identity: string, hash: string, now: number) {
-    return this.#inner.lookup(server, '*', identity, hash, now);
-  }
-  commit(_connection: string, decision: StoredDecision) {
-    return this.#inner.commit('*', decision);
-  }
-  invalidateServer(server: string) {
-    return this.#inner.invalidateServer(server);
-  }
-  closeConnection(): void {}
-  entries() {
-    return this.#inner.entries();
-  }
-  count() {
-    return this.#inner.count();
-  }
-  clear() {
-    return this.#inner.clear();
-  }
 }
 
 /** An audit log that forwards records instead of keeping them: runs of millions stay small. */
@@ -193,7 +163,9 @@ export class LaneRuntime {
   readonly label: string;
   readonly userStats;
   readonly providerStats;
-  readonly storeFor: (config: ClientConfig) => DecisionStore;
+  /** True while the lane asked for durable storage and runs connection-scoped instead. */
+  fellBack: boolean;
+  readonly #durable: DurableProvider | undefined;
   /** SEP-2577's baseline: the lane's servers call the provider themselves (see direct.ts). */
   readonly direct: boolean;
   readonly #provider: ProviderSource;
@@ -209,8 +181,9 @@ export class LaneRuntime {
     const lane = scenario.lanes[id];
     this.label = lane.label;
     const config = resolveClientConfig(lane.client);
-    this.storeFor = (c) => opts.store?.(id, c.store) ?? defaultStore(c);
-    const store = this.storeFor(config);
+    this.#durable = opts.durable;
+    const { store, fellBack } = buildLaneStore(id, config, this.#durable);
+    this.fellBack = fellBack;
     const provider = createProvider(scenario.provider, sim.clock, root.fork('provider'));
     const user = createUser(scenario.user, sim.clock, root.fork('user'));
     this.userStats = user.stats;
@@ -292,21 +265,19 @@ export class LaneRuntime {
 
   setConfig(input: ClientConfigInput): void {
     const next = resolveClientConfig(input);
-    // A change of scope is a change of where state lives: the new store starts empty.
-    if (next.store !== this.host.config.store) this.host.store = this.storeFor(next);
+    // A change of scope is a change of where state lives: the new store starts empty. Any other
+    // change (say the alert threshold) is carried to the store the lane already has.
+    if (next.store !== this.host.config.store) {
+      const built = buildLaneStore(this.id, next, this.#durable);
+      this.host.store = built.store;
+      this.fellBack = built.fellBack;
+    } else tuneLaneStore(this.host.store, next);
     this.host.config = next;
   }
 
   setPolicy(policy: Policy): Record<string, number> {
     return this.host.setPolicySync(policy, this.servers.keys());
   }
-}
-
-function defaultStore(config: ClientConfig): DecisionStore {
-  const alert = config.alert;
-  return config.store === 'durable'
-    ? new SharedDecisionStore({ alert })
-    : new ConnectionDecisionStore({ alert });
 }
 
 export class Simulation {
@@ -376,7 +347,13 @@ export class Simulation {
 
   #sample(): void {
     while (this.#nextSample <= this.clock.now()) {
-      for (const id of LANE_IDS) this.lanes[id].metrics.sample(this.#nextSample);
+      for (const id of LANE_IDS) {
+        const lane = this.lanes[id];
+        // Expired decisions are misses anyway; sweeping them on the virtual clock keeps a long
+        // run's memory to its live entries (and is the same in Node and the worker).
+        void lane.host.store.sweep(this.#nextSample);
+        lane.metrics.sample(this.#nextSample);
+      }
       this.#nextSample += this.scenario.sampleMs;
     }
   }

@@ -21,6 +21,12 @@ export type Command =
       trace?: TraceEvent[];
       /** Lanes whose consent dialogs a person answers. */
       human?: LaneId[];
+      /**
+       * Continue this run's durable namespace (a page reload within a run keeps its durable
+       * decisions, SPEC §4) instead of starting a new, empty one. Ignored when another tab holds
+       * the run or it no longer exists.
+       */
+      resume?: string;
     }
   /** Run until virtual time `to` (clamped to the end), at most `maxEvents` events. */
   | { type: 'advance'; to: number; maxEvents?: number }
@@ -34,6 +40,8 @@ export type Command =
   | { type: 'consent'; lane: LaneId; token: number; approved: boolean }
   | { type: 'inspect'; lane: LaneId; seq: number }
   | { type: 'clearStored'; lane: LaneId }
+  /** Try writing again after a storage failure (and re-open a database that did not open). */
+  | { type: 'retryStorage' }
   /** Run a scenario from scratch to its end and digest its outputs (the determinism self-test). */
   | { type: 'digest'; scenario: unknown; seed?: number };
 
@@ -47,13 +55,39 @@ export interface PendingConsent {
   askedAt: number;
 }
 
+/** How much of a durable store is on disk, and why not all of it, if not. */
+export interface StorageState {
+  /** On disk (IndexedDB), as of the last committed batch: what a reload finds. */
+  saved: number;
+  /** Not on disk: queued for the next batch, or held for this page only after a failure. */
+  heldInMemory: number;
+  /** Why writing stopped, in plain words, or null while healthy. */
+  failure: string | null;
+}
+
 export interface LaneView {
   label: string;
   counters: LaneCounters;
   series: LaneSeries;
   edges: Record<string, number>;
+  /** Live (unexpired) stored decisions. */
   storedDecisions: number;
   scope: 'connection' | 'durable';
+  /** Where a durable lane's decisions are; null when they live in memory by design. */
+  storage: StorageState | null;
+  /** The lane asked for durable storage and runs connection-scoped (see `durableError`). */
+  fellBack: boolean;
+}
+
+/** The storage side of a snapshot, also sent alone after each group commit. */
+export interface StorageView {
+  /** The run's namespace in IndexedDB, or null when nothing is stored durably. */
+  run: string | null;
+  lanes: Record<LaneId, { storage: StorageState | null; storedDecisions: number }>;
+  /** The durable audit log of this run; null when the log is kept in memory only. */
+  audit: StorageState | null;
+  /** Why the audit log is kept in memory only (it could not be opened), or null. */
+  auditError: string | null;
 }
 
 export interface Snapshot {
@@ -68,6 +102,7 @@ export interface Snapshot {
   marks: TimelineMark[];
   /** Why durable storage is unavailable (the lanes asking for it run connection-scoped), or null. */
   durableError: string | null;
+  storage: StorageView;
   pendingConsent: PendingConsent[];
   /** How many events the last command ran. */
   events: number;
@@ -93,12 +128,24 @@ export interface Inspection {
 
 export type Reply =
   | Snapshot
-  | { type: 'loaded'; ok: true; name: string; start: number; end: number; servers: string[] }
+  | {
+      type: 'loaded';
+      ok: true;
+      name: string;
+      start: number;
+      end: number;
+      servers: string[];
+      /** The run's namespace (null when durable storage is unavailable). */
+      run: string | null;
+      /** Durable decisions found in the run at load: non-zero only when a reload resumed it. */
+      resumed: Record<LaneId, number>;
+    }
   | { type: 'loaded'; ok: false; errors: ScenarioError[] }
   | { type: 'progress'; done: number; total: number }
   | { type: 'fastForwardDone'; cancelled: boolean }
   | { type: 'policyApplied'; lane: LaneId; invalidated: Record<string, number> }
   | { type: 'cleared'; lane: LaneId; count: number }
+  | ({ type: 'storage' } & StorageView)
   | Inspection
   | { type: 'digest'; ok: true; digest: RunDigest }
   | { type: 'digest'; ok: false; errors: ScenarioError[] }

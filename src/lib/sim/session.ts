@@ -6,10 +6,21 @@
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
 import type { AuditRecord } from '../machine/types';
 import type { ConsentSource } from './client';
-import { ConnectionDecisionStore } from '../store/connection-store';
+import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore } from '../store/decision-store';
+import type { StorageFailure } from '../store/write-behind';
 import { Simulation } from './engine';
-import type { Command, Inspection, LaneView, PendingConsent, Reply, Snapshot } from './protocol';
+import type { DurableProvider } from './lane-store';
+import type {
+  Command,
+  Inspection,
+  LaneView,
+  PendingConsent,
+  Reply,
+  Snapshot,
+  StorageState,
+  StorageView
+} from './protocol';
 import { digestRun } from './report';
 import { LANE_IDS, parseScenario, type LaneId } from './scenario';
 
@@ -23,19 +34,47 @@ interface Kept {
   out: AuthOutput;
 }
 
+/** A store or log that can say how much of it is on disk (the IndexedDB ones). */
+interface Reporting {
+  status(): { saved: number; heldInMemory: number; failure: StorageFailure | null };
+}
+
+function reporting(x: unknown): x is Reporting {
+  return typeof (x as Partial<Reporting> | null)?.status === 'function';
+}
+
+function stateOf(x: Reporting): StorageState {
+  const s = x.status();
+  return { saved: s.saved, heldInMemory: s.heldInMemory, failure: s.failure?.words ?? null };
+}
+
+/**
+ * Where the next loaded run keeps what is durable: the browser's worker opens a namespace per run
+ * in IndexedDB and hands it over here; without one (Node, the unit tests) durable lanes keep their
+ * decisions in memory, as `lab run` does.
+ */
+export interface RunStorage {
+  /** The run's namespace id. */
+  run: string | null;
+  /** The lane's durable store for this run, or null when durable storage is unavailable. */
+  durable: DurableProvider;
+  /** Why durable storage is unavailable, in plain words, or null. */
+  durableError: string | null;
+  /** The run's durable audit log, or null when it could not be opened. */
+  audit: (AuditLog & Reporting) | null;
+  /** Why the audit log cannot be saved, in plain words, or null. */
+  auditError: string | null;
+}
+
 export interface SessionOptions {
-  /**
-   * The durable store for a lane (IndexedDB in the browser), or null when durable storage is
-   * unavailable: the lane then runs connection-scoped and the page says so.
-   */
-  durable?: (lane: LaneId) => DecisionStore | null;
-  /** Why durable storage is unavailable, in plain words. */
-  durableError?: string;
+  storage?: RunStorage;
 }
 
 export class Session {
   sim: Simulation | null = null;
-  readonly #opts: SessionOptions;
+  /** The storage the next `load` uses (and the current run keeps until then). */
+  #next: RunStorage | null;
+  #storage: RunStorage | null = null;
   #audit: AuditRecord[] = [];
   #kept: Record<LaneId, Map<number, Kept>> = { A: new Map(), B: new Map() };
   #pending = new Map<number, { info: PendingConsent; answer: (approved: boolean) => void }>();
@@ -45,7 +84,17 @@ export class Session {
   #ff: { target: number; total: number; from: number } | null = null;
 
   constructor(opts: SessionOptions = {}) {
-    this.#opts = opts;
+    this.#next = opts.storage ?? null;
+  }
+
+  /** Storage for the next run (the worker opens a fresh namespace before each load). */
+  setStorage(storage: RunStorage | null): void {
+    this.#next = storage;
+  }
+
+  /** The current run's storage (the worker flushes and retries it). */
+  get storage(): RunStorage | null {
+    return this.#storage;
   }
 
   handle(cmd: Command): Reply[] {
@@ -91,6 +140,9 @@ export class Session {
       }
       case 'inspect':
         return [this.#inspect(cmd.lane, cmd.seq)];
+      case 'retryStorage':
+        // The writing itself is asynchronous and the worker's; here, only the state to show.
+        return [this.snapshot()];
       case 'clearStored': {
         const store = this.#need().lanes[cmd.lane].host.store;
         const n = store.clear();
@@ -143,7 +195,9 @@ export class Session {
         series: lane.metrics.series,
         edges: lane.metrics.edges,
         storedDecisions: typeof count === 'number' ? count : -1,
-        scope: lane.host.store.scope
+        scope: lane.host.store.scope,
+        storage: reporting(lane.host.store) ? stateOf(lane.host.store) : null,
+        fellBack: lane.fellBack
       };
     }
     const audit = this.#audit;
@@ -157,9 +211,31 @@ export class Session {
       lanes,
       audit,
       marks: sim.marks,
-      durableError: this.#opts.durableError ?? null,
+      durableError: this.#storage?.durableError ?? null,
+      storage: this.storageView(),
       pendingConsent: [...this.#pending.values()].map((p) => p.info),
       events: this.#events
+    };
+  }
+
+  /** How much of the run is on disk: sent in every snapshot and after every group commit. */
+  storageView(): StorageView {
+    const sim = this.#need();
+    const lanes = {} as StorageView['lanes'];
+    for (const id of LANE_IDS) {
+      const store = sim.lanes[id].host.store;
+      const count = store.count();
+      lanes[id] = {
+        storage: reporting(store) ? stateOf(store) : null,
+        storedDecisions: typeof count === 'number' ? count : -1
+      };
+    }
+    const audit = this.#storage?.audit;
+    return {
+      run: this.#storage?.run ?? null,
+      lanes,
+      audit: audit ? stateOf(audit) : null,
+      auditError: this.#storage?.auditError ?? null
     };
   }
 
@@ -176,22 +252,22 @@ export class Session {
     this.#pending.clear();
     this.#ff = null;
     this.#human = new Set(cmd.human ?? []);
+    const storage = (this.#storage = this.#next);
+    const auditLog = storage?.audit ?? null;
     this.sim = new Simulation(r.scenario, {
       ...(cmd.seed !== undefined ? { seed: cmd.seed } : {}),
       ...(cmd.trace ? { trace: cmd.trace } : {}),
-      onAudit: (rec) => this.#audit.push(rec),
+      ...(storage ? { durable: storage.durable } : {}),
+      onAudit: (rec) => {
+        this.#audit.push(rec);
+        void auditLog?.append(rec);
+      },
       onDecision: (lane, request, out) => {
         const kept = this.#kept[lane];
         kept.set(out.audit.seq, { request, out });
         if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
       },
-      consent: (lane, simulated) => this.#consentFor(lane, simulated),
-      store: (lane, scope) => {
-        const alert = r.scenario.lanes[lane].client.alert;
-        const fallback = () => new ConnectionDecisionStore(alert ? { alert } : {});
-        if (scope !== 'durable') return fallback();
-        return this.#opts.durable ? (this.#opts.durable(lane) ?? fallback()) : undefined;
-      }
+      consent: (lane, simulated) => this.#consentFor(lane, simulated)
     });
     return {
       type: 'loaded',
@@ -199,8 +275,17 @@ export class Session {
       name: r.scenario.name,
       start: this.sim.start,
       end: this.sim.end,
-      servers: r.scenario.servers.map((s) => s.name)
+      servers: r.scenario.servers.map((s) => s.name),
+      run: storage?.run ?? null,
+      resumed: { A: this.#resumed('A'), B: this.#resumed('B') }
     };
+  }
+
+  /** Durable decisions a lane found at load: a reload within a run resumes them. */
+  #resumed(lane: LaneId): number {
+    const store: DecisionStore = this.#need().lanes[lane].host.store;
+    const n = reporting(store) ? store.count() : 0;
+    return typeof n === 'number' ? n : 0;
   }
 
   /** Dialogs go to a person while the lane is in "you are the user" mode, else to the model. */

@@ -163,10 +163,16 @@ describe('DurableAuditLog', () => {
     const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(() => {
       throw new DOMException('quota', 'QuotaExceededError');
     });
-    await expect(log.store.flush()).rejects.toThrow(/Could not write 1 audit record\(s\)/);
+    expect(await log.store.flush()).toBe(false);
+    expect(log.store.status()).toMatchObject({ saved: 1, heldInMemory: 1 });
+    expect(log.store.status().failure?.error).toMatch(/Could not write 1 audit record\(s\)/);
     put.mockRestore();
     log.store.append(rec({ seq: 3 }));
+    // Held until the learner retries: nothing lands ahead of the failed batch.
+    expect((await log.store.all()).map((r) => r.seq)).toEqual([1]);
+    expect(await log.store.retry()).toBe(true);
     expect((await log.store.all()).map((r) => r.seq)).toEqual([1, 2, 3]);
+    expect(log.store.status()).toMatchObject({ saved: 3, heldInMemory: 0, failure: null });
   });
 
   it('clear() after a failed flush does not bring the failed batch back', async () => {
@@ -181,10 +187,12 @@ describe('DurableAuditLog', () => {
     await Promise.resolve();
     await Promise.resolve();
     const cleared = log.store.clear();
-    await expect(failing).rejects.toThrow(/storage for this site is full/);
+    expect(await failing).toBe(false);
+    expect(log.store.status().failure?.words).toMatch(/storage for this site is full/);
     await cleared;
     put.mockRestore();
     log.store.append(rec({ seq: 2 }));
+    await log.store.retry();
     expect((await log.store.all()).map((r) => r.seq)).toEqual([2]);
   });
 });

@@ -6,13 +6,9 @@
 import type { AuditRecord, BudgetDecision, Money } from '../machine/types';
 import { fromMicros, parseMoneyAmount } from '../machine/money';
 import type { MaybePromise } from './decision-store';
-import {
-  openIdbStore,
-  promisifyRequest,
-  storageError,
-  type OpenResult,
-  type UseStore
-} from './idb';
+import { prefixRange, type Namespace } from './durable-store';
+import { inTransaction, openIdbStore, storageError, type OpenResult, type UseStore } from './idb';
+import { WriteBehind, type StorageFailure } from './write-behind';
 
 // ───────────────────────────── the logs ─────────────────────────────
 
@@ -54,50 +50,64 @@ export const DEFAULT_AUDIT_DB = 'sampling-policy-lab-audit';
 /** The object store name inside the audit database. */
 export const AUDIT_STORE = 'audit';
 
-/** Keys are a 12-digit zero-padded append counter: string order is append order. */
-const KEY_DIGITS = 12;
-const KEY_RANGE_LOW = '0'.repeat(KEY_DIGITS);
-const KEY_RANGE_HIGH = '9'.repeat(KEY_DIGITS);
-
-function auditKey(n: number): string {
-  return String(n).padStart(KEY_DIGITS, '0');
-}
-
-function keyRange(): IDBKeyRange {
-  return IDBKeyRange.bound(KEY_RANGE_LOW, KEY_RANGE_HIGH);
-}
-
 export interface DurableAuditOptions {
   dbName?: string;
+  /**
+   * The key prefix of this log's records (the playground's `[runId]`): records are keyed
+   * `[...namespace, n]` with `n` an append counter, so one run's log is one contiguous range.
+   */
+  namespace?: Namespace;
   /** Bounds the wait for a blocked or unresponsive IndexedDB (e.g. `AbortSignal.timeout(3000)`). */
   signal?: AbortSignal;
 }
 
+/** Where a durable log stands: how many records are on disk and how many only in memory. */
+export interface AuditStatus {
+  /** Records of this namespace on disk, as of the last committed batch. */
+  saved: number;
+  /** Records appended but not on disk (queued, being written, or held after a failure). */
+  heldInMemory: number;
+  failure: StorageFailure | null;
+}
+
 /**
- * The audit log in IndexedDB (`createStore(dbName, 'audit')`), appended through a write-behind
- * queue: `append` is synchronous and `flush()` writes every queued record in one transaction.
+ * The audit log in IndexedDB, appended through the shared write-behind (write-behind.ts):
+ * `append` is synchronous and `flush()` writes every queued record in one transaction.
  *
- * Key = a zero-padded append counter, continued from the highest key at `open()`, rather than the
- * record's `seq` or `lane + seq`: seq restarts with every run and lane, and a durable log spans
- * runs, so a seq key would let a second run silently overwrite the first — the record that would
- * have explained last month's bill.
+ * Key = `[...namespace, n]`, `n` an append counter continued from the namespace's highest key at
+ * `open()`, rather than the record's `seq`: seq restarts with every run and lane, so a seq key
+ * would let a second run silently overwrite the first — the record that would have explained last
+ * month's bill.
  *
- * `all()` and `count()` flush first, so they always include every append made before the call.
+ * `all()` and `count()` flush first, so they include every append made before the call that could
+ * be written.
  */
 export class DurableAuditLog implements AuditLog {
   readonly dbName: string;
-  private readonly store: UseStore;
-  private next: number;
-  private queue: [string, AuditRecord][] = [];
-  private inFlight = 0;
-  private tail: Promise<void> = Promise.resolve();
-  /** Bumped by `clear()`, so a batch that fails after a clear is dropped, not resurrected. */
-  private generation = 0;
+  readonly namespace: Namespace;
+  #store: UseStore;
+  #next: number;
+  #saved: number;
+  readonly #writer: WriteBehind<[number, AuditRecord]>;
 
-  private constructor(store: UseStore, dbName: string, next: number) {
-    this.store = store;
+  private constructor(store: UseStore, dbName: string, ns: Namespace, next: number, saved: number) {
+    this.#store = store;
     this.dbName = dbName;
-    this.next = next;
+    this.namespace = ns;
+    this.#next = next;
+    this.#saved = saved;
+    this.#writer = new WriteBehind<[number, AuditRecord]>({
+      noun: 'audit record(s)',
+      storeName: AUDIT_STORE,
+      write: (batch) =>
+        inTransaction<void>(this.#store, 'readwrite', (s, done) => {
+          for (const [n, record] of batch) s.put(record, [...this.namespace, n]);
+          done(undefined);
+        }),
+      committed: (batch) => {
+        this.#saved += batch.length;
+      }
+    });
   }
 
   /** Open (or create) the audit database; `{ ok: false, error }` in plain words when unavailable. */
@@ -105,14 +115,35 @@ export class DurableAuditLog implements AuditLog {
     const dbName = opts.dbName ?? DEFAULT_AUDIT_DB;
     const opened = await openIdbStore(dbName, AUDIT_STORE, opts.signal);
     if (!opened.ok) return opened;
+    return DurableAuditLog.attach(opened.store, dbName, opts.namespace ?? []);
+  }
+
+  /** A log over an already-open database (the worker opens it once and keeps one log per run). */
+  static async attach(
+    store: UseStore,
+    dbName: string,
+    ns: Namespace
+  ): Promise<OpenResult<DurableAuditLog>> {
     try {
-      const last = await opened.store('readonly', (s) => {
-        // The highest key, read with one reverse cursor step instead of loading every key.
-        const req = s.openKeyCursor(keyRange(), 'prev');
-        return promisifyRequest(req).then((cursor) => (cursor ? String(cursor.key) : null));
-      });
-      const next = last === null ? 0 : Number(last) + 1;
-      return { ok: true, store: new DurableAuditLog(opened.store, dbName, next) };
+      const [last, count] = await inTransaction<[number | null, number]>(
+        store,
+        'readonly',
+        (s, done) => {
+          const range = prefixRange(ns);
+          // The highest key, read with one reverse cursor step instead of loading every key.
+          const req = s.openKeyCursor(range, 'prev');
+          req.onsuccess = () => {
+            const key = req.result?.key;
+            const n = Array.isArray(key) ? key[ns.length] : undefined;
+            const counted = s.count(range);
+            counted.onsuccess = () => done([typeof n === 'number' ? n : null, counted.result]);
+          };
+        }
+      );
+      return {
+        ok: true,
+        store: new DurableAuditLog(store, dbName, ns, last === null ? 0 : last + 1, count)
+      };
     } catch (err) {
       return {
         ok: false,
@@ -124,32 +155,53 @@ export class DurableAuditLog implements AuditLog {
 
   /** Records appended but not yet committed to IndexedDB (including a batch being written now). */
   get pendingWrites(): number {
-    return this.queue.length + this.inFlight;
+    return this.#writer.pending;
+  }
+
+  status(): AuditStatus {
+    return {
+      saved: this.#saved,
+      heldInMemory: this.#writer.pending,
+      failure: this.#writer.failure
+    };
   }
 
   /** Queue one record; it is copied now, so later changes to the caller's object are not logged. */
   append(r: AuditRecord): void {
-    this.queue.push([auditKey(this.next), orderRecord(r)]);
-    this.next += 1;
+    this.#writer.enqueue([this.#next, orderRecord(r)]);
+    this.#next += 1;
   }
 
   /**
-   * Resolves when every record appended before this call is in IndexedDB. A failed batch is put
-   * back at the front of the queue (its transaction aborted, so the log on disk is as it was) and
-   * the promise rejects with an Error saying what failed; the next flush retries in order.
+   * Write every queued record in one transaction. Resolves true once everything appended before
+   * the call is on disk; false when storage has failed (see `status().failure`). Never rejects.
    */
-  flush(): Promise<void> {
-    const result = this.tail.then(() => this.writeQueued());
-    this.tail = result.catch(() => undefined);
-    return result;
+  flush(): Promise<boolean> {
+    return this.#writer.flush();
+  }
+
+  /** Try again after a failure: write everything held in memory since. */
+  retry(): Promise<boolean> {
+    return this.#writer.retry();
+  }
+
+  /** Point at a freshly opened database (after the old connection was lost) before a retry. */
+  reattach(store: UseStore): void {
+    this.#store = store;
+  }
+
+  /** Mark the log failed from outside (the worker's time limit on a write that never settles). */
+  fail(failure: StorageFailure): void {
+    this.#writer.fail(failure);
   }
 
   async all(): Promise<AuditRecord[]> {
     await this.flush();
     try {
-      return await this.store('readonly', (s) =>
-        promisifyRequest(s.getAll(keyRange()) as IDBRequest<AuditRecord[]>)
-      );
+      return await inTransaction<AuditRecord[]>(this.#store, 'readonly', (s, done) => {
+        const req = s.getAll(prefixRange(this.namespace));
+        req.onsuccess = () => done(req.result as AuditRecord[]);
+      });
     } catch (err) {
       throw storageError(`read the audit log in '${this.dbName}'`, err, AUDIT_STORE);
     }
@@ -158,55 +210,29 @@ export class DurableAuditLog implements AuditLog {
   async count(): Promise<number> {
     await this.flush();
     try {
-      return await this.store('readonly', (s) => promisifyRequest(s.count(keyRange())));
+      return await inTransaction<number>(this.#store, 'readonly', (s, done) => {
+        const req = s.count(prefixRange(this.namespace));
+        req.onsuccess = () => done(req.result);
+      });
     } catch (err) {
       throw storageError(`count the audit log in '${this.dbName}'`, err, AUDIT_STORE);
     }
   }
 
-  /** Drop every record, queued or stored. Keys keep counting up, so none is ever reused. */
+  /** Drop every record of this namespace, queued or stored. Keys keep counting up, never reused. */
   async clear(): Promise<void> {
-    this.queue = [];
-    this.generation += 1;
-    const run = this.tail.then(async () => {
-      try {
-        await this.store('readwrite', (s) => {
-          s.clear();
-          return promisifyRequest(s.transaction);
-        });
-      } catch (err) {
-        throw storageError(`clear the audit log in '${this.dbName}'`, err, AUDIT_STORE);
-      }
-    });
-    this.tail = run.catch(() => undefined);
-    return run;
-  }
-
-  private async writeQueued(): Promise<void> {
-    if (this.queue.length === 0) return;
-    const batch = this.queue;
-    const generation = this.generation;
-    this.queue = [];
-    this.inFlight = batch.length;
+    this.#writer.discardAll();
+    await this.#writer.flush();
     try {
-      await this.store('readwrite', (s) => {
-        try {
-          for (const [key, record] of batch) s.put(record, key);
-        } catch (err) {
-          s.transaction.abort();
-          throw err;
-        }
-        return promisifyRequest(s.transaction);
+      await inTransaction<void>(this.#store, 'readwrite', (s, done) => {
+        const range = prefixRange(this.namespace);
+        if (range === undefined) s.clear();
+        else s.delete(range);
+        done(undefined);
       });
+      this.#saved = 0;
     } catch (err) {
-      if (generation === this.generation) this.queue = batch.concat(this.queue);
-      throw storageError(
-        `write ${batch.length} audit record(s) to '${this.dbName}'`,
-        err,
-        AUDIT_STORE
-      );
-    } finally {
-      this.inFlight = 0;
+      throw storageError(`clear the audit log in '${this.dbName}'`, err, AUDIT_STORE);
     }
   }
 }

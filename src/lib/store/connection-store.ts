@@ -19,6 +19,7 @@ import {
   type DecisionStore,
   type LookupResult
 } from './decision-store';
+import { ExpiryHeap, heapNeedsRebuild } from './expiry';
 
 /** identity → decision */
 type ByIdentity = Map<string, StoredDecision>;
@@ -36,9 +37,12 @@ export interface ConnectionStoreOptions {
  */
 export class ConnectionDecisionStore implements DecisionStore {
   readonly scope = 'connection' as const;
-  /** The retry-loop alert this store applies on every hit. */
-  readonly alert: AlertConfig;
+  /** The retry-loop alert this store applies on every hit (the lane's current setting). */
+  alert: AlertConfig;
   private readonly byConnection = new Map<string, ByServer>();
+  private readonly expiry = new ExpiryHeap<
+    [connection: string, server: string, identity: string]
+  >();
   /** Kept incrementally so `count()` is O(1) for the live charts. */
   private size = 0;
 
@@ -80,7 +84,35 @@ export class ConnectionDecisionStore implements DecisionStore {
       byServer.set(decision.server, byIdentity);
     }
     if (!byIdentity.has(decision.identity)) this.size += 1;
-    byIdentity.set(decision.identity, toStoredDecision(decision));
+    const stored = toStoredDecision(decision);
+    byIdentity.set(decision.identity, stored);
+    if (stored.expiresAt !== null)
+      this.expiry.push(stored.expiresAt, [connection, decision.server, decision.identity]);
+  }
+
+  /** See {@link DecisionStore.sweep}. */
+  sweep(now: number): number {
+    let n = 0;
+    this.expiry.drain(now, ([connection, server, identity], at) => {
+      const byServer = this.byConnection.get(connection);
+      const byIdentity = byServer?.get(server);
+      const d = byIdentity?.get(identity);
+      if (byServer === undefined || byIdentity === undefined || d === undefined) return;
+      if (d.expiresAt !== at) return;
+      byIdentity.delete(identity);
+      if (byIdentity.size === 0) byServer.delete(server);
+      if (byServer.size === 0) this.byConnection.delete(connection);
+      this.size -= 1;
+      n += 1;
+    });
+    if (heapNeedsRebuild(this.expiry.size, this.size)) {
+      this.expiry.clear();
+      for (const [connection, byServer] of this.byConnection)
+        for (const [server, byIdentity] of byServer)
+          for (const [identity, d] of byIdentity)
+            if (d.expiresAt !== null) this.expiry.push(d.expiresAt, [connection, server, identity]);
+    }
+    return n;
   }
 
   /** See {@link DecisionStore.invalidateServer}: every connection's entries for `server`, nobody else's. */
@@ -125,6 +157,7 @@ export class ConnectionDecisionStore implements DecisionStore {
   clear(): number {
     const dropped = this.size;
     this.byConnection.clear();
+    this.expiry.clear();
     this.size = 0;
     return dropped;
   }

@@ -14,7 +14,8 @@ import {
   type DecisionStore
 } from './decision-store';
 import { ConnectionDecisionStore } from './connection-store';
-import { CachedDurableStore, DurableDecisionStore } from './durable-store';
+import { CachedDurableStore } from './cached-durable-store';
+import { DurableDecisionStore } from './durable-store';
 
 const MIN = 60_000;
 

@@ -55,7 +55,12 @@ export interface DecisionStore {
   invalidateServer(server: string): MaybePromise<number>;
   /** The server's connection closed. Connection scope: drop that connection's entries. Durable: nothing. */
   closeConnection(server: string, connection: string): MaybePromise<void>;
-  /** Every stored entry (expired ones included until a lookup or invalidation removes them). */
+  /**
+   * Drop every entry expired at `now` (virtual ms); returns how many. The engine calls it on the
+   * virtual clock, so a long run keeps only live entries and "Stored decisions" counts those.
+   */
+  sweep(now: number): MaybePromise<number>;
+  /** Every stored entry (expired ones included until a sweep, lookup or invalidation removes them). */
   entries(): MaybePromise<StoredDecision[]>;
   count(): MaybePromise<number>;
   /** Drop everything; returns how many entries were dropped. */

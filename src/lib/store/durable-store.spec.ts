@@ -1,7 +1,8 @@
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { StoredDecision } from '../machine/types';
-import { CachedDurableStore, DurableDecisionStore } from './durable-store';
+import { CachedDurableStore } from './cached-durable-store';
+import { DurableDecisionStore } from './durable-store';
 import { DurableAuditLog } from './audit-log';
 
 let dbSeq = 0;
@@ -21,6 +22,11 @@ function decision(over: Partial<StoredDecision> = {}): StoredDecision {
     recent: [],
     ...over
   };
+}
+
+function unwrap<T>(r: { ok: true; store: T } | { ok: false; error: string }): T {
+  if (!r.ok) throw new Error(r.error);
+  return r.store;
 }
 
 async function openDurable(dbName: string) {
@@ -207,26 +213,87 @@ describe('CachedDurableStore', () => {
     expect(await (await openDurable(dbName)).count()).toBe(0);
   });
 
-  it('a failed flush keeps the batch queued and retries it in order on the next flush', async () => {
+  it('a failed flush holds the batch, says why, counts it as held in memory, and retry writes it in order', async () => {
     const dbName = uniqueDb('retry');
     const s = await openCached(dbName);
     const reader = await openDurable(dbName); // opened first: its open probe writes too
     s.commit('c1', decision({ identity: 'one' }));
-    await s.flush();
+    expect(await s.flush()).toBe(true);
     s.commit('c1', decision({ identity: 'two' }));
     s.commit('c1', decision({ identity: 'three' }));
     const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(() => {
       throw new DOMException('quota', 'QuotaExceededError');
     });
-    await expect(s.flush()).rejects.toThrow(/Could not write 2 queued decision change\(s\)/);
-    expect(s.pendingWrites).toBe(2);
+    expect(await s.flush()).toBe(false);
+    expect(s.status()).toMatchObject({ live: 3, saved: 1, heldInMemory: 2, pending: 2 });
+    expect(s.status().failure?.kind).toBe('quota');
+    expect(s.status().failure?.error).toMatch(/Could not write 2 decision change\(s\)/);
     expect(s.count()).toBe(3); // memory still answers
     expect(await reader.count()).toBe(1); // disk untouched by the failure
     put.mockRestore();
+    // Held: a later flush writes nothing until retry, so no batch lands ahead of the failed one.
     s.commit('c1', decision({ identity: 'four' }));
-    await s.flush();
+    expect(await s.flush()).toBe(false);
+    expect(await reader.count()).toBe(1);
+    expect(await s.retry()).toBe(true);
+    expect(s.status()).toMatchObject({ saved: 4, heldInMemory: 0, failure: null });
     const onDisk = (await (await openDurable(dbName)).entries()).map((e) => e.identity).sort();
     expect(onDisk).toEqual(['four', 'one', 'three', 'two']);
+  });
+
+  it('counts as saved exactly what is on disk, through puts, deletes, invalidation and clear', async () => {
+    const dbName = uniqueDb('saved');
+    const s = await openCached(dbName);
+    const reader = await openDurable(dbName);
+    const check = async () => expect(s.status().saved).toBe(await reader.count());
+    s.commit('c1', decision({ server: 'a', identity: 'a:1' }));
+    s.commit('c1', decision({ server: 'a', identity: 'a:2', expiresAt: 50 }));
+    s.commit('c1', decision({ server: 'b', identity: 'b:1' }));
+    expect(s.status()).toMatchObject({ saved: 0, heldInMemory: 3 });
+    await s.flush();
+    await check();
+    expect(s.sweep(50)).toBe(1);
+    expect(s.status()).toMatchObject({ live: 2, saved: 3 }); // the delete is not on disk yet
+    await s.flush();
+    await check();
+    s.invalidateServer('a');
+    await s.flush();
+    await check();
+    s.clear();
+    await s.flush();
+    await check();
+    expect(s.status()).toMatchObject({ live: 0, saved: 0, heldInMemory: 0 });
+  });
+
+  it('keeps namespaces apart: a second run starts empty and a reload of the first finds its own', async () => {
+    const dbName = uniqueDb('ns');
+    const run1 = unwrap(await CachedDurableStore.open({ dbName, namespace: ['r1', 'B'] }));
+    run1.commit('c1', decision({ identity: 'x' }));
+    run1.commit('c1', decision({ identity: 'y' }));
+    await run1.flush();
+    const run2 = unwrap(await CachedDurableStore.open({ dbName, namespace: ['r2', 'B'] }));
+    expect(run2.count()).toBe(0);
+    run2.commit('c1', decision({ identity: 'z' }));
+    run2.clear();
+    await run2.flush();
+    const again = unwrap(await CachedDurableStore.open({ dbName, namespace: ['r1', 'B'] }));
+    expect(
+      again
+        .entries()
+        .map((e) => e.identity)
+        .sort()
+    ).toEqual(['x', 'y']);
+    expect(again.status()).toMatchObject({ live: 2, saved: 2, heldInMemory: 0 });
+  });
+
+  it('sweeps expired entries on the virtual clock, so a long loop keeps only live ones', async () => {
+    const s = await openCached(uniqueDb('sweep'));
+    for (let i = 0; i < 10_000; i++)
+      s.commit('c1', decision({ identity: `id-${i}`, decidedAt: i, expiresAt: i + 60 }));
+    expect(s.sweep(5_000)).toBe(4_941);
+    expect(s.count()).toBe(10_000 - 4_941);
+    expect(s.sweep(20_000)).toBe(10_000 - 4_941);
+    expect(s.count()).toBe(0);
   });
 
   it('clear empties memory and disk', async () => {

@@ -4,20 +4,23 @@
  * connection id is ignored, which is the whole point — a server that disconnects and reconnects
  * meets the decision it was given before.
  *
- * Key: the IndexedDB array key `[server, identity]`. An array rather than a joined string because
- * server names are untrusted text and no separator is safe against them, and because IndexedDB
- * sorts array keys element by element, so one server's entries are contiguous and a policy edit
- * drops them with a single key-range delete in one transaction.
+ * Key: the IndexedDB array key `[...namespace, server, identity]`. The namespace keeps runs apart
+ * (SPEC §4: "runs are isolated, restarts are not") — the playground uses `[runId, lane]`, so a
+ * Reset starts empty while a reload of the same run finds its decisions. An array rather than a
+ * joined string because server names are untrusted text and no separator is safe against them,
+ * and because IndexedDB sorts array keys element by element, so a namespace's (or a server's)
+ * entries are contiguous and drop with one key-range delete.
  *
  * Two implementations:
- * - {@link DurableDecisionStore}: every call is a transaction; `commit` resolves once the decision
- *   is on disk. For the live playground, where the machine sends a frame only after its commit.
- * - {@link CachedDurableStore}: an in-memory index answering synchronously, written behind to
- *   IndexedDB in groups. For the high-speed simulation. See its comment for the trade-off.
+ * - {@link DurableDecisionStore} (here): every call is a transaction; `commit` resolves once the
+ *   decision is on disk. For `/single/`, where the machine sends a frame only after its commit.
+ * - `CachedDurableStore` (cached-durable-store.ts): an in-memory index written behind in groups,
+ *   for the high-speed simulation.
  */
 import type { StoredDecision } from '../machine/types';
 import {
   classifyEntry,
+  isExpired,
   isStoredDecision,
   recordPresentation,
   resolveAlert,
@@ -26,65 +29,39 @@ import {
   type DecisionStore,
   type LookupResult
 } from './decision-store';
-import {
-  openIdbStore,
-  promisifyRequest,
-  storageError,
-  type OpenResult,
-  type UseStore
-} from './idb';
+import { inTransaction, openIdbStore, storageError, type OpenResult, type UseStore } from './idb';
 
 /** The default database; separate from the audit log's (one object store per database, see idb.ts). */
 export const DEFAULT_DECISION_DB = 'sampling-policy-lab-decisions';
 /** The object store name inside the decisions database. */
 export const DECISIONS_STORE = 'decisions';
 
+/** A key prefix that keeps one run's (or one page's) decisions apart from every other's. */
+export type Namespace = readonly (string | number)[];
+
 export interface DurableStoreOptions {
   dbName?: string;
+  /** The key prefix of this store's entries; `[]` uses the whole database. */
+  namespace?: Namespace;
   alert?: Partial<AlertConfig>;
   /** Bounds the wait for a blocked or unresponsive IndexedDB (e.g. `AbortSignal.timeout(3000)`). */
   signal?: AbortSignal;
 }
 
-type DecisionKey = [server: string, identity: string];
+export type DecisionKey = (string | number)[];
 
-function keyOf(server: string, identity: string): DecisionKey {
-  return [server, identity];
+export function decisionKey(ns: Namespace, server: string, identity: string): DecisionKey {
+  return [...ns, server, identity];
 }
 
 /**
- * Every key `[server, *]`: arrays compare element by element and any array sorts after any string,
- * so `[server]` < `[server, identity]` < `[server, []]` for every string identity.
+ * Every key `[...prefix, *]`: arrays compare element by element and any array sorts after any
+ * string or number, so `prefix` < `[...prefix, x, …]` < `[...prefix, []]` for every string `x`.
+ * An empty prefix is the whole store.
  */
-function serverRange(server: string): IDBKeyRange {
-  return IDBKeyRange.bound([server], [server, []], true, true);
-}
-
-/** Run `body` in one transaction of `store` and resolve with what it computed once it commits. */
-function inTransaction<T>(
-  store: UseStore,
-  mode: IDBTransactionMode,
-  body: (s: IDBObjectStore, done: (v: T) => void) => void
-): Promise<T> {
-  return store(mode, (s) => {
-    let value: T | undefined;
-    let set = false;
-    try {
-      body(s, (v) => {
-        value = v;
-        set = true;
-      });
-    } catch (err) {
-      // A request that throws (say a DataCloneError on the fifth put of a batch) would otherwise
-      // let the transaction commit the four before it: abort, so a batch lands whole or not at all.
-      s.transaction.abort();
-      throw err;
-    }
-    return promisifyRequest(s.transaction).then(() => {
-      if (!set) throw new Error('transaction committed without a result');
-      return value as T;
-    });
-  });
+export function prefixRange(prefix: readonly (string | number)[]): IDBKeyRange | undefined {
+  if (prefix.length === 0) return undefined;
+  return IDBKeyRange.bound([...prefix], [...prefix, []], true, true);
 }
 
 /**
@@ -95,13 +72,15 @@ function inTransaction<T>(
 export class DurableDecisionStore implements DecisionStore {
   readonly scope = 'durable' as const;
   readonly dbName: string;
-  /** The retry-loop alert this store applies on every hit. */
-  readonly alert: AlertConfig;
+  readonly namespace: Namespace;
+  /** The retry-loop alert this store applies on every hit (the lane's current setting). */
+  alert: AlertConfig;
   private readonly store: UseStore;
 
-  private constructor(store: UseStore, dbName: string, alert: AlertConfig) {
+  private constructor(store: UseStore, dbName: string, ns: Namespace, alert: AlertConfig) {
     this.store = store;
     this.dbName = dbName;
+    this.namespace = ns;
     this.alert = alert;
   }
 
@@ -116,7 +95,12 @@ export class DurableDecisionStore implements DecisionStore {
     if (!opened.ok) return opened;
     return {
       ok: true,
-      store: new DurableDecisionStore(opened.store, dbName, resolveAlert(opts.alert))
+      store: new DurableDecisionStore(
+        opened.store,
+        dbName,
+        opts.namespace ?? [],
+        resolveAlert(opts.alert)
+      )
     };
   }
 
@@ -128,7 +112,7 @@ export class DurableDecisionStore implements DecisionStore {
     policyHash: string,
     now: number
   ): Promise<LookupResult | null> {
-    const key = keyOf(server, identity);
+    const key = decisionKey(this.namespace, server, identity);
     try {
       return await inTransaction<LookupResult | null>(this.store, 'readwrite', (s, done) => {
         done(null);
@@ -160,7 +144,7 @@ export class DurableDecisionStore implements DecisionStore {
     const stored = toStoredDecision(decision);
     try {
       await inTransaction<void>(this.store, 'readwrite', (s, done) => {
-        s.put(stored, keyOf(stored.server, stored.identity));
+        s.put(stored, decisionKey(this.namespace, stored.server, stored.identity));
         done(undefined);
       });
     } catch (err) {
@@ -172,11 +156,11 @@ export class DurableDecisionStore implements DecisionStore {
     }
   }
 
-  /** See {@link DecisionStore.invalidateServer}: counts and deletes `[server, *]` in one transaction. */
+  /** See {@link DecisionStore.invalidateServer}: counts and deletes `[…, server, *]` in one transaction. */
   async invalidateServer(server: string): Promise<number> {
     try {
       return await inTransaction<number>(this.store, 'readwrite', (s, done) => {
-        const range = serverRange(server);
+        const range = prefixRange([...this.namespace, server])!;
         const counted = s.count(range);
         counted.onsuccess = () => {
           done(counted.result);
@@ -191,10 +175,33 @@ export class DurableDecisionStore implements DecisionStore {
   /** Durable scope: a closed connection changes nothing; the next connection meets the same entries. */
   async closeConnection(_server: string, _connection: string): Promise<void> {}
 
+  /** Delete every entry expired at `now`, in one transaction; returns how many. */
+  async sweep(now: number): Promise<number> {
+    try {
+      return await inTransaction<number>(this.store, 'readwrite', (s, done) => {
+        let n = 0;
+        done(0);
+        const req = s.openCursor(prefixRange(this.namespace));
+        req.onsuccess = () => {
+          const cursor = req.result;
+          if (cursor === null) return done(n);
+          const d: unknown = cursor.value;
+          if (isStoredDecision(d) && isExpired(d, now)) {
+            cursor.delete();
+            n += 1;
+          }
+          cursor.continue();
+        };
+      });
+    } catch (err) {
+      throw storageError('sweep the expired decisions', err, DECISIONS_STORE);
+    }
+  }
+
   async entries(): Promise<StoredDecision[]> {
     try {
       return await inTransaction<StoredDecision[]>(this.store, 'readonly', (s, done) => {
-        const req = s.getAll();
+        const req = s.getAll(prefixRange(this.namespace));
         req.onsuccess = () => done((req.result as unknown[]).filter(isStoredDecision));
       });
     } catch (err) {
@@ -205,7 +212,7 @@ export class DurableDecisionStore implements DecisionStore {
   async count(): Promise<number> {
     try {
       return await inTransaction<number>(this.store, 'readonly', (s, done) => {
-        const req = s.count();
+        const req = s.count(prefixRange(this.namespace));
         req.onsuccess = () => done(req.result);
       });
     } catch (err) {
@@ -216,227 +223,16 @@ export class DurableDecisionStore implements DecisionStore {
   async clear(): Promise<number> {
     try {
       return await inTransaction<number>(this.store, 'readwrite', (s, done) => {
-        const req = s.count();
+        const range = prefixRange(this.namespace);
+        const req = s.count(range);
         req.onsuccess = () => {
           done(req.result);
-          s.clear();
+          if (range === undefined) s.clear();
+          else s.delete(range);
         };
       });
     } catch (err) {
       throw storageError('clear the stored decisions', err, DECISIONS_STORE);
     }
-  }
-}
-
-/** One queued write of the write-behind queue, applied in order inside one transaction. */
-type PendingOp =
-  | { op: 'put'; key: DecisionKey; value: StoredDecision }
-  | { op: 'del'; key: DecisionKey }
-  | { op: 'server'; server: string }
-  | { op: 'clear' };
-
-/**
- * Durable decisions for the high-speed simulation: an in-memory index loaded from IndexedDB at
- * `open()`, answering every call synchronously, with writes applied to memory at once and to
- * IndexedDB through a write-behind queue.
- *
- * The trade-off, stated plainly: `commit()` returns before the decision is on disk, so the SPEC's
- * "committed before its frame is sent" holds per batch, not per frame. The engine keeps it at the
- * boundary that matters by group commit — it calls `flush()` and releases a batch of frames to
- * the UI only once that resolves, so nothing the learner sees is ahead of what is stored. A tab
- * that dies mid-batch loses that batch's decisions and frames together. Buying per-frame
- * durability here would cost one transaction per request, which is what the simulation cannot
- * afford; the live playground uses {@link DurableDecisionStore} instead.
- *
- * Other tabs' writes after `open()` are not seen (the index is this tab's); a reload re-reads them.
- */
-export class CachedDurableStore implements DecisionStore {
-  readonly scope = 'durable' as const;
-  readonly dbName: string;
-  readonly alert: AlertConfig;
-  private readonly store: UseStore;
-  /** server → identity → decision: the whole database, in memory. */
-  private readonly index = new Map<string, Map<string, StoredDecision>>();
-  private size = 0;
-  /** Writes not yet handed to IndexedDB, oldest first. */
-  private queue: PendingOp[] = [];
-  /**
-   * Position in `queue` of the latest put/del per key, so a hot identity re-presented thousands of
-   * times in a batch is written once. Cleared at every range op (server, clear), which keeps the
-   * coalescing trivially order-safe.
-   */
-  private latest = new Map<string, number>();
-  private inFlight = 0;
-  /** The chain of batches: each flush writes after the previous one settles, so order holds. */
-  private tail: Promise<void> = Promise.resolve();
-
-  private constructor(store: UseStore, dbName: string, alert: AlertConfig) {
-    this.store = store;
-    this.dbName = dbName;
-    this.alert = alert;
-  }
-
-  /** Open the database and load every entry into memory. Same result shape as {@link DurableDecisionStore.open}. */
-  static async open(opts: DurableStoreOptions = {}): Promise<OpenResult<CachedDurableStore>> {
-    const dbName = opts.dbName ?? DEFAULT_DECISION_DB;
-    const opened = await openIdbStore(dbName, DECISIONS_STORE, opts.signal);
-    if (!opened.ok) return opened;
-    const cached = new CachedDurableStore(opened.store, dbName, resolveAlert(opts.alert));
-    try {
-      const all = await inTransaction<unknown[]>(opened.store, 'readonly', (s, done) => {
-        const req = s.getAll();
-        req.onsuccess = () => done(req.result as unknown[]);
-      });
-      for (const d of all) if (isStoredDecision(d)) cached.put(d);
-    } catch (err) {
-      return {
-        ok: false,
-        kind: 'failed',
-        error: storageError(`load the stored decisions from '${dbName}'`, err, DECISIONS_STORE)
-          .message
-      };
-    }
-    return { ok: true, store: cached };
-  }
-
-  /** Queued operations not yet committed to IndexedDB (including a batch being written now). */
-  get pendingWrites(): number {
-    return this.queue.length + this.inFlight;
-  }
-
-  /** See {@link DecisionStore.lookup}. Synchronous; the changed entry is queued for writing. */
-  lookup(
-    server: string,
-    _connection: string,
-    identity: string,
-    policyHash: string,
-    now: number
-  ): LookupResult | null {
-    const byIdentity = this.index.get(server);
-    const d = byIdentity?.get(identity);
-    if (byIdentity === undefined || d === undefined) return null;
-    if (classifyEntry(d, policyHash, now) !== 'hit') {
-      byIdentity.delete(identity);
-      this.size -= 1;
-      this.enqueueKeyOp({ op: 'del', key: keyOf(server, identity) });
-      return null;
-    }
-    const alert = recordPresentation(d, now, this.alert);
-    // `represented` must survive a reload too, or the alert forgets a loop on every refresh.
-    this.enqueueKeyOp({ op: 'put', key: keyOf(server, identity), value: d });
-    return { decision: d, alert };
-  }
-
-  /** Stored in memory now and queued for IndexedDB; durable once a later `flush()` resolves. */
-  commit(_connection: string, decision: StoredDecision): void {
-    const stored = toStoredDecision(decision);
-    this.put(stored);
-    this.enqueueKeyOp({ op: 'put', key: keyOf(stored.server, stored.identity), value: stored });
-  }
-
-  invalidateServer(server: string): number {
-    const byIdentity = this.index.get(server);
-    const dropped = byIdentity?.size ?? 0;
-    this.index.delete(server);
-    this.size -= dropped;
-    // A range delete rather than one delete per known key: it also removes entries another tab
-    // wrote after this index was loaded, which a policy edit must invalidate just the same.
-    this.enqueueRangeOp({ op: 'server', server });
-    return dropped;
-  }
-
-  closeConnection(_server: string, _connection: string): void {}
-
-  entries(): StoredDecision[] {
-    const out: StoredDecision[] = [];
-    for (const byIdentity of this.index.values()) for (const d of byIdentity.values()) out.push(d);
-    return out;
-  }
-
-  count(): number {
-    return this.size;
-  }
-
-  clear(): number {
-    const dropped = this.size;
-    this.index.clear();
-    this.size = 0;
-    this.enqueueRangeOp({ op: 'clear' });
-    return dropped;
-  }
-
-  /**
-   * Resolves when every decision committed before this call is in IndexedDB. All queued writes go
-   * in one transaction (group commit). On failure it rejects with an Error saying what failed; the
-   * batch goes back to the front of the queue — the transaction aborted, so nothing earlier on
-   * disk was touched and nothing committed in memory is dropped — and the next flush retries it.
-   */
-  flush(): Promise<void> {
-    const result = this.tail.then(() => this.writeQueued());
-    // The chain must not stay rejected, or one failed batch would fail every later flush.
-    this.tail = result.catch(() => undefined);
-    return result;
-  }
-
-  private async writeQueued(): Promise<void> {
-    if (this.queue.length === 0) return;
-    const ops = this.queue;
-    this.queue = [];
-    this.latest.clear();
-    this.inFlight = ops.length;
-    try {
-      await inTransaction<void>(this.store, 'readwrite', (s, done) => {
-        for (const o of ops) {
-          if (o.op === 'put') s.put(o.value, o.key);
-          else if (o.op === 'del') s.delete(o.key);
-          else if (o.op === 'server') s.delete(serverRange(o.server));
-          else s.clear();
-        }
-        done(undefined);
-      });
-    } catch (err) {
-      this.queue = ops.concat(this.queue);
-      this.latest.clear();
-      throw storageError(
-        `write ${ops.length} queued decision change(s) to '${this.dbName}'`,
-        err,
-        DECISIONS_STORE
-      );
-    } finally {
-      this.inFlight = 0;
-    }
-  }
-
-  private put(d: StoredDecision): void {
-    let byIdentity = this.index.get(d.server);
-    if (byIdentity === undefined) {
-      byIdentity = new Map();
-      this.index.set(d.server, byIdentity);
-    }
-    if (!byIdentity.has(d.identity)) this.size += 1;
-    byIdentity.set(d.identity, d);
-  }
-
-  private enqueueKeyOp(o: Extract<PendingOp, { key: DecisionKey }>): void {
-    // JSON of the pair is an unambiguous string form of the array key, whatever the server name.
-    const k = JSON.stringify(o.key);
-    const at = this.latest.get(k);
-    if (at !== undefined) {
-      // The later op for the same key wins; replacing it in place keeps it before any range op
-      // that follows, which `latest` guarantees by being cleared at each range op.
-      this.queue[at] = o;
-      return;
-    }
-    this.latest.set(k, this.queue.length);
-    this.queue.push(o);
-  }
-
-  private enqueueRangeOp(o: Extract<PendingOp, { op: 'server' | 'clear' }>): void {
-    if (o.op === 'clear') {
-      // Nothing queued before a clear can matter once it has run.
-      this.queue = [];
-    }
-    this.latest.clear();
-    this.queue.push(o);
   }
 }

@@ -22,6 +22,9 @@ export type OpenResult<T> =
  */
 const PROBE_KEY = -1;
 
+/** The error name for a connection this page closed because another tab needed the database. */
+const CONNECTION_LOST = 'ConnectionLostError';
+
 const ABORTED: unique symbol = Symbol('aborted');
 
 /** Race `p` against `signal`; the caller owns the timer (the pure core has no wall clock). */
@@ -66,6 +69,9 @@ export function describeStorageError(
   err: unknown,
   storeName = 'the store'
 ): { kind: OpenFailureKind; words: string } {
+  // An aborted transaction's error is null when the abort came without a reason.
+  if (err === null || err === undefined)
+    return { kind: 'failed', words: 'the browser aborted the storage transaction' };
   switch (errorName(err)) {
     case 'QuotaExceededError':
       return {
@@ -99,6 +105,12 @@ export function describeStorageError(
       return {
         kind: 'failed',
         words: "the browser's storage failed (a disk error or a damaged browser profile)"
+      };
+    case CONNECTION_LOST:
+      return {
+        kind: 'blocked',
+        words:
+          'another tab asked to upgrade or delete the database, so this page let go of it and cannot write any more'
       };
     case 'ReferenceError':
       return { kind: 'unavailable', words: 'IndexedDB is not available in this environment' };
@@ -146,8 +158,24 @@ export async function openIdbStore(
     };
   }
   try {
-    const store = createStore(dbName, storeName);
-    const probe = store('readwrite', (s) => {
+    const raw = createStore(dbName, storeName);
+    let lost = false;
+    // Another tab upgrading or deleting the database waits for every open connection to close.
+    // Holding ours would block that tab forever; let go, and fail every later call in words.
+    const store: UseStore = (mode, callback) => {
+      if (lost) {
+        const err = new Error(`the connection to '${dbName}' was closed`);
+        err.name = CONNECTION_LOST;
+        return Promise.reject(err);
+      }
+      return raw(mode, callback);
+    };
+    const probe = raw('readwrite', (s) => {
+      const db = s.transaction.db;
+      db.onversionchange = () => {
+        lost = true;
+        db.close();
+      };
       s.put(0, PROBE_KEY);
       s.delete(PROBE_KEY);
       return promisifyRequest(s.transaction);
@@ -171,6 +199,39 @@ export async function openIdbStore(
       error: `Durable storage could not be opened (database '${dbName}'): ${words}.`
     };
   }
+}
+
+/**
+ * Run `body` in one transaction of `store` and resolve with what it computed once the transaction
+ * commits. A request that throws (say a DataCloneError on the fifth put of a batch) aborts the
+ * transaction, so a batch lands whole or not at all.
+ */
+export function inTransaction<T>(
+  store: UseStore,
+  mode: IDBTransactionMode,
+  body: (s: IDBObjectStore, done: (v: T) => void) => void
+): Promise<T> {
+  return store(mode, (s) => {
+    let value: T | undefined;
+    let set = false;
+    try {
+      body(s, (v) => {
+        value = v;
+        set = true;
+      });
+    } catch (err) {
+      try {
+        s.transaction.abort();
+      } catch {
+        // Already aborted (the browser gave up first): the original error is the one to report.
+      }
+      throw err;
+    }
+    return promisifyRequest(s.transaction).then(() => {
+      if (!set) throw new Error('transaction committed without a result');
+      return value as T;
+    });
+  });
 }
 
 export { promisifyRequest };

@@ -6,7 +6,7 @@
 import type { ClientConfigInput } from '$lib/machine/config';
 import type { Policy } from '$lib/machine/policy';
 import type { AuditRecord } from '$lib/machine/types';
-import type { Inspection, PendingConsent, Reply, Snapshot } from '$lib/sim/protocol';
+import type { Inspection, PendingConsent, Reply, Snapshot, StorageView } from '$lib/sim/protocol';
 import type { LaneId, ScenarioError } from '$lib/sim/scenario';
 import type { TraceEvent } from '$lib/sim/trace';
 import { SimClient } from './sim-client';
@@ -35,6 +35,37 @@ export function sliderToSpeed(v: number): number {
   return s < 10 ? Math.round(s * 10) / 10 : Math.round(s);
 }
 
+/** Where this tab remembers its run, so a reload can resume it (SPEC §4: restarts are not isolated). */
+const RUN_KEY = 'sampling-policy-lab-run';
+
+/** A short fingerprint of what was loaded: a reload resumes a run only for the same scenario and seed. */
+function fingerprint(data: unknown, trace: TraceEvent[] | null): string {
+  const text = JSON.stringify([data, trace]);
+  let h = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
+  return `${text.length}:${(h >>> 0).toString(36)}`;
+}
+
+function readRun(): { id: string; key: string } | null {
+  try {
+    const v = JSON.parse(sessionStorage.getItem(RUN_KEY) ?? 'null') as unknown;
+    if (v && typeof v === 'object' && 'id' in v && 'key' in v)
+      return { id: String(v.id), key: String(v.key) };
+  } catch {
+    // No sessionStorage (a sandboxed frame) or junk in it: start a new run.
+  }
+  return null;
+}
+
+function writeRun(id: string | null, key: string): void {
+  try {
+    if (id) sessionStorage.setItem(RUN_KEY, JSON.stringify({ id, key }));
+    else sessionStorage.removeItem(RUN_KEY);
+  } catch {
+    // Not resumable after a reload then; the run itself is unaffected.
+  }
+}
+
 export class Playground {
   /** The scenario as editable JSON data: what Share puts in the link. */
   scenario = $state.raw<Record<string, unknown> | null>(null);
@@ -53,7 +84,14 @@ export class Playground {
   inspection = $state.raw<Inspection | null>(null);
   inspecting = $state(false);
   notice = $state('');
+  /** What is on disk: per durable lane and for the audit log (updated after every group commit). */
+  storage = $state.raw<StorageView | null>(null);
+  /** Durable decisions a reload found in its run (non-zero only when the run was resumed). */
+  resumed = $state.raw<Record<LaneId, number> | null>(null);
+  retrying = $state(false);
   trace: TraceEvent[] | null = null;
+  /** The first load after the page opens may resume the tab's run; Reset, a seed or a scenario never do. */
+  #mayResume = true;
   /** Wall-clock frame times (ms) while playing: `bench:ui` reads them. */
   frameTimes: number[] = [];
 
@@ -85,7 +123,11 @@ export class Playground {
           this.auditVersion++;
         }
         this.snapshot = r;
+        this.storage = r.storage;
         if (r.done) this.playing = false;
+        break;
+      case 'storage':
+        this.storage = { run: r.run, lanes: r.lanes, audit: r.audit, auditError: r.auditError };
         break;
       case 'progress':
         this.ff = { done: r.done, total: r.total };
@@ -116,12 +158,16 @@ export class Playground {
     this.ff = null;
     this.trace = opts.trace ?? null;
     const seed = typeof data.seed === 'number' ? data.seed : 0;
+    const key = fingerprint(data, opts.trace ?? null);
+    const saved = this.#mayResume ? readRun() : null;
+    this.#mayResume = false;
     const r = await client.request(
       {
         type: 'load',
         scenario: data,
         ...(opts.trace ? { trace: opts.trace } : {}),
-        ...(this.human ? { human: ['A', 'B'] } : {})
+        ...(this.human ? { human: ['A', 'B'] } : {}),
+        ...(saved && saved.key === key ? { resume: saved.id } : {})
       },
       'loaded'
     );
@@ -130,6 +176,8 @@ export class Playground {
       return r.errors;
     }
     this.errors = [];
+    writeRun(r.run, key);
+    this.resumed = r.resumed.A + r.resumed.B > 0 ? r.resumed : null;
     this.scenario = data;
     this.name = r.name;
     this.title = typeof data.title === 'string' ? data.title : r.name;
@@ -228,6 +276,39 @@ export class Playground {
     if (!this.#client) return 0;
     const r = await this.#client.request({ type: 'clearStored', lane }, 'cleared');
     return r.count;
+  }
+
+  /** Try writing to IndexedDB again after a failure. */
+  async retryStorage(): Promise<void> {
+    if (!this.#client) return;
+    this.retrying = true;
+    try {
+      await this.#client.request({ type: 'retryStorage' }, 'snapshot');
+    } finally {
+      this.retrying = false;
+    }
+  }
+
+  /** The lane asked for durable storage and does not have it (it fell back, or writes failed). */
+  lostDurability(lane: LaneId): boolean {
+    const view = this.snapshot?.lanes[lane];
+    if (!view) return false;
+    if (view.fellBack) return true;
+    const st = this.storage?.lanes[lane]?.storage ?? view.storage;
+    return view.scope === 'durable' && st !== null && st.failure !== null;
+  }
+
+  /** How a lane keeps its decisions, in the words its label shows. */
+  scopeLabel(lane: LaneId): string {
+    const view = this.snapshot?.lanes[lane];
+    if (!view) return '';
+    if (view.scope === 'connection')
+      return view.fellBack
+        ? 'connection-scoped (durable storage unavailable)'
+        : 'connection-scoped';
+    const st = this.storage?.lanes[lane]?.storage ?? view.storage;
+    if (st === null) return 'durable (in memory)';
+    return st.failure ? 'held in memory only (storage failed)' : 'durable store';
   }
 
   setHuman(on: boolean): void {

@@ -3,44 +3,271 @@
  * The simulation's Web Worker: the engine runs here, off the main thread, so a fast-forward of a
  * simulated day never freezes the page. Commands come in, replies go out (see sim/protocol.ts).
  *
- * Durable lanes keep their decisions in IndexedDB (one database per lane), loaded into memory
- * when the worker starts and written behind in batches after every command (group commit), so
- * they survive a reload and are seen by a second tab. If IndexedDB is unavailable, the lanes run
- * connection-scoped and every snapshot says why.
+ * Storage. Each run (a load: a new scenario, seed or Reset) gets its own namespace in IndexedDB —
+ * durable lanes' decisions under `[run, lane, …]`, the audit log under `[run, n]` — so a second
+ * run starts empty and gives the same numbers as the first and as `lab run`; a reload can resume
+ * its run (SPEC §4: runs are isolated, restarts are not). The last few runs are kept, older ones
+ * pruned; a run in use by another tab (a Web Lock) is never pruned and never shared.
+ *
+ * Writes go behind in groups after every command (group commit) and every store reports what is
+ * on disk only after its transaction commits. Every wait on IndexedDB has a time limit: an open
+ * that never answers or a write that never settles marks storage as failed in words, and the
+ * simulation goes on from memory.
  */
-import { CachedDurableStore } from '../store/durable-store';
-import type { LaneId } from '../sim/scenario';
+import { AUDIT_STORE, DurableAuditLog } from '../store/audit-log';
+import { CachedDurableStore } from '../store/cached-durable-store';
+import { DECISIONS_STORE, prefixRange } from '../store/durable-store';
+import { inTransaction, openIdbStore, type OpenResult, type UseStore } from '../store/idb';
+import type { StorageFailure } from '../store/write-behind';
 import type { Command, Reply } from '../sim/protocol';
-import { Session } from '../sim/session';
+import { LANE_IDS, type LaneId } from '../sim/scenario';
+import { Session, type RunStorage } from '../sim/session';
 
-const DECISION_DB = (lane: LaneId) => `sampling-policy-lab-decisions-lane-${lane}`;
+const DECISION_DB = 'sampling-policy-lab-run-decisions';
+const AUDIT_DB = 'sampling-policy-lab-run-audit';
+/** How long an open may take before storage is reported blocked. */
+const OPEN_TIMEOUT_MS = 4_000;
+/** How long a group commit may take before storage is reported as not answering. */
+const WRITE_TIMEOUT_MS = 8_000;
+/** Runs kept in IndexedDB besides the current one (and any another tab is using). */
+const KEEP_RUNS = 4;
+/** Registry entries live in the decisions database under this first key element. */
+const REGISTRY = '~runs';
 
-async function openStores() {
-  const stores: Partial<Record<LaneId, CachedDurableStore>> = {};
-  let error: string | undefined;
-  for (const lane of ['A', 'B'] as const) {
-    const r = await CachedDurableStore.open({ dbName: DECISION_DB(lane) });
-    if (r.ok) stores[lane] = r.store;
-    else error = r.error;
-  }
-  return { stores, error };
+interface RunEntry {
+  id: string;
+  createdAt: number;
 }
 
-const ready = openStores().then(({ stores, error }) => {
-  const session = new Session({
-    durable: (lane) => stores[lane] ?? null,
-    ...(error ? { durableError: error } : {})
+interface Writable {
+  flush(): Promise<boolean>;
+  fail(f: StorageFailure): void;
+  retry(): Promise<boolean>;
+  reattach(s: UseStore): void;
+}
+
+interface Run {
+  storage: RunStorage;
+  decisions: Partial<Record<LaneId, CachedDurableStore>>;
+  audit: DurableAuditLog | null;
+  release: () => void;
+}
+
+let decisionsDb: OpenResult<UseStore> | null = null;
+let auditDb: OpenResult<UseStore> | null = null;
+let current: Run | null = null;
+const session = new Session();
+
+/** Open (or re-open, after a failure) both databases, at once, each within the time limit. */
+async function openDbs(): Promise<[OpenResult<UseStore>, OpenResult<UseStore>]> {
+  const [d, a] = await Promise.all([
+    decisionsDb?.ok
+      ? decisionsDb
+      : openIdbStore(DECISION_DB, DECISIONS_STORE, AbortSignal.timeout(OPEN_TIMEOUT_MS)),
+    auditDb?.ok
+      ? auditDb
+      : openIdbStore(AUDIT_DB, AUDIT_STORE, AbortSignal.timeout(OPEN_TIMEOUT_MS))
+  ]);
+  decisionsDb = d;
+  auditDb = a;
+  return [d, a];
+}
+
+/** Hold a Web Lock on the run for as long as this worker uses it; false if another tab holds it. */
+function lockRun(id: string): Promise<(() => void) | null> {
+  const locks = (navigator as Navigator & { locks?: LockManager }).locks;
+  if (!locks) return Promise.resolve(() => {});
+  return new Promise((resolve) => {
+    void locks.request(`spl-run:${id}`, { ifAvailable: true }, (lock) => {
+      if (lock === null) {
+        resolve(null);
+        return undefined;
+      }
+      return new Promise<void>((release) => resolve(release));
+    });
   });
-  return { session, stores };
-});
+}
+
+async function heldRuns(): Promise<Set<string>> {
+  const locks = (navigator as Navigator & { locks?: LockManager }).locks;
+  if (!locks) return new Set();
+  const q = await locks.query();
+  const out = new Set<string>();
+  for (const l of q.held ?? [])
+    if (l.name?.startsWith('spl-run:')) out.add(l.name.slice('spl-run:'.length));
+  return out;
+}
+
+function newRunId(): string {
+  return `r${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+/** Record the run and drop all but the newest few runs nobody is using. Best effort. */
+async function registerAndPrune(decisions: UseStore, id: string): Promise<void> {
+  const runs = await inTransaction<RunEntry[]>(decisions, 'readwrite', (s, done) => {
+    const key = [REGISTRY, id];
+    const req = s.get(key);
+    req.onsuccess = () => {
+      if (req.result === undefined) s.put({ id, createdAt: Date.now() } satisfies RunEntry, key);
+      const all = s.getAll(prefixRange([REGISTRY]));
+      all.onsuccess = () => done(all.result as RunEntry[]);
+    };
+  });
+  const held = await heldRuns();
+  held.add(id);
+  const old = runs
+    .filter((r) => !held.has(r.id))
+    .sort((a, b) => b.createdAt - a.createdAt)
+    .slice(KEEP_RUNS);
+  if (old.length === 0) return;
+  await inTransaction<void>(decisions, 'readwrite', (s, done) => {
+    for (const r of old) {
+      s.delete(prefixRange([r.id])!);
+      s.delete([REGISTRY, r.id]);
+    }
+    done(undefined);
+  });
+  if (auditDb?.ok)
+    await inTransaction<void>(auditDb.store, 'readwrite', (s, done) => {
+      for (const r of old) s.delete(prefixRange([r.id])!);
+      done(undefined);
+    });
+}
+
+/** Open a fresh namespace for the next run (or resume `resume` if this tab may). */
+async function startRun(resume?: string): Promise<RunStorage> {
+  if (current) {
+    const old = current;
+    current = null;
+    // The finished run's last batch, then let other tabs (and the pruning) have it.
+    void flushRun(old).finally(() => old.release());
+  }
+  await openDbs();
+  let id: string | null = null;
+  let release: (() => void) | null = null;
+  if (resume) {
+    release = await lockRun(resume);
+    if (release) id = resume;
+  }
+  if (!id) {
+    id = newRunId();
+    release = (await lockRun(id)) ?? (() => {});
+  }
+  const run: Run = {
+    decisions: {},
+    audit: null,
+    release: release ?? (() => {}),
+    storage: { run: null, durable: () => null, durableError: null, audit: null, auditError: null }
+  };
+  const errors: string[] = [];
+  if (decisionsDb?.ok) {
+    const db = decisionsDb.store;
+    try {
+      await registerAndPrune(db, id);
+    } catch {
+      // Pruning is housekeeping: a failure here shows up, in words, on the first write instead.
+    }
+    for (const lane of LANE_IDS) {
+      const r = await CachedDurableStore.attach(db, DECISION_DB, [id, lane]);
+      if (r.ok) run.decisions[lane] = r.store;
+      else errors.push(r.error);
+    }
+  } else if (decisionsDb) errors.push(decisionsDb.error);
+  let auditError: string | null = null;
+  if (auditDb?.ok) {
+    const r = await DurableAuditLog.attach(auditDb.store, AUDIT_DB, [id]);
+    if (r.ok) run.audit = r.store;
+    else auditError = r.error;
+  } else if (auditDb) auditError = auditDb.error;
+  run.storage = {
+    run: run.decisions.A || run.audit ? id : null,
+    durable: (lane) => run.decisions[lane] ?? null,
+    durableError: errors[0] ?? null,
+    audit: run.audit,
+    auditError
+  };
+  current = run;
+  return run.storage;
+}
+
+function writables(run: Run): Writable[] {
+  const out: Writable[] = [];
+  for (const lane of LANE_IDS) {
+    const s = run.decisions[lane];
+    if (s) out.push(s);
+  }
+  if (run.audit) out.push(run.audit);
+  return out;
+}
+
+async function flushOne(w: Writable): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), WRITE_TIMEOUT_MS);
+  });
+  const r = await Promise.race([w.flush(), timeout]);
+  clearTimeout(timer);
+  if (r === 'timeout')
+    w.fail({
+      kind: 'timeout',
+      words: 'the browser did not finish writing in time',
+      error: `A write to IndexedDB did not finish within ${WRITE_TIMEOUT_MS / 1000} s.`
+    });
+}
+
+async function flushRun(run: Run): Promise<void> {
+  await Promise.all(writables(run).map(flushOne));
+}
 
 const post = (replies: Reply[]) => {
   for (const r of replies) self.postMessage(r);
 };
 
-async function flush() {
-  const { stores } = await ready;
-  await Promise.all(Object.values(stores).map((s) => s?.flush().catch(() => {})));
+let lastStorage = '';
+/** Tell the page what is on disk now, when it changed (after every group commit). */
+function postStorage(): void {
+  if (!session.sim) return;
+  const view = session.storageView();
+  const json = JSON.stringify(view);
+  if (json === lastStorage) return;
+  lastStorage = json;
+  post([{ type: 'storage', ...view }]);
+}
+
+let flushing = false;
+let again = false;
+/** Group commit: one batch per store after each command or slice; a call while busy runs once more. */
+async function flush(): Promise<void> {
+  if (flushing) {
+    again = true;
+    return;
+  }
+  flushing = true;
+  try {
+    do {
+      again = false;
+      if (current) await flushRun(current);
+      postStorage();
+    } while (again);
+  } finally {
+    flushing = false;
+  }
+}
+
+async function retryStorage(): Promise<void> {
+  const run = current;
+  // Open both databases afresh: one may not have opened, or another tab may have taken it.
+  decisionsDb = null;
+  auditDb = null;
+  const [d, a] = await openDbs();
+  if (!run) return;
+  for (const lane of LANE_IDS) {
+    const s = run.decisions[lane];
+    if (s && d.ok) s.reattach(d.store);
+  }
+  if (run.audit && a.ok) run.audit.reattach(a.store);
+  await Promise.all(writables(run).map((w) => w.retry()));
+  postStorage();
 }
 
 /**
@@ -50,8 +277,7 @@ async function flush() {
 const SLICE_MS = 40;
 let sliceEvents = 500;
 
-async function pump() {
-  const { session } = await ready;
+function pump() {
   if (!session.fastForwarding) return;
   const t0 = performance.now();
   post(session.fastForwardSlice(sliceEvents));
@@ -61,15 +287,24 @@ async function pump() {
   if (session.fastForwarding) setTimeout(pump, 0);
 }
 
-// Commands are handled in order, after the stores have opened.
+// Start opening the databases now, so the first load does not wait for it.
+const opening = openDbs();
+
+// Commands are handled in order.
 let queue = Promise.resolve();
 self.onmessage = (e: MessageEvent<Command>) => {
+  const cmd = e.data;
   queue = queue.then(async () => {
-    const { session } = await ready;
     try {
+      await opening;
+      if (cmd.type === 'load') {
+        session.setStorage(await startRun(cmd.resume));
+        lastStorage = '';
+      }
       const wasRunning = session.fastForwarding;
-      post(session.handle(e.data));
-      void flush();
+      post(session.handle(cmd));
+      if (cmd.type === 'retryStorage') await retryStorage();
+      else void flush();
       if (!wasRunning && session.fastForwarding) setTimeout(pump, 0);
     } catch (err) {
       post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }]);

@@ -1,0 +1,338 @@
+/**
+ * Durable decisions for the high-speed simulation: an in-memory index answering every call
+ * synchronously, written behind to IndexedDB in groups (write-behind.ts), under a namespace (the
+ * playground's `[runId, lane]`).
+ *
+ * The trade-off, stated plainly: `commit()` returns before the decision is on disk, so the SPEC's
+ * "committed before its frame is sent" holds per batch, not per frame. What keeps it honest is the
+ * count: a decision is counted as *saved* only once the transaction holding it has committed
+ * (`status().saved` is exactly the number of this namespace's keys on disk, what a reload finds),
+ * and everything else is reported as *held in memory*. A tab that dies mid-batch loses that
+ * batch, which the page never counted as saved. When a write fails (storage full, aborted, the
+ * connection taken by another tab) the store keeps answering from memory — the lane's results do
+ * not change, only its guarantee does — and says how many decisions hold for this page only.
+ *
+ * Buying per-frame durability here would cost one transaction per request, which is what the
+ * simulation cannot afford; `/single/` uses `DurableDecisionStore` instead.
+ */
+import type { StoredDecision } from '../machine/types';
+import {
+  classifyEntry,
+  isStoredDecision,
+  recordPresentation,
+  resolveAlert,
+  toStoredDecision,
+  type AlertConfig,
+  type DecisionStore,
+  type LookupResult
+} from './decision-store';
+import {
+  DECISIONS_STORE,
+  DEFAULT_DECISION_DB,
+  decisionKey,
+  prefixRange,
+  type DecisionKey,
+  type DurableStoreOptions,
+  type Namespace
+} from './durable-store';
+import { ExpiryHeap, heapNeedsRebuild } from './expiry';
+import { inTransaction, openIdbStore, storageError, type OpenResult, type UseStore } from './idb';
+import { WriteBehind, type StorageFailure } from './write-behind';
+
+/** One queued write, applied in order inside one transaction. */
+type PendingOp =
+  | { op: 'put'; server: string; identity: string; value: StoredDecision }
+  | { op: 'del'; server: string; identity: string }
+  | { op: 'server'; server: string }
+  | { op: 'clear' };
+
+/** Where a durable store stands: the numbers the lane shows and the failure it words. */
+export interface DurableStatus {
+  /** Live (unexpired, current) decisions in memory: what the lane answers from. */
+  live: number;
+  /** This namespace's decisions on disk, as of the last committed batch: what a reload finds. */
+  saved: number;
+  /** Live decisions not on disk: they hold for this page only. */
+  heldInMemory: number;
+  /** Changes queued or being written. */
+  pending: number;
+  /** Why writing stopped, or null while healthy. */
+  failure: StorageFailure | null;
+}
+
+/** server → identity → T */
+type Nested<T> = Map<string, Map<string, T>>;
+
+export class CachedDurableStore implements DecisionStore {
+  readonly scope = 'durable' as const;
+  readonly dbName: string;
+  readonly namespace: Namespace;
+  alert: AlertConfig;
+  #store: UseStore;
+  /** The live entries. */
+  readonly #index: Nested<StoredDecision> = new Map();
+  #size = 0;
+  /** Keys on disk (committed), by server. */
+  readonly #saved = new Map<string, Set<string>>();
+  #savedCount = 0;
+  /** Live entries whose key is not on disk. */
+  #heldOnly = 0;
+  readonly #expiry = new ExpiryHeap<[server: string, identity: string]>();
+  readonly #writer: WriteBehind<PendingOp>;
+
+  private constructor(store: UseStore, dbName: string, ns: Namespace, alert: AlertConfig) {
+    this.#store = store;
+    this.dbName = dbName;
+    this.namespace = ns;
+    this.alert = alert;
+    this.#writer = new WriteBehind<PendingOp>({
+      noun: 'decision change(s)',
+      storeName: DECISIONS_STORE,
+      keyOf: (o) =>
+        o.op === 'put' || o.op === 'del' ? JSON.stringify([o.server, o.identity]) : null,
+      write: (batch) =>
+        inTransaction<void>(this.#store, 'readwrite', (s, done) => {
+          for (const o of batch) {
+            if (o.op === 'put') s.put(o.value, this.#key(o.server, o.identity));
+            else if (o.op === 'del') s.delete(this.#key(o.server, o.identity));
+            else if (o.op === 'server') s.delete(prefixRange([...this.namespace, o.server])!);
+            else {
+              const all = prefixRange(this.namespace);
+              if (all === undefined) s.clear();
+              else s.delete(all);
+            }
+          }
+          done(undefined);
+        }),
+      committed: (batch) => {
+        for (const o of batch) {
+          if (o.op === 'put') this.#markSaved(o.server, o.identity);
+          else if (o.op === 'del') this.#markUnsaved(o.server, o.identity);
+          else if (o.op === 'server') {
+            for (const identity of [...(this.#saved.get(o.server) ?? [])])
+              this.#markUnsaved(o.server, identity);
+          } else {
+            for (const [server, ids] of [...this.#saved])
+              for (const identity of [...ids]) this.#markUnsaved(server, identity);
+          }
+        }
+      }
+    });
+  }
+
+  /**
+   * Open the database and load this namespace's entries (a reload within a run finds its
+   * decisions). Same result shape as `DurableDecisionStore.open`.
+   */
+  static async open(opts: DurableStoreOptions = {}): Promise<OpenResult<CachedDurableStore>> {
+    const dbName = opts.dbName ?? DEFAULT_DECISION_DB;
+    const opened = await openIdbStore(dbName, DECISIONS_STORE, opts.signal);
+    if (!opened.ok) return opened;
+    return CachedDurableStore.attach(opened.store, dbName, opts.namespace ?? [], opts.alert);
+  }
+
+  /**
+   * A store over an already-open database: the worker opens the database once and attaches one
+   * store per run and lane, instead of a connection per run.
+   */
+  static async attach(
+    store: UseStore,
+    dbName: string,
+    ns: Namespace,
+    alert?: Partial<AlertConfig>
+  ): Promise<OpenResult<CachedDurableStore>> {
+    const cached = new CachedDurableStore(store, dbName, ns, resolveAlert(alert));
+    try {
+      const all = await inTransaction<unknown[]>(store, 'readonly', (s, done) => {
+        const req = s.getAll(prefixRange(ns));
+        req.onsuccess = () => done(req.result as unknown[]);
+      });
+      for (const d of all) {
+        if (!isStoredDecision(d)) continue;
+        cached.#put(d);
+        cached.#markSaved(d.server, d.identity);
+      }
+    } catch (err) {
+      return {
+        ok: false,
+        kind: 'failed',
+        error: storageError(`load the stored decisions from '${dbName}'`, err, DECISIONS_STORE)
+          .message
+      };
+    }
+    return { ok: true, store: cached };
+  }
+
+  /** Queued operations not yet committed to IndexedDB (including a batch being written now). */
+  get pendingWrites(): number {
+    return this.#writer.pending;
+  }
+
+  status(): DurableStatus {
+    return {
+      live: this.#size,
+      saved: this.#savedCount,
+      heldInMemory: this.#heldOnly,
+      pending: this.#writer.pending,
+      failure: this.#writer.failure
+    };
+  }
+
+  /** See {@link DecisionStore.lookup}. Synchronous; the changed entry is queued for writing. */
+  lookup(
+    server: string,
+    _connection: string,
+    identity: string,
+    policyHash: string,
+    now: number
+  ): LookupResult | null {
+    const d = this.#index.get(server)?.get(identity);
+    if (d === undefined) return null;
+    if (classifyEntry(d, policyHash, now) !== 'hit') {
+      this.#remove(server, identity);
+      this.#writer.enqueue({ op: 'del', server, identity });
+      return null;
+    }
+    const alert = recordPresentation(d, now, this.alert);
+    // `represented` must survive a reload too, or the alert forgets a loop on every refresh.
+    this.#writer.enqueue({ op: 'put', server, identity, value: d });
+    return { decision: d, alert };
+  }
+
+  /** Stored in memory now and queued for IndexedDB; saved once a later `flush()` commits it. */
+  commit(_connection: string, decision: StoredDecision): void {
+    const stored = toStoredDecision(decision);
+    this.#put(stored);
+    this.#writer.enqueue({
+      op: 'put',
+      server: stored.server,
+      identity: stored.identity,
+      value: stored
+    });
+  }
+
+  invalidateServer(server: string): number {
+    const byIdentity = this.#index.get(server);
+    const dropped = byIdentity?.size ?? 0;
+    for (const identity of [...(byIdentity?.keys() ?? [])]) this.#remove(server, identity);
+    // A range delete rather than one delete per known key: it also removes entries another tab
+    // of the same run wrote, which a policy edit must invalidate just the same.
+    this.#writer.enqueue({ op: 'server', server });
+    return dropped;
+  }
+
+  closeConnection(_server: string, _connection: string): void {}
+
+  /** Drop every entry expired at `now` (virtual ms); returns how many. */
+  sweep(now: number): number {
+    let n = 0;
+    this.#expiry.drain(now, ([server, identity], at) => {
+      const d = this.#index.get(server)?.get(identity);
+      if (d === undefined || d.expiresAt !== at) return;
+      this.#remove(server, identity);
+      this.#writer.enqueue({ op: 'del', server, identity });
+      n += 1;
+    });
+    if (heapNeedsRebuild(this.#expiry.size, this.#size)) {
+      this.#expiry.clear();
+      for (const [server, m] of this.#index)
+        for (const [identity, d] of m)
+          if (d.expiresAt !== null) this.#expiry.push(d.expiresAt, [server, identity]);
+    }
+    return n;
+  }
+
+  entries(): StoredDecision[] {
+    const out: StoredDecision[] = [];
+    for (const byIdentity of this.#index.values()) for (const d of byIdentity.values()) out.push(d);
+    return out;
+  }
+
+  count(): number {
+    return this.#size;
+  }
+
+  clear(): number {
+    const dropped = this.#size;
+    this.#index.clear();
+    this.#size = 0;
+    this.#expiry.clear();
+    // Keys on disk stay counted as saved until the clear commits.
+    this.#heldOnly = 0;
+    this.#writer.discardAll({ op: 'clear' });
+    return dropped;
+  }
+
+  /**
+   * Write every queued change in one transaction. Resolves true once everything committed before
+   * the call is on disk; false when storage has failed (see `status().failure`). Never rejects.
+   */
+  flush(): Promise<boolean> {
+    return this.#writer.flush();
+  }
+
+  /** Try again after a failure: write everything held in memory since. */
+  retry(): Promise<boolean> {
+    return this.#writer.retry();
+  }
+
+  /** Point at a freshly opened database (after the old connection was lost) before a retry. */
+  reattach(store: UseStore): void {
+    this.#store = store;
+  }
+
+  /** Mark the store failed from outside (the worker's time limit on a write that never settles). */
+  fail(failure: StorageFailure): void {
+    this.#writer.fail(failure);
+  }
+
+  #key(server: string, identity: string): DecisionKey {
+    return decisionKey(this.namespace, server, identity);
+  }
+
+  #isSaved(server: string, identity: string): boolean {
+    return this.#saved.get(server)?.has(identity) ?? false;
+  }
+
+  #put(d: StoredDecision): void {
+    let byIdentity = this.#index.get(d.server);
+    if (byIdentity === undefined) {
+      byIdentity = new Map();
+      this.#index.set(d.server, byIdentity);
+    }
+    if (!byIdentity.has(d.identity)) {
+      this.#size += 1;
+      if (!this.#isSaved(d.server, d.identity)) this.#heldOnly += 1;
+    }
+    byIdentity.set(d.identity, d);
+    if (d.expiresAt !== null) this.#expiry.push(d.expiresAt, [d.server, d.identity]);
+  }
+
+  #remove(server: string, identity: string): void {
+    const byIdentity = this.#index.get(server);
+    if (byIdentity === undefined || !byIdentity.delete(identity)) return;
+    if (byIdentity.size === 0) this.#index.delete(server);
+    this.#size -= 1;
+    if (!this.#isSaved(server, identity)) this.#heldOnly -= 1;
+  }
+
+  #markSaved(server: string, identity: string): void {
+    let ids = this.#saved.get(server);
+    if (ids === undefined) {
+      ids = new Set();
+      this.#saved.set(server, ids);
+    }
+    if (ids.has(identity)) return;
+    ids.add(identity);
+    this.#savedCount += 1;
+    if (this.#index.get(server)?.has(identity)) this.#heldOnly -= 1;
+  }
+
+  #markUnsaved(server: string, identity: string): void {
+    const ids = this.#saved.get(server);
+    if (ids === undefined || !ids.delete(identity)) return;
+    if (ids.size === 0) this.#saved.delete(server);
+    this.#savedCount -= 1;
+    if (this.#index.get(server)?.has(identity)) this.#heldOnly += 1;
+  }
+}

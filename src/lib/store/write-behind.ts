@@ -1,0 +1,193 @@
+/**
+ * Write-behind with group commit, shared by the durable decision store and the durable audit log.
+ *
+ * Changes are applied to memory at once by the owner and queued here; `flush()` writes every queued
+ * change in one IndexedDB transaction. That is what lets the simulation fast-forward a day: one
+ * transaction per batch instead of one per request.
+ *
+ * Honesty is the other half of the job (SPEC §4: never report a durable guarantee it does not
+ * have). The owner learns what is on disk only through `committed(batch)`, called after the
+ * transaction has committed, so anything it counts as saved really is. A failed batch goes back
+ * to the front of the queue and the writer *holds*: it records the failure in plain words and
+ * writes nothing more until `retry()` — a full disk is not hammered, no later batch can land ahead
+ * of the failed one, and the owner can say how much is held in memory only.
+ */
+import { describeStorageError, type OpenFailureKind } from './idb';
+
+/** A storage failure in words a learner can act on, plus the technical error for the console. */
+export interface StorageFailure {
+  kind: OpenFailureKind | 'timeout';
+  /** Plain words: "the browser's storage for this site is full …". */
+  words: string;
+  /** The full message, naming the database and the error's name. */
+  error: string;
+}
+
+/** Turn any thrown value into a {@link StorageFailure}. */
+export function toFailure(err: unknown, what: string, storeName?: string): StorageFailure {
+  if (err instanceof Error && err.name === 'TimeoutError') {
+    return {
+      kind: 'timeout',
+      words: 'the browser did not answer the storage request in time',
+      error: `Could not ${what}: the browser did not answer in time.`
+    };
+  }
+  const { kind, words } = describeStorageError(err, storeName);
+  const name =
+    typeof err === 'object' && err !== null && 'name' in err ? String(err.name) : 'Error';
+  return { kind, words, error: `Could not ${what}: ${words} (${name}).` };
+}
+
+export interface WriteBehindOptions<Op> {
+  /** Apply a batch in one transaction, in order; resolve once committed, reject if it did not. */
+  write(batch: readonly Op[]): Promise<void>;
+  /** Called after a batch has committed: the owner moves it to its "saved" view. */
+  committed?(batch: readonly Op[]): void;
+  /**
+   * Ops with the same key coalesce (the later one wins, so a hot identity re-presented thousands
+   * of times in a batch is written once); `null` marks a barrier (a range delete) that nothing
+   * coalesces across. Without it every op is written.
+   */
+  keyOf?(op: Op): string | null;
+  /** What a batch holds, for the error message: "decision change(s)". */
+  noun: string;
+  /** The object store name, for the error words. */
+  storeName: string;
+}
+
+export class WriteBehind<Op> {
+  readonly #opts: WriteBehindOptions<Op>;
+  #queue: Op[] = [];
+  /** Position in `#queue` of the latest op per key since the last barrier. */
+  #latest = new Map<string, number>();
+  #inFlight = 0;
+  /** Each flush writes after the previous one settles, so batches land in order. */
+  #tail: Promise<boolean> = Promise.resolve(true);
+  #failure: StorageFailure | null = null;
+  /** Bumped by `discardAll`: a batch failing after it must not come back. */
+  #generation = 0;
+
+  constructor(opts: WriteBehindOptions<Op>) {
+    this.#opts = opts;
+  }
+
+  /** Changes not yet committed (queued or being written now). */
+  get pending(): number {
+    return this.#queue.length + this.#inFlight;
+  }
+
+  /** The failure that stopped writing, or null while healthy. */
+  get failure(): StorageFailure | null {
+    return this.#failure;
+  }
+
+  enqueue(op: Op): void {
+    const k = this.#opts.keyOf?.(op);
+    if (k === undefined) {
+      this.#queue.push(op);
+      return;
+    }
+    if (k === null) {
+      this.#latest.clear();
+      this.#queue.push(op);
+      return;
+    }
+    const at = this.#latest.get(k);
+    if (at !== undefined) {
+      this.#queue[at] = op;
+      return;
+    }
+    this.#latest.set(k, this.#queue.length);
+    this.#queue.push(op);
+  }
+
+  /** Replace everything queued by `op` (a clear: nothing queued before it can matter once it runs). */
+  discardAll(op?: Op): void {
+    this.#queue = [];
+    this.#latest.clear();
+    this.#generation += 1;
+    if (op !== undefined) this.#queue.push(op);
+  }
+
+  /**
+   * Write everything queued. Resolves true when every change queued before the call is committed,
+   * false when storage has failed (now or earlier; see `failure`). Never rejects.
+   */
+  flush(): Promise<boolean> {
+    const result = this.#tail.then(() => this.#writeQueued());
+    this.#tail = result;
+    return result;
+  }
+
+  /** Clear the failure and write everything held since. */
+  retry(): Promise<boolean> {
+    this.#failure = null;
+    return this.flush();
+  }
+
+  /** Mark the writer failed from outside (the worker's time limit on a write that never settles). */
+  fail(failure: StorageFailure): void {
+    this.#failure ??= failure;
+  }
+
+  async #writeQueued(): Promise<boolean> {
+    if (this.#failure !== null) return false;
+    if (this.#queue.length === 0) return true;
+    const batch = this.#queue;
+    const generation = this.#generation;
+    this.#queue = [];
+    this.#latest.clear();
+    this.#inFlight = batch.length;
+    try {
+      await this.#opts.write(batch);
+      this.#opts.committed?.(batch);
+      return true;
+    } catch (err) {
+      if (generation === this.#generation) this.#requeue(batch);
+      this.#failure ??= toFailure(
+        err,
+        `write ${batch.length} ${this.#opts.noun}`,
+        this.#opts.storeName
+      );
+      return false;
+    } finally {
+      this.#inFlight = 0;
+    }
+  }
+
+  /**
+   * Put a failed batch back in front of what was queued since, compacted: between two barriers,
+   * ops on different keys commute, so only the last op per key is kept. While storage is down a
+   * looping identity therefore costs one queued op, not one per presentation.
+   */
+  #requeue(batch: Op[]): void {
+    const all = batch.concat(this.#queue);
+    const keyOf = this.#opts.keyOf;
+    this.#latest.clear();
+    if (keyOf === undefined) {
+      this.#queue = all;
+      return;
+    }
+    const out: Op[] = [];
+    let segment = new Map<string, Op>();
+    const close = () => {
+      for (const op of segment.values()) out.push(op);
+      segment = new Map();
+    };
+    for (const op of all) {
+      const k = keyOf(op);
+      if (k === null) {
+        close();
+        out.push(op);
+      } else {
+        segment.delete(k);
+        segment.set(k, op);
+      }
+    }
+    const start = out.length;
+    let i = start;
+    for (const k of segment.keys()) this.#latest.set(k, i++);
+    close();
+    this.#queue = out;
+  }
+}

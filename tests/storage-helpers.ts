@@ -1,0 +1,142 @@
+/**
+ * Shared by the storage tests: a day-long durable scenario as a share link, storage faults
+ * injected into the simulation worker (an init script for the worker: its file is served with the
+ * fault prepended), and a direct look at what IndexedDB holds for the current run.
+ */
+import { readFileSync } from 'node:fs';
+import { expect, type BrowserContext, type Page } from '@playwright/test';
+import { encodeScenarioHash } from '../src/lib/ui/share';
+
+export const DECISIONS_DB = 'sampling-policy-lab-run-decisions';
+export const AUDIT_DB = 'sampling-policy-lab-run-audit';
+
+/** reconnect-bypass for a simulated day: lane B (durable) stores 299 decisions and deletes none. */
+export function dayLink(hours = 24): string {
+  const data = JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  data.durationMs = hours * 3_600_000;
+  return `./${encodeScenarioHash(data)}`;
+}
+
+export type Fault =
+  /** Writes fail as over quota after `after` puts, until {@link healStorage} makes room again. */
+  | { kind: 'quota'; after: number }
+  | { kind: 'abort'; after: number }
+  | { kind: 'hang' }
+  | { kind: 'absent' };
+
+/** Runs first in the worker: breaks IndexedDB the way `fault` says. Self-contained (serialised). */
+function breakIndexedDb(fault: Fault): void {
+  if (fault.kind === 'absent') {
+    Object.defineProperty(self, 'indexedDB', { value: undefined, configurable: true });
+    return;
+  }
+  if (fault.kind === 'hang') {
+    // An open whose request never fires a single event.
+    IDBFactory.prototype.open = function () {
+      return {} as IDBOpenDBRequest;
+    };
+    return;
+  }
+  const put = IDBObjectStore.prototype.put;
+  let n = 0;
+  let healed = false;
+  new BroadcastChannel('storage-fault').onmessage = () => {
+    healed = true;
+  };
+  const failing = new WeakSet<IDBTransaction>();
+  IDBObjectStore.prototype.put = function (this: IDBObjectStore, ...args: [unknown, IDBValidKey?]) {
+    const req = put.apply(this, args);
+    n += 1;
+    const tx = this.transaction;
+    if (n > fault.after && !healed && !failing.has(tx)) {
+      failing.add(tx);
+      // As the browser does: the write is accepted, then the transaction fails as a whole.
+      req.addEventListener('success', () => {
+        const name = fault.kind === 'quota' ? 'QuotaExceededError' : 'AbortError';
+        Object.defineProperty(tx, 'error', { value: new DOMException(`injected ${name}`, name) });
+        try {
+          tx.abort();
+        } catch {
+          // already finishing
+        }
+      });
+    }
+    return req;
+  };
+}
+
+/** Serve the simulation worker with `fault` prepended, for every page of `target`. */
+export async function injectWorkerFault(target: Page | BrowserContext, fault: Fault) {
+  await target.route('**/workers/sim.worker-*.js', async (route) => {
+    const res = await route.fetch();
+    const body = `(${breakIndexedDb.toString()})(${JSON.stringify(fault)});\n${await res.text()}`;
+    await route.fulfill({ response: res, body });
+  });
+}
+
+/** The injected fault stops: the disk has room again. */
+export async function healStorage(page: Page) {
+  await page.evaluate(() => new BroadcastChannel('storage-fault').postMessage('heal'));
+}
+
+export async function openDay(page: Page, hours = 24) {
+  await page.goto(dayLink(hours));
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled({ timeout: 20_000 });
+}
+
+export async function simulate(page: Page, hours = 24) {
+  await page.getByLabel('Hours', { exact: true }).fill(String(hours));
+  await page.getByRole('button', { name: `Simulate ${hours} h` }).click();
+  await expect(page.getByLabel('Simulated time', { exact: true })).toHaveText(`${hours}:00:00`, {
+    timeout: 90_000
+  });
+  await expect(page.getByRole('progressbar', { name: 'Fast-forward progress' })).toBeHidden();
+}
+
+export const shown = async (page: Page, label: string) =>
+  Number(
+    (await page.getByLabel(label, { exact: true }).textContent())!.replace(/[^0-9]/g, '') || NaN
+  );
+
+/** The run this tab is on (the page keeps it for a reload). */
+export const runId = (page: Page) =>
+  page.evaluate(
+    () =>
+      (JSON.parse(sessionStorage.getItem('sampling-policy-lab-run') ?? 'null') as { id: string })
+        ?.id ?? null
+  );
+
+/** Keys IndexedDB holds under `prefix`, read from the page (faults live in the worker only). */
+export function diskCount(page: Page, db: string, prefix: (string | number)[]): Promise<number> {
+  return page.evaluate(
+    ([db, prefix]) =>
+      new Promise<number>((resolve, reject) => {
+        // Opening a database that does not exist would create it, without its store.
+        void indexedDB.databases().then((all) => {
+          if (!all.some((d) => d.name === db)) return resolve(0);
+          const open = indexedDB.open(db);
+          open.onerror = () => reject(open.error);
+          open.onsuccess = () => {
+            const conn = open.result;
+            if (!conn.objectStoreNames.length) {
+              conn.close();
+              return resolve(0);
+            }
+            const tx = conn.transaction(conn.objectStoreNames[0]!, 'readonly');
+            const req = tx
+              .objectStore(conn.objectStoreNames[0]!)
+              .count(IDBKeyRange.bound(prefix, [...prefix, []], true, true));
+            req.onsuccess = () => {
+              conn.close();
+              resolve(req.result);
+            };
+            req.onerror = () => reject(req.error);
+          };
+        });
+      }),
+    [db, prefix] as const
+  );
+}
