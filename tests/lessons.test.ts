@@ -238,7 +238,7 @@ test('Try: the change closes the gap, with numbers from the CLI, and opens in th
 
   await page.getByRole('link', { name: 'Open this in the full playground' }).click();
   await expect(
-    page.getByRole('columnheader', { name: /Durable store \(was connection/ })
+    page.getByRole('columnheader', { name: /^A Durable store \(was connection/ })
   ).toBeVisible();
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
 });
