@@ -106,8 +106,9 @@ export class LessonSession {
 
   async commit(answer: Answer): Promise<void> {
     if (!this.lesson) return;
-    this.answer = answer;
+    // Shown as committed only once it is stored: a reload right after must not lose it.
     await this.progress.update(this.lesson.name, { answer });
+    this.answer = answer;
   }
 
   async complete(): Promise<void> {
