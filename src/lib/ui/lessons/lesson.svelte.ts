@@ -107,14 +107,22 @@ export class LessonSession {
   async commit(answer: Answer): Promise<void> {
     if (!this.lesson) return;
     // Shown as committed only once it is stored: a reload right after must not lose it.
-    await this.progress.update(this.lesson.name, { answer });
+    try {
+      await this.progress.update(this.lesson.name, { answer });
+    } catch (e) {
+      this.error = `This browser could not store the prediction (${(e as Error).message}); it is kept until the page closes.`;
+    }
     this.answer = answer;
   }
 
   async complete(): Promise<void> {
     if (!this.lesson || !this.baseline || this.completed) return;
     this.completed = true;
-    await this.progress.update(this.lesson.name, { completed: true, result: this.baseline });
+    try {
+      await this.progress.update(this.lesson.name, { completed: true, result: this.baseline });
+    } catch (e) {
+      this.error = `This browser could not record the lesson as completed (${(e as Error).message}).`;
+    }
   }
 
   /** The scenario now in the worker (Try change included), as a playground share hash. */
