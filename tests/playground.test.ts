@@ -115,7 +115,7 @@ test('you are the user: the consent dialog comes to the learner', async ({ page 
   ).toBeVisible();
 });
 
-test('durable store: decisions survive a reload and a second tab; clearing them reports a count', async ({
+test('durable store: decisions survive a reload of the run; a second tab runs its own; clearing reports a count', async ({
   page
 }) => {
   await open(page);
@@ -131,10 +131,10 @@ test('durable store: decisions survive a reload and a second tab; clearing them 
   await expect(counter(page, 'B', 'stored decisions')).toHaveText(String(stored));
   // The connection-scoped lane starts empty.
   await expect(counter(page, 'A', 'stored decisions')).toHaveText('0');
-  // A second tab sees the same durable decisions.
+  // A second tab is a run of its own (SPEC §4: runs are isolated): it starts empty.
   const second = await page.context().newPage();
   await open(second);
-  await expect(counter(second, 'B', 'stored decisions')).toHaveText(String(stored));
+  await expect(counter(second, 'B', 'stored decisions')).toHaveText('0');
   await second.close();
   await page.getByRole('button', { name: 'Clear stored decisions (lane B)' }).click();
   await expect(page.getByText(`Cleared ${stored} stored decisions.`)).toBeVisible();

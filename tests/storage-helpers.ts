@@ -28,7 +28,7 @@ export type Fault =
   | { kind: 'absent' };
 
 /** Runs first in the worker: breaks IndexedDB the way `fault` says. Self-contained (serialised). */
-function breakIndexedDb(fault: Fault): void {
+export function breakIndexedDb(fault: Fault): void {
   if (fault.kind === 'absent') {
     Object.defineProperty(self, 'indexedDB', { value: undefined, configurable: true });
     return;

@@ -9,6 +9,7 @@ import { Simulation } from '../src/lib/sim/engine';
 import { auditLineJson, metricsJson } from '../src/lib/sim/report';
 import { parseScenario } from '../src/lib/sim/scenario';
 import type { AuditRecord } from '../src/lib/machine/types';
+import { DECISIONS_DB, runId } from './storage-helpers';
 
 const ROWS = [
   ['requests', 'requests'],
@@ -91,4 +92,42 @@ test('reconnect-bypass to its end, Reset, again: the same numbers and audit, equ
       );
   // The durable lane prompted at all, so this run's decisions were fresh, not the first run's.
   expect(first['B consent prompts']).toBeGreaterThan(0);
+});
+
+test('old runs are pruned: after many Resets only the last few namespaces remain', async ({
+  page
+}) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  const runs = new Set<string>();
+  for (let i = 0; i < 7; i++) {
+    await page.getByRole('button', { name: 'Step' }).click();
+    runs.add((await runId(page))!);
+    await page.getByRole('button', { name: 'Reset', exact: true }).click();
+    await expect(page.getByLabel('Lane A requests', { exact: true })).toHaveText('0');
+  }
+  runs.add((await runId(page))!);
+  expect(runs.size).toBe(8);
+  const kept = await page.evaluate(
+    (db) =>
+      new Promise<string[]>((resolve, reject) => {
+        const open = indexedDB.open(db);
+        open.onerror = () => reject(open.error);
+        open.onsuccess = () => {
+          const conn = open.result;
+          const req = conn
+            .transaction('decisions', 'readonly')
+            .objectStore('decisions')
+            .getAll(IDBKeyRange.bound(['~runs'], ['~runs', []], true, true));
+          req.onsuccess = () => {
+            conn.close();
+            resolve((req.result as { id: string }[]).map((r) => r.id));
+          };
+        };
+      }),
+    DECISIONS_DB
+  );
+  // The current run and the four before it.
+  expect(kept).toHaveLength(5);
+  expect(kept).toContain(await runId(page));
 });

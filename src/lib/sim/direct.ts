@@ -6,7 +6,7 @@
  * The server sees the same answer shapes it would over MCP (a completion, or a transport or
  * provider error), so every behaviour runs unchanged; the client sees nothing at all.
  */
-import type { AuthEvent } from '../machine/authorize';
+import type { ProviderEvent } from '../machine/authorize';
 import { estimateCostMicros, inputTokensOf, type RateCard } from '../machine/budget';
 import { providerErrorFrame, resultFrame, transportErrorFrame } from '../machine/frames';
 import type { Frame, JsonRpcId, SamplingParams } from '../machine/types';
@@ -63,7 +63,7 @@ export function callDirect(
       contextApplied: call.params.includeContext ?? 'none',
       now: call.now
     },
-    (ev: AuthEvent) => {
+    (ev: ProviderEvent) => {
       if (ev.type === 'provider.started') cached = ev.cachedInputTokens;
       else if (ev.type === 'provider.chunk') {
         output += ev.tokens;

@@ -20,7 +20,7 @@ import type {
   SamplingRequest
 } from '../machine/types';
 import type { AuditLog } from '../store/audit-log';
-import { buildLaneStore, tuneLaneStore, type DurableProvider } from './lane-store';
+import { buildLaneStore, type DurableProvider } from './lane-store';
 import { ClientHost, type ConsentSource, type ProviderSource } from './client';
 import { VirtualClock } from './clock';
 import { callDirect } from './direct';
@@ -265,13 +265,13 @@ export class LaneRuntime {
 
   setConfig(input: ClientConfigInput): void {
     const next = resolveClientConfig(input);
-    // A change of scope is a change of where state lives: the new store starts empty. Any other
-    // change (say the alert threshold) is carried to the store the lane already has.
+    // A change of scope is a change of where state lives: the new store starts empty. (The alert
+    // settings are read live from the config by the host.)
     if (next.store !== this.host.config.store) {
       const built = buildLaneStore(this.id, next, this.#durable);
       this.host.store = built.store;
       this.fellBack = built.fellBack;
-    } else tuneLaneStore(this.host.store, next);
+    }
     this.host.config = next;
   }
 

@@ -1,12 +1,13 @@
 /**
- * The one place a lane's decision store is built: scope, fallback and alert all come from the
- * lane's *current* client configuration, so a change made in the page (scope, alert threshold)
- * reaches the store the same way in the worker and in `lab run`.
+ * The one place a lane's decision store is built, from the lane's *current* client configuration:
+ * its scope, and the fallback to connection scope when durable storage is unavailable — the same
+ * way in the worker and in `lab run`. (The retry-loop alert is the host's, read live from the
+ * config; stores only count re-presentations.)
  */
 import type { ClientConfig } from '../machine/config';
 import type { StoredDecision } from '../machine/types';
 import { ConnectionDecisionStore } from '../store/connection-store';
-import { resolveAlert, type AlertConfig, type DecisionStore } from '../store/decision-store';
+import type { DecisionStore } from '../store/decision-store';
 import type { LaneId } from './scenario';
 
 /**
@@ -17,14 +18,8 @@ import type { LaneId } from './scenario';
 export class SharedDecisionStore implements DecisionStore {
   readonly scope = 'durable' as const;
   readonly #inner: ConnectionDecisionStore;
-  constructor(opts: ConstructorParameters<typeof ConnectionDecisionStore>[0] = {}) {
-    this.#inner = new ConnectionDecisionStore(opts);
-  }
-  get alert(): AlertConfig {
-    return this.#inner.alert;
-  }
-  set alert(a: AlertConfig) {
-    this.#inner.alert = a;
+  constructor() {
+    this.#inner = new ConnectionDecisionStore();
   }
   lookup(server: string, _connection: string, identity: string, hash: string, now: number) {
     return this.#inner.lookup(server, '*', identity, hash, now);
@@ -63,32 +58,16 @@ export interface LaneStore {
   fellBack: boolean;
 }
 
-/** A store whose retry-loop alert can follow the lane's configuration. */
-interface Tunable {
-  alert: AlertConfig;
-}
-
-function isTunable(s: DecisionStore): s is DecisionStore & Tunable {
-  return typeof (s as Partial<Tunable>).alert === 'object';
-}
-
 /** Build a lane's store from its current configuration. */
 export function buildLaneStore(
   lane: LaneId,
   config: ClientConfig,
   durable?: DurableProvider
 ): LaneStore {
-  const alert = resolveAlert(config.alert);
   if (config.store === 'connection')
-    return { store: new ConnectionDecisionStore({ alert }), fellBack: false };
-  if (durable === undefined) return { store: new SharedDecisionStore({ alert }), fellBack: false };
+    return { store: new ConnectionDecisionStore(), fellBack: false };
+  if (durable === undefined) return { store: new SharedDecisionStore(), fellBack: false };
   const store = durable(lane);
-  if (store === null) return { store: new ConnectionDecisionStore({ alert }), fellBack: true };
-  tuneLaneStore(store, config);
+  if (store === null) return { store: new ConnectionDecisionStore(), fellBack: true };
   return { store, fellBack: false };
-}
-
-/** Carry a configuration change that keeps the scope (say a new alert threshold) to the store. */
-export function tuneLaneStore(store: DecisionStore, config: ClientConfig): void {
-  if (isTunable(store)) store.alert = resolveAlert(config.alert);
 }

@@ -6,7 +6,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { fromMicros } from '../machine/money';
 import type { AuditRecord } from '../machine/types';
-import { orderRecord } from '../store/audit-log';
+import { orderRecord } from '../store/audit-export';
 import { Simulation, type FrameLine, type SimulationOptions } from './engine';
 import type { LaneCounters } from './metrics';
 import { LANE_IDS, type LaneId, type Scenario } from './scenario';

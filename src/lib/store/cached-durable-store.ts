@@ -20,9 +20,7 @@ import {
   classifyEntry,
   isStoredDecision,
   recordPresentation,
-  resolveAlert,
   toStoredDecision,
-  type AlertConfig,
   type DecisionStore,
   type LookupResult
 } from './decision-store';
@@ -67,7 +65,6 @@ export class CachedDurableStore implements DecisionStore {
   readonly scope = 'durable' as const;
   readonly dbName: string;
   readonly namespace: Namespace;
-  alert: AlertConfig;
   #store: UseStore;
   /** The live entries. */
   readonly #index: Nested<StoredDecision> = new Map();
@@ -80,11 +77,10 @@ export class CachedDurableStore implements DecisionStore {
   readonly #expiry = new ExpiryHeap<[server: string, identity: string]>();
   readonly #writer: WriteBehind<PendingOp>;
 
-  private constructor(store: UseStore, dbName: string, ns: Namespace, alert: AlertConfig) {
+  private constructor(store: UseStore, dbName: string, ns: Namespace) {
     this.#store = store;
     this.dbName = dbName;
     this.namespace = ns;
-    this.alert = alert;
     this.#writer = new WriteBehind<PendingOp>({
       noun: 'decision change(s)',
       storeName: DECISIONS_STORE,
@@ -128,7 +124,7 @@ export class CachedDurableStore implements DecisionStore {
     const dbName = opts.dbName ?? DEFAULT_DECISION_DB;
     const opened = await openIdbStore(dbName, DECISIONS_STORE, opts.signal);
     if (!opened.ok) return opened;
-    return CachedDurableStore.attach(opened.store, dbName, opts.namespace ?? [], opts.alert);
+    return CachedDurableStore.attach(opened.store, dbName, opts.namespace ?? []);
   }
 
   /**
@@ -138,10 +134,9 @@ export class CachedDurableStore implements DecisionStore {
   static async attach(
     store: UseStore,
     dbName: string,
-    ns: Namespace,
-    alert?: Partial<AlertConfig>
+    ns: Namespace
   ): Promise<OpenResult<CachedDurableStore>> {
-    const cached = new CachedDurableStore(store, dbName, ns, resolveAlert(alert));
+    const cached = new CachedDurableStore(store, dbName, ns);
     try {
       const all = await inTransaction<unknown[]>(store, 'readonly', (s, done) => {
         const req = s.getAll(prefixRange(ns));
@@ -193,10 +188,10 @@ export class CachedDurableStore implements DecisionStore {
       this.#writer.enqueue({ op: 'del', server, identity });
       return null;
     }
-    const alert = recordPresentation(d, now, this.alert);
-    // `represented` must survive a reload too, or the alert forgets a loop on every refresh.
+    recordPresentation(d);
+    // `represented` must survive a reload too.
     this.#writer.enqueue({ op: 'put', server, identity, value: d });
-    return { decision: d, alert };
+    return { decision: d };
   }
 
   /** Stored in memory now and queued for IndexedDB; saved once a later `flush()` commits it. */

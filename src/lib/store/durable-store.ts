@@ -23,9 +23,7 @@ import {
   isExpired,
   isStoredDecision,
   recordPresentation,
-  resolveAlert,
   toStoredDecision,
-  type AlertConfig,
   type DecisionStore,
   type LookupResult
 } from './decision-store';
@@ -43,7 +41,6 @@ export interface DurableStoreOptions {
   dbName?: string;
   /** The key prefix of this store's entries; `[]` uses the whole database. */
   namespace?: Namespace;
-  alert?: Partial<AlertConfig>;
   /** Bounds the wait for a blocked or unresponsive IndexedDB (e.g. `AbortSignal.timeout(3000)`). */
   signal?: AbortSignal;
 }
@@ -73,15 +70,12 @@ export class DurableDecisionStore implements DecisionStore {
   readonly scope = 'durable' as const;
   readonly dbName: string;
   readonly namespace: Namespace;
-  /** The retry-loop alert this store applies on every hit (the lane's current setting). */
-  alert: AlertConfig;
   private readonly store: UseStore;
 
-  private constructor(store: UseStore, dbName: string, ns: Namespace, alert: AlertConfig) {
+  private constructor(store: UseStore, dbName: string, ns: Namespace) {
     this.store = store;
     this.dbName = dbName;
     this.namespace = ns;
-    this.alert = alert;
   }
 
   /**
@@ -95,12 +89,7 @@ export class DurableDecisionStore implements DecisionStore {
     if (!opened.ok) return opened;
     return {
       ok: true,
-      store: new DurableDecisionStore(
-        opened.store,
-        dbName,
-        opts.namespace ?? [],
-        resolveAlert(opts.alert)
-      )
+      store: new DurableDecisionStore(opened.store, dbName, opts.namespace ?? [])
     };
   }
 
@@ -126,9 +115,9 @@ export class DurableDecisionStore implements DecisionStore {
             s.delete(key);
             return;
           }
-          const alert = recordPresentation(d, now, this.alert);
+          recordPresentation(d);
           s.put(d, key);
-          done({ decision: d, alert });
+          done({ decision: d });
         };
       });
     } catch (err) {

@@ -24,7 +24,9 @@ export interface StorageFailure {
 }
 
 /** Turn any thrown value into a {@link StorageFailure}. */
-export function toFailure(err: unknown, what: string, storeName?: string): StorageFailure {
+export function toFailure(thrown: unknown, what: string, storeName?: string): StorageFailure {
+  // A store's own Error wraps the browser's; the browser's names the cause.
+  const err = thrown instanceof Error && thrown.cause !== undefined ? thrown.cause : thrown;
   if (err instanceof Error && err.name === 'TimeoutError') {
     return {
       kind: 'timeout',

@@ -29,7 +29,7 @@ const AUDIT_DB = 'sampling-policy-lab-run-audit';
 const OPEN_TIMEOUT_MS = 4_000;
 /** How long a group commit may take before storage is reported as not answering. */
 const WRITE_TIMEOUT_MS = 8_000;
-/** Runs kept in IndexedDB besides the current one (and any another tab is using). */
+/** Runs kept in IndexedDB besides the newest one (and any a tab is still using). */
 const KEEP_RUNS = 4;
 /** Registry entries live in the decisions database under this first key element. */
 const REGISTRY = '~runs';
@@ -115,10 +115,10 @@ async function registerAndPrune(decisions: UseStore, id: string): Promise<void> 
   });
   const held = await heldRuns();
   held.add(id);
+  // The newest few (this one included) stay, and so does any run a tab is still using.
   const old = runs
-    .filter((r) => !held.has(r.id))
     .sort((a, b) => b.createdAt - a.createdAt)
-    .slice(KEEP_RUNS);
+    .filter((r, i) => i > KEEP_RUNS && !held.has(r.id));
   if (old.length === 0) return;
   await inTransaction<void>(decisions, 'readwrite', (s, done) => {
     for (const r of old) {
@@ -289,6 +289,13 @@ function pump() {
 
 // Start opening the databases now, so the first load does not wait for it.
 const opening = openDbs();
+// Earlier builds kept one un-namespaced database per lane; nothing reads them any more.
+try {
+  for (const lane of LANE_IDS)
+    indexedDB.deleteDatabase(`sampling-policy-lab-decisions-lane-${lane}`);
+} catch {
+  // No IndexedDB here: nothing to clean up.
+}
 
 // Commands are handled in order.
 let queue = Promise.resolve();

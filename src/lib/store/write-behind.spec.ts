@@ -1,0 +1,66 @@
+import { describe, expect, it } from 'vitest';
+import { WriteBehind } from './write-behind';
+
+type Op = { k: string | null; v: number };
+
+function writer(fail: () => boolean) {
+  const written: Op[][] = [];
+  const committed: Op[][] = [];
+  const w = new WriteBehind<Op>({
+    noun: 'op(s)',
+    storeName: 'test',
+    keyOf: (o) => o.k,
+    write: async (batch) => {
+      if (fail()) throw new DOMException('full', 'QuotaExceededError');
+      written.push([...batch]);
+    },
+    committed: (batch) => committed.push([...batch])
+  });
+  return { w, written, committed };
+}
+
+describe('WriteBehind', () => {
+  it('coalesces by key between barriers and writes one batch per flush', async () => {
+    const { w, written } = writer(() => false);
+    w.enqueue({ k: 'a', v: 1 });
+    w.enqueue({ k: 'a', v: 2 });
+    w.enqueue({ k: null, v: 0 });
+    w.enqueue({ k: 'a', v: 3 });
+    expect(w.pending).toBe(3);
+    expect(await w.flush()).toBe(true);
+    expect(written).toEqual([
+      [
+        { k: 'a', v: 2 },
+        { k: null, v: 0 },
+        { k: 'a', v: 3 }
+      ]
+    ]);
+    expect(w.pending).toBe(0);
+  });
+
+  it('reports committed only after the write succeeds; a failure holds everything, compacted', async () => {
+    let failing = true;
+    const { w, committed } = writer(() => failing);
+    for (let i = 0; i < 1_000; i++) w.enqueue({ k: `id-${i % 3}`, v: i });
+    expect(await w.flush()).toBe(false);
+    expect(committed).toHaveLength(0);
+    expect(w.failure).toMatchObject({ kind: 'quota' });
+    expect(w.failure?.error).toMatch(/^Could not write 3 op\(s\)/);
+    // While held, a hot key costs one queued op, not one per change.
+    for (let i = 0; i < 1_000; i++) w.enqueue({ k: `id-${i % 3}`, v: 1_000 + i });
+    expect(w.pending).toBe(3);
+    expect(await w.flush()).toBe(false);
+    failing = false;
+    expect(await w.retry()).toBe(true);
+    expect(w.failure).toBeNull();
+    expect(committed.flat().map((o) => o.v)).toEqual([1_999, 1_997, 1_998]);
+  });
+
+  it('a timeout from outside marks it failed in words', async () => {
+    const { w } = writer(() => false);
+    w.fail({ kind: 'timeout', words: 'the browser did not answer', error: 'x' });
+    w.enqueue({ k: 'a', v: 1 });
+    expect(await w.flush()).toBe(false);
+    expect(w.pending).toBe(1);
+  });
+});
