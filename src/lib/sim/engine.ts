@@ -21,8 +21,9 @@ import type {
 } from '../machine/types';
 import type { AuditLog } from '../store/audit-log';
 import { buildLaneStore, type DurableProvider } from './lane-store';
-import { ClientHost, type ConsentSource } from './client';
+import { ClientHost, type ConsentSource, type ProviderSource } from './client';
 import { VirtualClock } from './clock';
+import { callDirect } from './direct';
 import { LaneMetrics } from './metrics';
 import { cardsByModel, createProvider } from './provider';
 import { Rng } from './rng';
@@ -165,6 +166,10 @@ export class LaneRuntime {
   /** True while the lane asked for durable storage and runs connection-scoped instead. */
   fellBack: boolean;
   readonly #durable: DurableProvider | undefined;
+  /** SEP-2577's baseline: the lane's servers call the provider themselves (see direct.ts). */
+  readonly direct: boolean;
+  readonly #provider: ProviderSource;
+  readonly #cards: Scenario['provider']['cards'];
 
   constructor(
     readonly sim: Simulation,
@@ -183,6 +188,9 @@ export class LaneRuntime {
     const user = createUser(scenario.user, sim.clock, root.fork('user'));
     this.userStats = user.stats;
     this.providerStats = provider.stats;
+    this.direct = lane.direct === true;
+    this.#provider = provider.source;
+    this.#cards = scenario.provider.cards;
     const sink = opts.onAudit;
     this.host = new ClientHost({
       config,
@@ -202,6 +210,7 @@ export class LaneRuntime {
 
   /** A request arrives from a server: record the frame, run the machine, deliver the answer. */
   receive(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
+    if (this.direct) return this.#callDirect(server, id, params);
     const sim = this.sim;
     const t = sim.clock.now();
     const connection = server.connection;
@@ -233,6 +242,21 @@ export class LaneRuntime {
       // Delivered as its own event, and only over the connection that asked: a frame for a
       // closed transport goes nowhere.
       sim.clock.schedule(now, () => {
+        if (server.connected() && server.connection === connection)
+          server.agent?.onFrame(id, frame);
+      });
+    });
+  }
+
+  /** No frame, no audit record, no dialog: the client never sees the request. */
+  #callDirect(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
+    const clock = this.sim.clock;
+    const connection = server.connection;
+    this.metrics.counters.providerCalls++;
+    const call = { server: server.name, id, params, now: clock.now() };
+    callDirect(this.#provider, this.#cards, call, (frame, cost) => {
+      this.metrics.counters.serverSpendMicros += cost;
+      clock.schedule(clock.now(), () => {
         if (server.connected() && server.connection === connection)
           server.agent?.onFrame(id, frame);
       });

@@ -25,6 +25,8 @@ export interface LaneCounters {
   consentPrompts: number;
   providerCalls: number;
   spendMicros: number;
+  /** Spent by servers on their own provider keys (a direct lane): never on the client's bill. */
+  serverSpendMicros: number;
   /** Requests evaluated afresh, versus answered from a stored decision. */
   fresh: number;
   replays: number;
@@ -81,6 +83,7 @@ export function emptyCounters(): LaneCounters {
     consentPrompts: 0,
     providerCalls: 0,
     spendMicros: 0,
+    serverSpendMicros: 0,
     fresh: 0,
     replays: 0,
     denials: {},

@@ -129,7 +129,9 @@ const UserSchema = z.strictObject({
 const LaneSchema = z.strictObject({
   label: z.string().min(1).max(80),
   client: ClientConfigSchema.default({}),
-  policy: PolicySchema
+  policy: PolicySchema,
+  /** SEP-2577's baseline: servers call the provider with their own key; the client is bypassed. */
+  direct: z.boolean().optional()
 });
 
 const LessonSchema = z.strictObject({
@@ -176,7 +178,10 @@ export interface Scenario {
   servers: ServerSpec[];
   provider: ProviderSpec;
   user: UserSpec;
-  lanes: Record<LaneId, { label: string; client: ClientConfigInput; policy: Policy }>;
+  lanes: Record<
+    LaneId,
+    { label: string; client: ClientConfigInput; policy: Policy; direct?: boolean }
+  >;
 }
 
 export interface ScenarioError {
@@ -296,12 +301,14 @@ export function parseScenario(input: unknown): ScenarioParse {
         A: {
           label: data.lanes.A.label,
           client: data.lanes.A.client as ClientConfigInput,
-          policy: data.lanes.A.policy
+          policy: data.lanes.A.policy,
+          ...(data.lanes.A.direct ? { direct: true } : {})
         },
         B: {
           label: data.lanes.B.label,
           client: data.lanes.B.client as ClientConfigInput,
-          policy: data.lanes.B.policy
+          policy: data.lanes.B.policy,
+          ...(data.lanes.B.direct ? { direct: true } : {})
         }
       }
     }

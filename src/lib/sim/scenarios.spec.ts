@@ -197,13 +197,17 @@ describe('the scenario files', () => {
     const counters = Object.keys(emptyCounters());
     expect(lesson.watch?.length ?? 0).toBeGreaterThan(0);
     for (const w of lesson.watch ?? []) expect(counters).toContain(w);
-    // Two lanes, and they differ: in the client configuration or in the policy.
+    // Two lanes, and they differ: in the client configuration, the policy, or the direct route.
     const { A, B } = data.lanes;
-    expect(JSON.stringify([A.client, A.policy])).not.toBe(JSON.stringify([B.client, B.policy]));
+    expect(JSON.stringify([A.client, A.policy, A.direct])).not.toBe(
+      JSON.stringify([B.client, B.policy, B.direct])
+    );
 
     const r = run(name);
-    expect(r.A.c.requests).toBeGreaterThan(0);
-    expect(r.B.c.requests).toBeGreaterThan(0);
+    // A direct lane's servers call the provider themselves: the client receives nothing.
+    for (const id of ['A', 'B'] as const)
+      if (data.lanes[id].direct) expect(r[id].c.requests).toBe(0);
+      else expect(r[id].c.requests).toBeGreaterThan(0);
     // Every request got exactly one frame, or a silence the lane's configuration asked for.
     for (const id of ['A', 'B'] as const) {
       const c = r[id].c;

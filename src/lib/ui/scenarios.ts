@@ -13,7 +13,9 @@ export const READY_MADE = [
   { name: 'budget-window', title: 'The budget window and resetsAt' },
   { name: 'tired-user', title: 'The tired user' },
   { name: 'rfc-budget-caps', title: "The RFC's budget caps, with its own numbers" },
-  { name: 'prompt-cache-trap', title: 'The prompt-cache trap' }
+  { name: 'prompt-cache-trap', title: 'The prompt-cache trap' },
+  { name: 'in-flight-duplicates', title: 'In-flight duplicates' },
+  { name: 'direct-provider', title: 'The direct-provider baseline' }
 ] as const;
 
 export const DEFAULT_SCENARIO = 'reconnect-bypass';

@@ -1,0 +1,5 @@
+import { loadLessons } from '$lib/ui/lessons/catalog';
+
+export function load() {
+  return { lessons: loadLessons() };
+}
