@@ -32,6 +32,7 @@ import { LANE_IDS, type LaneId, type Scenario } from './scenario';
 import { applyWireStyle } from './servers/request';
 import { createServer } from './servers/behaviours';
 import type { TraceEvent } from './trace';
+import { tapStore, type StoreEvent } from './store-tap';
 import { createUser } from './user';
 import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from './world';
 
@@ -71,6 +72,8 @@ export interface SimulationOptions {
   store?: (lane: LaneId, scope: ClientConfig['store']) => DecisionStore | undefined;
   /** Replay these events instead of running the simulated population. */
   trace?: TraceEvent[];
+  /** Sees every change to a lane's decision store (the run's invariants read what was stored). */
+  onStore?: (lane: LaneId, event: StoreEvent) => void;
 }
 
 /**
@@ -204,7 +207,11 @@ export class LaneRuntime {
     const lane = scenario.lanes[id];
     this.label = lane.label;
     const config = resolveClientConfig(lane.client);
-    this.storeFor = (c) => opts.store?.(id, c.store) ?? defaultStore(c);
+    this.storeFor = (c) => {
+      const store = opts.store?.(id, c.store) ?? defaultStore(c);
+      const observe = opts.onStore;
+      return observe ? tapStore(store, (e) => observe(id, e)) : store;
+    };
     const store = this.storeFor(config);
     const provider = createProvider(scenario.provider, sim.clock, root.fork('provider'));
     const user = createUser(scenario.user, sim.clock, root.fork('user'));
