@@ -426,7 +426,7 @@ export class InvariantChecker {
           ? `${plural(l.violations, 'call')} over its limit`
           : l.checked
             ? `${n(l.checked)} of ${n(l.checked)} metered calls within their limit`
-            : 'no metered call yet'
+            : 'no metered calls'
       )
     );
     const tp = t['tokens-paid'];
