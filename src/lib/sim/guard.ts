@@ -62,6 +62,11 @@ export class RunGuard {
     };
   }
 
+  /** A simulation of `scenario` whose every hook also feeds this guard. */
+  simulate(scenario: Scenario, opts: SimulationOptions = {}): Simulation {
+    return this.attach(new Simulation(scenario, this.options(opts)));
+  }
+
   /** The simulation the hooks belong to (set once it is constructed). */
   attach(sim: Simulation): Simulation {
     this.#sim = sim;
@@ -107,6 +112,5 @@ export function guardedSimulation(
   guardOpts: GuardOptions = {}
 ): { sim: Simulation; guard: RunGuard } {
   const guard = new RunGuard(scenario, guardOpts);
-  const sim = guard.attach(new Simulation(scenario, guard.options(opts)));
-  return { sim, guard };
+  return { sim: guard.simulate(scenario, opts), guard };
 }

@@ -8,7 +8,9 @@ import type { AuditRecord } from '../machine/types';
 import type { ConsentSource } from './client';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { DecisionStore } from '../store/decision-store';
-import { Simulation } from './engine';
+import { sdkFrameProblem } from './conformance';
+import type { Simulation } from './engine';
+import { RunGuard } from './guard';
 import type { Command, Inspection, LaneView, PendingConsent, Reply, Snapshot } from './protocol';
 import { digestRun } from './report';
 import { LANE_IDS, parseScenario, type LaneId } from './scenario';
@@ -35,6 +37,8 @@ export interface SessionOptions {
 
 export class Session {
   sim: Simulation | null = null;
+  /** The run's invariants, fed by every frame, record and store change. */
+  #guard: RunGuard | null = null;
   readonly #opts: SessionOptions;
   #audit: AuditRecord[] = [];
   #kept: Record<LaneId, Map<number, Kept>> = { A: new Map(), B: new Map() };
@@ -159,7 +163,8 @@ export class Session {
       marks: sim.marks,
       durableError: this.#opts.durableError ?? null,
       pendingConsent: [...this.#pending.values()].map((p) => p.info),
-      events: this.#events
+      events: this.#events,
+      guarantees: this.#guard?.results() ?? []
     };
   }
 
@@ -176,7 +181,8 @@ export class Session {
     this.#pending.clear();
     this.#ff = null;
     this.#human = new Set(cmd.human ?? []);
-    this.sim = new Simulation(r.scenario, {
+    this.#guard = new RunGuard(r.scenario, { validate: sdkFrameProblem });
+    this.sim = this.#guard.simulate(r.scenario, {
       ...(cmd.seed !== undefined ? { seed: cmd.seed } : {}),
       ...(cmd.trace ? { trace: cmd.trace } : {}),
       onAudit: (rec) => this.#audit.push(rec),
