@@ -3,43 +3,10 @@
  * Plain data; `resolveClientConfig` fills in defaults so a scenario only states what differs.
  */
 import { DEFAULT_IDENTITY_FIELDS } from './identity';
-import { resolveReasons, type ReasonOverrides, type ReasonTable, type Ttl } from './reasons';
-import type { Money } from './types';
+import { resolveReasons, type ReasonOverrides } from './reasons';
 
-export type StoreScope = 'connection' | 'durable';
-
-export interface ClientConfig {
-  /** Where decisions live: in memory per connection, or durable (IndexedDB). */
-  store: StoreScope;
-  /** The reason table: each reason's retryable flag and TTL, defaults overridden per run. */
-  reasons: ReasonTable;
-  /** Drop denial frames instead of sending them (a teaching switch: watch what silence causes). */
-  silence: boolean;
-  /** RFC 8785 + NFC before hashing; off = hash the params as received. */
-  canonicalize: boolean;
-  /** Which params members make up a request's identity. */
-  identityFields: string[];
-  /** Annotate trimmed context in `_meta.context`; off = trim silently. */
-  annotateTrim: boolean;
-  /** Store allowed verdicts ("do not ask the user again"), and for how long. */
-  storeAllowed: boolean;
-  allowedTtl: Ttl;
-  /** How long a consent dialog waits before it counts as a denial. */
-  consentTimeoutMs: number;
-  /** How long the provider may take before the request passes its deadline. */
-  deadlineMs: number;
-  /** The retry-loop alert: an identity re-presented `threshold` times within `windowMs`. */
-  alert: { threshold: number; windowMs: number };
-  /** RFC open question: a pre-flight cost refusal as a result (`budget_exceeded`) or as an error. */
-  refusalAs: 'result' | 'error';
-  /** RFC open question: a per-call cap, or a pool per connection. */
-  capScope: 'per-call' | 'session-pool';
-  sessionPool: Money;
-  /** RFC open question: advertise the per-call ceiling at initialize (servers may ask for exactly it). */
-  advertiseCeiling: boolean;
-  /** When a request states no `budget.onExceeded`: refuse pre-flight, or run and stop at the cap. */
-  preflightDefault: 'reject' | 'truncate';
-}
+export type { ClientConfig, StoreScope } from './vocabulary';
+import type { ClientConfig } from './vocabulary';
 
 /** What a scenario may state: any member, reasons as overrides. */
 export type ClientConfigInput = Partial<Omit<ClientConfig, 'reasons' | 'alert'>> & {
