@@ -445,8 +445,8 @@ export class InvariantChecker {
         r,
         r.checked,
         r.violations
-          ? `${plural(r.violations, 'replay')} reached the user or the model`
-          : `${plural(this.#replays, 'replayed denial')} without a model call; ${plural(r.checked - this.#replays, 'completion')}, each from its own call`
+          ? `${plural(r.violations, 'stored answer')} reached the user or the model`
+          : `${plural(this.#replays, 'stored denial')} sent, no model call; ${plural(r.checked - this.#replays, 'completion')}, each its own call`
       )
     );
     const v = t['verdicts-only'];
