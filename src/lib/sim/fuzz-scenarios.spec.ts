@@ -265,6 +265,91 @@ function check(data: unknown, twice: boolean): InvariantResult[] {
   return guard.results();
 }
 
+// ───────────────────────────── the cases issue 7 measured ─────────────────────────────
+
+const POLICY = (over: Record<string, unknown> = {}) => ({
+  version: 1,
+  defaults: {
+    sampling: true,
+    allowedModels: ['example-model-v2'],
+    defaultModel: 'example-model-v2',
+    maxInputTokens: 32_000,
+    maxContext: 'thisServer',
+    rateLimit: null,
+    budget: null,
+    perCallCap: null,
+    consent: 'ask',
+    ...over
+  },
+  servers: {}
+});
+
+const CASE = (over: Record<string, unknown>) => ({
+  version: 1,
+  name: 'case',
+  title: 'A measured case',
+  seed: 3,
+  start: '2026-03-10T09:00:00Z',
+  durationMs: 600_000,
+  ...over
+});
+
+describe('the cases issue 7 measured keep every guarantee', () => {
+  it('a retry that arrives before the first answer joins it: one consent dialog', () => {
+    const lanes = (store: string) => ({
+      label: store,
+      client: { store, consentTimeoutMs: 300_000 },
+      policy: POLICY()
+    });
+    const results = check(
+      CASE({
+        servers: [
+          {
+            name: 'impatient',
+            behaviour: 'timeout-sensitive',
+            request: { prompt: 'Summarise {n}.', maxTokens: 200 },
+            intervalMs: 600_000,
+            tasks: 1,
+            timeoutMs: 5_000
+          }
+        ],
+        user: { approveBase: 1, maxApprove: 1, responseMs: 200_000 },
+        lanes: { A: lanes('connection'), B: lanes('durable') }
+      }),
+      false
+    );
+    expect(brokenLine(results)).toBeNull();
+    expect(results.find((r) => r.id === 'one-consent')!.checked).toBeGreaterThan(0);
+  });
+
+  it('tokens streamed before a deadline are paid for', () => {
+    const lane = {
+      label: 'deadline',
+      client: { deadlineMs: 15_000 },
+      policy: POLICY({ consent: 'allow' })
+    };
+    const results = check(
+      CASE({
+        servers: [
+          {
+            name: 'slow',
+            behaviour: 'well-behaved',
+            request: { prompt: 'Write {n}.', maxTokens: 2_000 },
+            intervalMs: 60_000,
+            tasks: 1,
+            timeoutMs: 120_000
+          }
+        ],
+        provider: { latencyMs: 100, chunkTokens: 50, chunkIntervalMs: 1_000, outputFraction: 1 },
+        lanes: { A: lane, B: lane }
+      }),
+      false
+    );
+    expect(brokenLine(results)).toBeNull();
+    expect(results.find((r) => r.id === 'tokens-paid')!.checked).toBeGreaterThan(0);
+  });
+});
+
 describe('random valid scenarios keep every guarantee', () => {
   it(
     `${RUNS} scenarios`,
