@@ -32,12 +32,13 @@ describe('lab run under its invariants', () => {
     const lines = r.stdout.split('\n');
     const at = lines.indexOf('guarantees');
     expect(at).toBeGreaterThan(0);
-    expect(lines.slice(at + 1, at + 11).map((l) => l.trim().split(/\s+/).slice(0, 2))).toEqual([
+    expect(lines.slice(at + 1, at + 12).map((l) => l.trim().split(/\s+/).slice(0, 2))).toEqual([
       ['✓', 'one-frame'],
       ['✓', 'one-consent'],
       ['✓', 'no-overdraw'],
       ['✓', 'call-within-limit'],
       ['✓', 'tokens-paid'],
+      ['✓', 'loops-flagged'],
       ['✓', 'replays-no-model'],
       ['✓', 'verdicts-only'],
       ['✓', 'frames-conform'],
@@ -47,7 +48,7 @@ describe('lab run under its invariants', () => {
     expect(r.stdout).toContain('18 of 18 requests answered');
     expect(r.stdout).toContain('two runs, byte-identical frames and audit');
     const metrics = JSON.parse(readFileSync(`${out}/metrics.json`, 'utf8'));
-    expect(metrics.guarantees).toHaveLength(10);
+    expect(metrics.guarantees).toHaveLength(11);
     expect(metrics.guarantees[0]).toMatchObject({ id: 'one-frame', status: 'held', violations: 0 });
   });
 

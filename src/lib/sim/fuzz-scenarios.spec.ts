@@ -380,7 +380,7 @@ describe('random valid scenarios keep every guarantee', () => {
           const results = check(s, twice);
           const broken = brokenLine(results);
           if (broken) throw new Error(`${broken}\nscenario: ${JSON.stringify(s)}`);
-          expect(results.length).toBe(twice ? 10 : 9);
+          expect(results.length).toBe(twice ? 11 : 10);
         }),
         {
           numRuns: RUNS,

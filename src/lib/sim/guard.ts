@@ -85,7 +85,8 @@ export class RunGuard {
       pool:
         c.capScope === 'session-pool'
           ? { micros: toMicros(c.sessionPool.amount), currency: c.sessionPool.currency }
-          : null
+          : null,
+      alert: c.alert
     };
   }
 

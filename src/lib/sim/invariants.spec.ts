@@ -322,6 +322,36 @@ describe('money', () => {
   });
 });
 
+describe('loops-flagged', () => {
+  const alert = { threshold: 3, windowMs: 10_000 };
+  const at = (id: number, t: number, flagged: boolean) =>
+    record({ requestId: id, t: T0 + t, identity: 's:loop', alert: flagged });
+
+  it('the presentation that reaches the threshold within the window must be flagged', () => {
+    const c = new InvariantChecker({ cards });
+    const rs = [at(1, 0, false), at(2, 4_000, false), at(3, 8_000, false), at(4, 30_000, false)];
+    for (const r of rs)
+      answer(c, r, denial(r.requestId as number), { charge: { ...NO_LIMITS, alert } });
+    const x = of(results(c, rs), 'loops-flagged');
+    expect(x.status).toBe('broken');
+    expect(x.summary).toBe('0 of 1 presentations in a retry loop flagged');
+    expect(x.offenders[0]).toMatchObject({
+      seq: rs[2]!.seq,
+      what: 's:loop presented 3 times within 10,000 ms, not flagged'
+    });
+  });
+
+  it('holds when the loop is flagged, and presentations spread wider than the window are no loop', () => {
+    const c = new InvariantChecker({ cards });
+    const rs = [at(1, 0, false), at(2, 4_000, false), at(3, 8_000, true), at(4, 20_000, false)];
+    for (const r of rs)
+      answer(c, r, denial(r.requestId as number), { charge: { ...NO_LIMITS, alert } });
+    const x = of(results(c, rs), 'loops-flagged');
+    expect(x.status).toBe('held');
+    expect(x.summary).toBe('1 of 1 presentations in a retry loop flagged');
+  });
+});
+
 describe('replays, the store, conformance and the counters', () => {
   it('a replayed denial that reached the model, or a completion with no call of its own, is broken', () => {
     const c = new InvariantChecker({ cards });

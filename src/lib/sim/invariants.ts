@@ -12,6 +12,7 @@ import { toMicros } from '../machine/money';
 import type { AuditRecord, Frame, StoredDecision } from '../machine/types';
 import type { LaneCounters } from './metrics';
 import { lifetimeBroken, LifetimeTracker } from './lifetimes';
+import { LoopTracker, type AlertSettings } from './loops';
 import type { StoreEvent } from './store-tap';
 
 export const INVARIANTS = {
@@ -20,6 +21,8 @@ export const INVARIANTS = {
   'no-overdraw': 'No budget window or session pool is overdrawn',
   'call-within-limit': 'No call costs more than the limit it was given',
   'tokens-paid': 'Every token generated is paid for',
+  'loops-flagged':
+    'An identity presented as often as the alert threshold within its window is flagged',
   'replays-no-model':
     'Replays never ask the user or call the model; completions are never replayed',
   'verdicts-only': 'The store holds verdicts only, never a completion',
@@ -71,6 +74,8 @@ export interface ChargeContext {
   budget: { micros: number; windowMs: number; currency: string } | null;
   /** The connection's session pool, when the lane's cap scope is `session-pool`. */
   pool: { micros: number; currency: string } | null;
+  /** The lane's retry-loop alert settings; without them, loops are not judged. */
+  alert?: AlertSettings;
 }
 
 const n = (x: number): string => x.toLocaleString('en-US');
@@ -142,6 +147,7 @@ export class InvariantChecker {
   readonly #overdrawn = new Set<string>();
   readonly #pools = new Map<string, number>();
   readonly #lifetimes = new LifetimeTracker();
+  readonly #loops = new LoopTracker();
   /** The audit log's own totals per lane, to hold the counters against. */
   readonly #totals = new Map<string, LaneCounters>();
   #same: { checked: number; problem: string | null } | null = null;
@@ -191,6 +197,19 @@ export class InvariantChecker {
     this.#checkConsent(r, lane, at);
     this.#checkSpend(r, lane, cost, ctx, at);
     this.#checkTokens(r, cost, at);
+    if (ctx.alert) {
+      const { inWindow, loop } = this.#loops.presented(lane, r, ctx.alert);
+      if (loop) {
+        const l = this.#t['loops-flagged'];
+        l.checked++;
+        if (!r.alert)
+          l.add(
+            at(
+              `${r.identity} presented ${inWindow} times within ${n(ctx.alert.windowMs)} ms, not flagged`
+            )
+          );
+      }
+    }
     if (r.replayed && (r.outcome === 'denied' || r.silenced)) {
       this.#t['replays-no-model'].checked++;
       this.#replays++;
@@ -438,6 +457,17 @@ export class InvariantChecker {
         `${n(tp.checked - tp.violations)} of ${n(tp.checked)} calls that generated tokens paid for them`
       )
     );
+    const lf = t['loops-flagged'];
+    out.push(
+      this.#result(
+        'loops-flagged',
+        lf,
+        lf.checked,
+        lf.checked
+          ? `${n(lf.checked - lf.violations)} of ${n(lf.checked)} presentations in a retry loop flagged`
+          : 'no retry loop yet'
+      )
+    );
     const r = t['replays-no-model'];
     out.push(
       this.#result(
@@ -552,6 +582,8 @@ export function rowsBehind(id: InvariantId, status: GuaranteeStatus, r: AuditRec
       return r.budgetDecision?.actualCost !== undefined;
     case 'tokens-paid':
       return r.tokensOut > 0;
+    case 'loops-flagged':
+      return r.alert;
     case 'replays-no-model':
       return r.replayed || (r.tokensOut > 0 && !r.silenced);
     case 'verdicts-only':

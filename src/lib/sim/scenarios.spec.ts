@@ -233,6 +233,7 @@ describe('every scenario keeps the guarantees', () => {
       'no-overdraw',
       'call-within-limit',
       'tokens-paid',
+      'loops-flagged',
       'replays-no-model',
       'verdicts-only',
       'frames-conform',
