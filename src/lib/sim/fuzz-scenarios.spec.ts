@@ -2,8 +2,9 @@
  * Random valid scenarios, every guarantee asserted on each. fast-check draws populations of
  * behaviours, policies with tiny budgets and rate limits, client configurations (silence,
  * retryable flips, short TTLs, store scopes, RFC switches), provider faults and users, all short
- * enough that a run takes milliseconds; each run is checked by the same invariants as the CLI and
- * run twice to compare its bytes.
+ * enough that a run stays small — and up to three edits a learner makes mid-run (a lane's whole
+ * client configuration, or its policy). Each run is checked by the same invariants as the CLI;
+ * every third is run twice to compare its bytes.
  *
  * On a failure the message carries the broken guarantee and the scenario JSON, and fast-check
  * prints its seed and path: `FUZZ_SEED=<seed> FUZZ_PATH=<path> npx vitest run <this file>` replays
@@ -16,7 +17,9 @@ import { REASONS } from '../machine/reasons';
 import { sdkFrameProblem } from './conformance';
 import { guardedSimulation } from './guard';
 import { brokenLine, type InvariantResult } from './invariants';
-import { digestRun, auditLineJson, frameLineJson } from './report';
+import { auditLineJson, frameLineJson } from './report';
+import type { ClientConfigInput } from '../machine/config';
+import { parsePolicy } from '../machine/policy';
 import { parseScenario } from './scenario';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
@@ -244,8 +247,33 @@ function digester() {
   return { line: (s: string) => h.update(enc.encode(s + '\n')), hex: () => bytesToHex(h.digest()) };
 }
 
-/** Run `data` under its invariants; with `twice`, run it again and compare the bytes. */
-function check(data: unknown, twice: boolean): InvariantResult[] {
+/** A change the learner makes mid-run: a lane's whole client configuration, or its policy. */
+interface Edit {
+  /** When, as a fraction of the run. */
+  at: number;
+  lane: 'A' | 'B';
+  client?: Record<string, unknown>;
+  policy?: Record<string, unknown>;
+}
+
+const editArb: fc.Arbitrary<Edit> = fc.oneof(
+  fc.record({
+    at: fc.double({ min: 0, max: 1, noNaN: true }),
+    lane: fc.constantFrom('A', 'B'),
+    client
+  }),
+  fc.record({
+    at: fc.double({ min: 0, max: 1, noNaN: true }),
+    lane: fc.constantFrom('A', 'B'),
+    policy: fc.record({ version: fc.constant(1), defaults: policyBlock, servers: fc.constant({}) })
+  })
+) as fc.Arbitrary<Edit>;
+
+/** A scenario and the learner's edits during its run. */
+const caseArb = fc.record({ scenario: scenarioArb, edits: fc.array(editArb, { maxLength: 3 }) });
+
+/** Run `data` to its end under its invariants, applying `edits` on the way. */
+function runOnce(data: unknown, edits: readonly Edit[]) {
   const parsed = parseScenario(data);
   if (!parsed.ok)
     throw new Error(`the generator made an invalid scenario: ${JSON.stringify(parsed.errors)}`);
@@ -256,13 +284,24 @@ function check(data: unknown, twice: boolean): InvariantResult[] {
     { onFrame: (l) => frames.line(frameLineJson(l)), onAudit: (r) => audit.line(auditLineJson(r)) },
     { validate: sdkFrameProblem }
   );
+  for (const e of [...edits].sort((a, b) => a.at - b.at)) {
+    sim.advanceTo(sim.start + Math.floor(e.at * parsed.scenario.durationMs));
+    if (e.client) sim.setLaneConfig(e.lane, e.client as ClientConfigInput);
+    if (e.policy) {
+      const p = parsePolicy(e.policy);
+      if (!p.ok) throw new Error(`the generator made an invalid policy: ${JSON.stringify(p)}`);
+      sim.setLanePolicy(e.lane, p.policy);
+    }
+  }
   sim.runToEnd();
-  if (twice)
-    guard.checker.sameBytes(
-      { frames: frames.hex(), audit: audit.hex() },
-      digestRun(parsed.scenario)
-    );
-  return guard.results();
+  return { guard, digest: { frames: frames.hex(), audit: audit.hex() } };
+}
+
+/** Run under the invariants; with `twice`, run again and compare the two runs' bytes. */
+function check(data: unknown, twice: boolean, edits: readonly Edit[] = []): InvariantResult[] {
+  const first = runOnce(data, edits);
+  if (twice) first.guard.checker.sameBytes(first.digest, runOnce(data, edits).digest);
+  return first.guard.results();
 }
 
 // ───────────────────────────── the cases issue 7 measured ─────────────────────────────
@@ -359,13 +398,13 @@ describe('random valid scenarios keep every guarantee', () => {
       if (SURVEY) {
         const tally: Record<string, number> = {};
         const examples: Record<string, string> = {};
-        for (const s of fc.sample(scenarioArb, {
+        for (const { scenario: s, edits } of fc.sample(caseArb, {
           numRuns: RUNS,
           ...(seed !== undefined ? { seed } : {})
         })) {
-          for (const r of check(s, true).filter((x) => x.status === 'broken')) {
+          for (const r of check(s, true, edits).filter((x) => x.status === 'broken')) {
             tally[r.id] = (tally[r.id] ?? 0) + 1;
-            examples[r.id] ??= `${brokenLine([r])}\n${JSON.stringify(s)}`;
+            examples[r.id] ??= `${brokenLine([r])}\n${JSON.stringify({ scenario: s, edits })}`;
           }
         }
         console.log(`${RUNS} scenarios; broken guarantees:`, tally);
@@ -374,12 +413,15 @@ describe('random valid scenarios keep every guarantee', () => {
       }
       let n = 0;
       fc.assert(
-        fc.property(scenarioArb, (s) => {
+        fc.property(caseArb, ({ scenario: s, edits }) => {
           // Every third scenario also runs twice: the bytes must not differ.
           const twice = n++ % 3 === 0;
-          const results = check(s, twice);
+          const results = check(s, twice, edits);
           const broken = brokenLine(results);
-          if (broken) throw new Error(`${broken}\nscenario: ${JSON.stringify(s)}`);
+          if (broken)
+            throw new Error(
+              `${broken}\nscenario: ${JSON.stringify(s)}\nedits: ${JSON.stringify(edits)}`
+            );
           expect(results.length).toBe(twice ? 11 : 10);
         }),
         {

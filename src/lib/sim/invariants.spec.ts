@@ -241,6 +241,36 @@ describe('one-consent', () => {
   });
 });
 
+describe('one-consent across a policy edit', () => {
+  it('a decision committed under the old policy after an edit starts no lifetime', () => {
+    const c = new InvariantChecker({ cards });
+    c.store('A', T0, { type: 'opened', scope: 'durable' });
+    const commit = (t: number, policyHash: string) =>
+      c.store('A', t, {
+        type: 'commit',
+        scope: 'durable',
+        connection: 's#1',
+        decision: decision({ policyHash })
+      });
+    const dialog = (id: number, t: number) =>
+      record({ requestId: id, t, consentShown: true, consent: 'denied', durationMs: 3_000 });
+    commit(T0 + 1_000, 'old');
+    c.store('A', T0 + 2_000, { type: 'invalidate', server: 's' });
+    // Asked under the old policy, answered after the edit: stale in the store, so no lifetime.
+    const straddling = dialog(1, T0 + 4_000);
+    commit(T0 + 4_000, 'old');
+    answer(c, straddling, denial(1));
+    const next = dialog(2, T0 + 10_000);
+    commit(T0 + 10_000, 'new');
+    answer(c, next, denial(2));
+    const again = dialog(3, T0 + 20_000);
+    answer(c, again, denial(3));
+    const x = of(results(c, [straddling, next, again]), 'one-consent');
+    expect(x.violations).toBe(1);
+    expect(x.offenders[0]!.seq).toBe(again.seq);
+  });
+});
+
 describe('money', () => {
   const budget: ChargeContext = {
     budget: { micros: 30_000, windowMs: 1_800_000, currency: 'USD' },

@@ -44,6 +44,12 @@ const PRUNE_EVERY = 4096;
 export class LifetimeTracker {
   readonly #scope = new Map<string, 'connection' | 'durable'>();
   readonly #keys = new Map<string, KeyState>();
+  /**
+   * Per lane and server: the policy hashes its commits carried since the last edit, and those an
+   * edit made stale. A request decided under the old policy may commit after the edit; the store
+   * never answers from that entry (its hash is stale), so it starts no lifetime.
+   */
+  readonly #hashes = new Map<string, { current: Set<string>; stale: Set<string> }>();
   #longest = 0;
   #since = 0;
 
@@ -59,6 +65,16 @@ export class LifetimeTracker {
       this.#keys.set(k, s);
     }
     return s;
+  }
+
+  #hashesOf(lane: string, server: string) {
+    const k = `${lane}\u0000${server}`;
+    let h = this.#hashes.get(k);
+    if (!h) {
+      h = { current: new Set(), stale: new Set() };
+      this.#hashes.set(k, h);
+    }
+    return h;
   }
 
   /** End every lifetime of the lane (or of one server in it) at `t`. */
@@ -78,6 +94,9 @@ export class LifetimeTracker {
         break;
       case 'commit': {
         const d = e.decision;
+        const h = this.#hashesOf(lane, d.server);
+        if (h.stale.has(d.policyHash)) break;
+        h.current.add(d.policyHash);
         const scopeKey = e.scope === 'durable' ? '*' : e.connection;
         const s = this.#state(lane, scopeKey, d.identity, d.server);
         // A commit replaces the entry: the one before it answers no more lookups.
@@ -85,9 +104,13 @@ export class LifetimeTracker {
         s.stored.push({ from: t, to: d.expiresAt ?? Infinity, seq: null });
         break;
       }
-      case 'invalidate':
+      case 'invalidate': {
+        const h = this.#hashesOf(lane, e.server);
+        for (const x of h.current) h.stale.add(x);
+        h.current.clear();
         this.#end(lane, t, e.server);
         break;
+      }
       case 'clear':
         this.#end(lane, t);
         break;
