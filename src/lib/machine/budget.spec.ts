@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  createMeter,
-  createTokenMeter,
+  chunkCrosses,
   estimateCostMicros,
   estimateTokens,
   exactShrink,
@@ -10,6 +9,7 @@ import {
   inputTokensOf,
   intentHonored,
   meterBasis,
+  meteredCost,
   naiveShrinkInputTokens,
   naiveShrinkRatio,
   parseMeterBasis,
@@ -181,7 +181,7 @@ describe('pre-flight', () => {
     expect(r.within).toBe(false);
     expect(r.estimateMicros).toBe(102_720);
     expect(r.decision).toEqual({
-      estimatedCost: { amount: '0.1027', currency: 'USD' },
+      estimatedCost: { amount: '0.10272', currency: 'USD' },
       limitApplied: { amount: '0.0500', currency: 'USD' },
       limitSource: 'host_policy',
       meterBasis: 'example-model-v2@2026-07-01:in=3.00/Mtok,out=15.00/Mtok',
@@ -248,47 +248,50 @@ describe('pre-flight', () => {
 });
 
 describe('the stream meter', () => {
+  const money = (limitMicros: number | null) => ({ limitMicros, limitTokens: null });
+  const at = (outputTokens: number, cachedInputTokens = 0) => ({
+    inputTokens: 1_000,
+    cachedInputTokens,
+    outputTokens
+  });
+
   it('stops before the chunk that would cross 0.0140, with 0.0090 spent (RFC)', () => {
-    const m = createMeter({ card: CARD, inputTokens: 1_000, limitMicros: 14_000 });
-    expect(m.actualMicros).toBe(3_000);
-    expect(m.wouldCross(400)).toBe(false);
-    m.accept(400);
-    expect(fromMicros(m.actualMicros)).toBe('0.0090');
-    expect(m.wouldCross(400)).toBe(true); // 3,000 + 12,000 = 15,000 > 14,000
+    expect(meteredCost(CARD, at(0))).toBe(3_000);
+    expect(chunkCrosses(CARD, money(14_000), at(0), 400)).toBe(false);
+    expect(fromMicros(meteredCost(CARD, at(400)))).toBe('0.0090');
+    expect(chunkCrosses(CARD, money(14_000), at(400), 400)).toBe(true); // 15,000 > 14,000
     expect(fromMicros(estimateCostMicros(CARD, 1_000, 800))).toBe('0.0150');
-    expect(() => m.accept(400)).toThrow(/cross/);
-    expect(m.outputTokens).toBe(400);
-    expect(fromMicros(m.actualMicros)).toBe('0.0090');
   });
 
   it('lets a smaller chunk through when it fits exactly', () => {
-    const m = createMeter({ card: CARD, inputTokens: 1_000, limitMicros: 14_000 });
-    m.accept(400);
-    expect(m.wouldCross(333)).toBe(false); // 3,000 + 733 × 15 = 13,995
-    expect(m.wouldCross(334)).toBe(true); // 14,010
+    expect(chunkCrosses(CARD, money(14_000), at(400), 333)).toBe(false); // 13,995
+    expect(chunkCrosses(CARD, money(14_000), at(400), 334)).toBe(true); // 14,010
   });
 
-  it('meters without a limit when limitMicros is null', () => {
-    const m = createMeter({ card: CARD, inputTokens: 1_000, limitMicros: null });
-    m.accept(1_000_000);
-    expect(m.wouldCross(1_000_000)).toBe(false);
-    expect(m.actualMicros).toBe(3_000 + 15_000_000);
+  it('meters without a limit when both limits are null', () => {
+    expect(chunkCrosses(CARD, money(null), at(1_000_000), 1_000_000)).toBe(false);
+    expect(meteredCost(CARD, at(1_000_000))).toBe(3_000 + 15_000_000);
   });
 
-  it('prices cached input on a warm cache', () => {
-    const m = createMeter({
-      card: { ...CARD, cachedInputPerMtok: '0.30' },
-      inputTokens: 1_000,
-      cachedInputTokens: 10_000,
-      limitMicros: 100_000
-    });
-    expect(m.actualMicros).toBe(3_000 + 3_000);
-    expect(m.inputTokens).toBe(11_000);
+  it('prices cached input on a warm cache (cached tokens are part of the input)', () => {
+    const card = { ...CARD, cachedInputPerMtok: '0.30' };
+    const r = { inputTokens: 11_000, cachedInputTokens: 10_000, outputTokens: 0 };
+    expect(meteredCost(card, r)).toBe(3_000 + 3_000);
+  });
+
+  it('stops at whichever limit comes first when both a token cap and money bind', () => {
+    const both = { limitMicros: 10_000, limitTokens: 1_800 };
+    expect(chunkCrosses(CARD, both, at(400), 400)).toBe(true); // money: 3,000 + 12,000 > 10,000
+    expect(chunkCrosses(CARD, { ...both, limitMicros: 100_000 }, at(400), 400)).toBe(false);
+    expect(chunkCrosses(CARD, { ...both, limitMicros: 100_000 }, at(800), 400)).toBe(true); // tokens
   });
 
   it('rejects a malformed chunk size', () => {
-    const m = createMeter({ card: CARD, inputTokens: 1_000, limitMicros: 14_000 });
-    expect(() => m.wouldCross(-1)).toThrow(/chunkTokens/);
+    expect(() => chunkCrosses(CARD, money(14_000), at(0), -1)).toThrow(/outputTokens/);
+  });
+
+  it('saturates instead of throwing on a cost past 2^53 µ$ (an absurd maxTokens is refused, not a crash)', () => {
+    expect(estimateCostMicros(CARD, 0, 9_000_000_000_000_000 - 1)).toBe(Number.MAX_SAFE_INTEGER);
   });
 });
 
@@ -303,7 +306,7 @@ describe('the token meter (RFC open question: cost or token meter)', () => {
     expect(r.within).toBe(false);
     expect(r.estimateTokens).toBe(26_048);
     expect(r.decision).toEqual({
-      estimatedCost: { amount: '0.1027', currency: 'USD' },
+      estimatedCost: { amount: '0.10272', currency: 'USD' },
       limitApplied: { amount: '20000', currency: 'tokens' },
       limitSource: 'token_meter',
       meterBasis: 'example-model-v2@2026-07-01:tokens=in+out,in=3.00/Mtok,out=15.00/Mtok',
@@ -331,23 +334,21 @@ describe('the token meter (RFC open question: cost or token meter)', () => {
   });
 
   it('stops the stream before the chunk that would cross the token limit', () => {
-    const m = createTokenMeter({ card: CARD, inputTokens: 1_000, limitTokens: 1_800 });
-    m.accept(400);
-    m.accept(400);
-    expect(m.wouldCross(400)).toBe(true);
-    expect(m.wouldCross(0)).toBe(false);
-    expect(m.outputTokens).toBe(800);
-    expect(m.actualMicros).toBe(3_000 + 12_000); // money is still tracked for the audit
-    expect(m.meter).toBe('tokens');
-    expect(m.limitTokens).toBe(1_800);
+    const tokens = { limitMicros: null, limitTokens: 1_800 };
+    const r = { inputTokens: 1_000, cachedInputTokens: 0, outputTokens: 800 };
+    expect(chunkCrosses(CARD, tokens, r, 400)).toBe(true);
+    expect(chunkCrosses(CARD, tokens, r, 0)).toBe(false);
+    expect(meteredCost(CARD, r)).toBe(3_000 + 12_000); // money is still tracked for the audit
   });
 });
 
 describe('deterministic shrink (RFC numbers)', () => {
-  it('naive: limit / estimate ≈ 0.4868, "retry at ~48 %" → 11,683 input tokens', () => {
+  // The estimate is exact ("0.10272", not the RFC's rounded "0.1027"), so the naive ratio reads
+  // 0.4867 rather than the RFC's 0.4868: still "retry at ~48 %", still refused again.
+  it('naive: limit / estimate ≈ 0.4867, "retry at ~48 %" → 11,680 input tokens', () => {
     const { decision } = rfcRefusal();
-    expect(naiveShrinkRatio(decision)).toBe(0.4868);
-    expect(naiveShrinkInputTokens(decision)).toBe(11_683);
+    expect(naiveShrinkRatio(decision)).toBe(0.4867);
+    expect(naiveShrinkInputTokens(decision)).toBe(11_680);
   });
 
   it('the naive retry is refused again: the output side does not shrink', () => {
@@ -360,8 +361,8 @@ describe('deterministic shrink (RFC numbers)', () => {
       limitSource: 'host_policy'
     });
     expect(retry.within).toBe(false);
-    expect(retry.estimateMicros).toBe(11_683 * 3 + 30_720); // 65,769 > 50,000
-    expect(retry.decision.estimatedCost.amount).toBe('0.0658');
+    expect(retry.estimateMicros).toBe(11_680 * 3 + 30_720); // 65,760 > 50,000
+    expect(retry.decision.estimatedCost.amount).toBe('0.06576');
   });
 
   it('exact, from the meter basis alone: 6,426 input tokens (≈ 26.8 %)', () => {
@@ -386,6 +387,9 @@ describe('deterministic shrink (RFC numbers)', () => {
     expect(at(6_426).estimateMicros).toBe(49_998);
     expect(at(6_427).within).toBe(false);
     expect(at(6_427).estimateMicros).toBe(50_001);
+    // A refusal never shows estimate ≤ limit: not "0.0500" against "0.0500".
+    expect(at(6_427).decision.estimatedCost.amount).toBe('0.050001');
+    expect(at(6_427).decision.limitApplied.amount).toBe('0.0500');
   });
 
   it('refuses as a value when the output alone exceeds the limit', () => {

@@ -327,7 +327,7 @@ describe('evaluate: caps (the RFC)', () => {
       kind: 'budget_exceeded',
       model: 'example-model-v2',
       decision: {
-        estimatedCost: { amount: '0.1027', currency: 'USD' },
+        estimatedCost: { amount: '0.10272', currency: 'USD' },
         limitApplied: { amount: '0.0500', currency: 'USD' },
         limitSource: 'host_policy',
         meterBasis: 'example-model-v2@2026-07-01:in=3.00/Mtok,out=15.00/Mtok',
@@ -363,7 +363,7 @@ describe('evaluate: caps (the RFC)', () => {
       inputTokens: 10_000,
       maxTokens: 2_048
     });
-    expect(e.decision?.estimatedCost.amount).toBe('0.0607');
+    expect(e.decision?.estimatedCost.amount).toBe('0.06072');
   });
 
   it('truncate (client default when the request says nothing); the request’s own choice wins', () => {
@@ -402,15 +402,48 @@ describe('evaluate: caps (the RFC)', () => {
     expect(p.limitMicros).toBe(30_000);
     expect(p.decision?.limitSource).toBe('budget_window');
     expect(p.decision?.limitApplied.amount).toBe('0.0300');
-    // And refuses what the cap alone would have allowed: the window is what ran out, so the
-    // refusal is policy.budget_exhausted with the window's resetsAt, not a cost refusal.
+    // And refuses what the cap alone would have allowed. With money left for the input but not
+    // the estimate: a cost refusal with the remainder as the limit (a server can shrink to it;
+    // not stored, since maxTokens is outside the identity).
     const volume2: VolumeState = { ...volume, budgetSpentMicros: 4_995_000 };
     const r = evaluate(input({ volume: volume2 }));
     expect(r).toMatchObject({
+      kind: 'budget_exceeded',
+      decision: { limitSource: 'budget_window', limitApplied: { amount: '0.0050' } }
+    });
+    // Only when the remainder cannot pay even for the input is the window exhausted until reset.
+    const volume3: VolumeState = { ...volume, budgetSpentMicros: 4_999_999 };
+    expect(evaluate(input({ volume: volume3 }))).toMatchObject({
       kind: 'deny',
       reason: 'policy.budget_exhausted',
-      resetsAt: isoTime(volume2.budgetWindowResetsAt)
+      resetsAt: isoTime(volume3.budgetWindowResetsAt)
     });
+  });
+
+  it('$4.98 of $5.00 spent: a 2,000-token call is a cost refusal, not exhausted until midnight', () => {
+    const volume: VolumeState = { ...initialVolume(BLOCK, NOW), budgetSpentMicros: 4_980_000 };
+    const r = evaluate(input({ volume, params: request(1_000, 2_000) }, { perCallCap: null }));
+    expect(r).toMatchObject({
+      kind: 'budget_exceeded',
+      decision: { limitSource: 'budget_window', limitApplied: { amount: '0.0200' } }
+    });
+  });
+
+  it('a token cap is priced at the rate card: the window remainder still binds the call', () => {
+    // 10,000 input + 2,048 output tokens fit a 20,000-token cap, but the window has 0.0400 left.
+    const volume: VolumeState = { ...initialVolume(BLOCK, NOW), budgetSpentMicros: 4_960_000 };
+    const block = { perCallCap: { tokens: 20_000 } };
+    const r = evaluate(input({ volume, params: request(10_000, 2_048) }, block));
+    expect(r).toMatchObject({
+      kind: 'budget_exceeded',
+      decision: { limitSource: 'budget_window', limitApplied: { amount: '0.0400' } }
+    });
+    const t = proceed(
+      evaluate(
+        input({ volume, params: request(1_000, 2_048), preflightDefault: 'truncate' }, block)
+      )
+    );
+    expect(t).toMatchObject({ limitTokens: 20_000, limitMicros: 40_000 });
   });
 
   it('no cap: the budget window is the limit; no cap and no window: no limit at all', () => {
@@ -432,7 +465,8 @@ describe('evaluate: caps (the RFC)', () => {
       }
     });
     const ok = proceed(evaluate(input({ params: request(10_000, 2_048) }, block)));
-    expect(ok).toMatchObject({ limitTokens: 20_000, limitMicros: null });
+    // The token cap is metered in tokens; the budget window still bounds the money.
+    expect(ok).toMatchObject({ limitTokens: 20_000, limitMicros: 5_000_000 });
     // Truncate: proceed to meter tokens, unless the input alone is over.
     const t = proceed(
       evaluate(

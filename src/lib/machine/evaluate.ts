@@ -18,7 +18,7 @@
  * only the machine knows whether the request got as far as being counted and what it cost.
  */
 import { inputTokensOf, preflight, preflightTokens, type RateCard } from './budget';
-import { currencyMismatch, fromMicros, toMicros } from './money';
+import { currencyMismatch, fromMicrosExact, toMicros } from './money';
 import type { PolicyBlock } from './policy';
 import type { ReasonCode } from './reasons';
 import type {
@@ -126,7 +126,11 @@ export function addSpend(
     throw new Error(`addSpend: micros must be a non-negative integer, got ${micros}`);
   }
   const v = rollVolume(volume, block, now);
-  return { ...v, budgetSpentMicros: v.budgetSpentMicros + micros };
+  // Saturate: a total past 2^53 µ$ is past every budget, and must not lose exactness by wrapping.
+  return {
+    ...v,
+    budgetSpentMicros: Math.min(v.budgetSpentMicros + micros, Number.MAX_SAFE_INTEGER)
+  };
 }
 
 // ───────────────────────────── the evaluation ─────────────────────────────
@@ -141,6 +145,11 @@ export interface EvaluateInput {
   volume: VolumeState;
   /** Virtual ms (epoch-based). */
   now: number;
+  /**
+   * This presentation joined an allowed decision of the same identity that was in flight: that
+   * one was counted toward the rate limit for both, so this one is neither checked nor counted.
+   */
+  rateCounted?: boolean;
   /** Per-call caps from the policy, or one pool per session replacing them (RFC open question). */
   capScope: 'per-call' | 'session-pool';
   /** The pool's size; required when capScope is 'session-pool'. */
@@ -272,7 +281,7 @@ export function evaluate(input: EvaluateInput): Evaluation {
 
   // 5–6. Volume: counts requests and spend regardless of content (SPEC §5).
   const volume = rollVolume(input.volume, block, now);
-  if (block.rateLimit && volume.rateCount >= block.rateLimit.requests) {
+  if (!input.rateCounted && block.rateLimit && volume.rateCount >= block.rateLimit.requests) {
     return deny(
       'policy.rate_limit',
       `${volume.rateCount} of ${block.rateLimit.requests} requests used in this window`,
@@ -315,57 +324,80 @@ export function evaluate(input: EvaluateInput): Evaluation {
     consent: block.consent
   };
 
-  // A token meter (per-call { tokens }) counts tokens only: the budget window still bounds the
-  // server from one call to the next (step 6), but not within a call — the blindness to price
-  // that the cost-versus-token-meter toggle exists to show.
+  // Every host limit in money bounds the call, and the least of them applies (SPEC §6): the
+  // window's remainder, the per-call money cap or the session pool, and a token cap priced at
+  // the rate card. A token cap is also metered in tokens, so the stream stops at whichever comes
+  // first; the window is never overdrawn, whatever the meter.
   const cap = block.perCallCap;
-  if (input.capScope === 'per-call' && cap && 'tokens' in cap) {
-    const pf = preflightTokens({ card, inputTokens, maxTokens, limitTokens: cap.tokens, intent });
-    if (!pf.within && (onExceeded === 'reject' || inputTokens > cap.tokens)) {
-      return { kind: 'budget_exceeded', model, decision: pf.decision };
-    }
-    return { ...base, limitMicros: null, limitTokens: cap.tokens, decision: pf.decision };
-  }
-
-  let limitMicros: number | null = null;
-  let limitSource: BudgetDecision['limitSource'] = 'host_policy';
+  const limits: { micros: number; source: BudgetDecision['limitSource'] }[] = [];
   if (input.capScope === 'session-pool') {
     if (!input.sessionPool)
       throw new Error("evaluate: capScope 'session-pool' needs a sessionPool");
     const spent = input.capState?.sessionPoolSpentMicros ?? 0;
-    limitMicros = Math.max(0, toMicros(input.sessionPool.amount) - spent);
-    limitSource = 'session_pool';
+    limits.push({
+      micros: Math.max(0, toMicros(input.sessionPool.amount) - spent),
+      source: 'session_pool'
+    });
   } else if (cap && 'amount' in cap) {
-    limitMicros = toMicros(cap.amount);
+    limits.push({ micros: toMicros(cap.amount), source: 'host_policy' });
   }
-  // The budget window's remainder caps any money limit (and is the limit when there is no other):
-  // a call is never allowed to overdraw the window.
-  if (windowRemaining !== null && (limitMicros === null || windowRemaining < limitMicros)) {
-    limitMicros = windowRemaining;
-    limitSource = 'budget_window';
+  if (windowRemaining !== null) limits.push({ micros: windowRemaining, source: 'budget_window' });
+  const tokenCap = input.capScope === 'per-call' && cap && 'tokens' in cap ? cap.tokens : null;
+
+  if (tokenCap !== null) {
+    const pf = preflightTokens({ card, inputTokens, maxTokens, limitTokens: tokenCap, intent });
+    if (!pf.within && (onExceeded === 'reject' || inputTokens > tokenCap)) {
+      return { kind: 'budget_exceeded', model, decision: pf.decision };
+    }
+    // The money limits still bind: fall through when one of them is tighter than the token cap.
+    const tokenCapMicros = preflight({
+      card,
+      inputTokens,
+      maxTokens: Math.max(0, Math.min(maxTokens, tokenCap - inputTokens)),
+      limitMicros: 0,
+      limitSource: 'token_meter'
+    }).estimateMicros;
+    const least = limits.reduce<number | null>(
+      (m, l) => (m === null || l.micros < m ? l.micros : m),
+      null
+    );
+    if (least === null || least >= tokenCapMicros) {
+      return { ...base, limitMicros: least, limitTokens: tokenCap, decision: pf.decision };
+    }
   }
-  if (limitMicros === null) {
+
+  let binding: { micros: number; source: BudgetDecision['limitSource'] } | null = null;
+  for (const l of limits) if (binding === null || l.micros < binding.micros) binding = l;
+  if (binding === null) {
     return { ...base, limitMicros: null, limitTokens: null, decision: null };
   }
+  const limitMicros = binding.micros;
+  const limitSource = binding.source;
 
   const pf = preflight({ card, inputTokens, maxTokens, limitMicros, limitSource, intent });
   if (!pf.within) {
     // Truncation can shorten the output, never the input: when the input alone costs more than
     // the limit, running the call would overspend before the first chunk, so refuse pre-flight.
     const inputAlone = preflight({ card, inputTokens, maxTokens: 0, limitMicros, limitSource });
+    // The window cannot pay even for the input: the window is what ran out, so say so with the
+    // reason a server can wait on (stored until resetsAt). With money left for a smaller call,
+    // it is a cost refusal with the remainder as the limit, which a server can shrink against
+    // (and which is not stored: maxTokens is outside the identity).
+    if (!inputAlone.within && limitSource === 'budget_window' && block.budget) {
+      return deny(
+        'policy.budget_exhausted',
+        `the ${fromMicrosExact(limitMicros)} ${block.budget.currency} left in the budget window cannot pay for this call's input`,
+        { resetsAt: isoTime(volume.budgetWindowResetsAt) }
+      );
+    }
     if (onExceeded === 'reject' || !inputAlone.within) {
-      // When what refuses the call is the window's remainder, the window is what ran out: say
-      // so with the reason a server can wait on (and a resetsAt), not as a cost refusal it
-      // would shrink against and retry.
-      if (limitSource === 'budget_window' && block.budget) {
-        return deny(
-          'policy.budget_exhausted',
-          `the ${fromMicros(limitMicros)} ${block.budget.currency} left in the budget window cannot cover this call`,
-          { resetsAt: isoTime(volume.budgetWindowResetsAt) }
-        );
-      }
       return { kind: 'budget_exceeded', model, decision: pf.decision };
     }
   }
-  return { ...base, limitMicros, limitTokens: null, decision: pf.decision };
+  return {
+    ...base,
+    limitMicros,
+    limitTokens: tokenCap,
+    decision: pf.decision
+  };
 }

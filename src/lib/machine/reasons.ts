@@ -65,7 +65,7 @@ export const DEFAULT_REASONS: ReasonTable = {
   'policy.rate_limit': {
     retryable: true,
     ttl: { kind: 'ms', ms: 60_000 },
-    why: 'Genuinely transient: the same request is allowed once the window slides.'
+    why: 'Genuinely transient: the same request is allowed once the fixed rate window resets.'
   },
   'policy.deadline': {
     retryable: true,

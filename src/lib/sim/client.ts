@@ -10,6 +10,7 @@
 import { createActor, fromCallback } from 'xstate';
 import {
   authorizationMachine,
+  type AuthContext,
   type AuthEvent,
   type AuthOutput,
   type CommitInput,
@@ -17,11 +18,14 @@ import {
   type EvaluateRequest,
   type IncomingRequest,
   type LookupInput,
+  type ProviderEvent,
   type ProviderInput
 } from '../machine/authorize';
 import { estimateCostMicros, type RateCard } from '../machine/budget';
-import { toMicros } from '../machine/money';
-import type { AuditRecord, JsonRpcId, Money } from '../machine/types';
+import { providerErrorFrame } from '../machine/frames';
+import { contextRequested, meteredMicros } from '../machine/authorize/outcomes';
+import { fromMicrosExact, toMicros } from '../machine/money';
+import type { AuditRecord, JsonRpcId, Money, StoredDecision } from '../machine/types';
 import type { ClientConfig } from '../machine/config';
 import {
   addSpend,
@@ -34,6 +38,7 @@ import {
 import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, MaybePromise } from '../store/decision-store';
+import { PresentationHistory } from './presentations';
 
 /** What the host needs of time: a reading and XState's Clock (the simulation's virtual clock). */
 export interface HostClock {
@@ -54,7 +59,7 @@ export type ConsentSource = (
  */
 export type ProviderSource = (
   input: ProviderInput,
-  emit: (event: AuthEvent) => void
+  emit: (event: ProviderEvent) => void
 ) => (() => void) | void;
 
 export interface ClientHostOptions {
@@ -89,7 +94,15 @@ function errorText(e: unknown): string {
 
 export interface RequestHandle {
   identity(): string;
-  stop(): void;
+  /** The server cancelled the request: it still gets one frame, streamed tokens are charged. */
+  cancel(): void;
+}
+
+/** A presentation being decided, and the presentations of the same identity waiting for it. */
+interface Flight {
+  waiters: ((verdict: StoredDecision | null) => void)[];
+  /** Joiners answered from this flight's verdict while it was not in the store. */
+  represented: number;
 }
 
 export class ClientHost {
@@ -100,6 +113,8 @@ export class ClientHost {
   readonly audit: AuditLog;
   readonly clock: HostClock;
   readonly lane: string | undefined;
+  /** Every presentation of every identity, for the retry-loop alert (outlives stored entries). */
+  readonly presentations = new PresentationHistory();
   #policy: Policy;
   #hashes = new Map<string, string>();
   #ledger = new Map<string, VolumeState>();
@@ -110,6 +125,10 @@ export class ClientHost {
    * runs would each be granted the whole remainder, and together overdraw it.
    */
   #reserved = new Map<string, { server: string; connection: string; micros: number }>();
+  /** Identities being decided, by store scope key: later presentations join them. */
+  #flights = new Map<string, Flight>();
+  /** Which flight each leading request (by connection and id) decides. */
+  #leaders = new Map<string, string>();
   #seq = 0;
   #machine;
 
@@ -121,44 +140,27 @@ export class ClientHost {
     this.clock = opts.clock;
     this.lane = opts.lane;
     this.#policy = opts.policy;
+    const at = () => this.clock.now();
     this.#machine = authorizationMachine.provide({
       actors: {
         lookupDecision: fromCallback<AuthEvent, LookupInput>(({ input, sendBack }) => {
           let live = true;
-          const fail = (e: unknown) =>
-            live && sendBack({ type: 'store.failed', error: errorText(e) });
-          try {
-            settle(
-              this.store.lookup(
-                input.server,
-                input.connection,
-                input.identity,
-                input.policyHash,
-                input.now
-              ),
-              (hit) => {
-                if (!live) return;
-                if (hit) sendBack({ type: 'store.hit', decision: hit.decision, alert: hit.alert });
-                else sendBack({ type: 'store.miss' });
-              },
-              fail
-            );
-          } catch (e) {
-            fail(e);
-          }
+          this.#present(input, (ev) => {
+            if (live) sendBack(ev);
+          });
           return () => {
             live = false;
           };
         }),
         evaluatePolicy: fromCallback<AuthEvent, EvaluateRequest>(({ input, sendBack }) => {
-          sendBack({ type: 'policy.evaluated', evaluation: this.#evaluate(input) });
+          sendBack({ type: 'policy.evaluated', evaluation: this.#evaluate(input), at: at() });
         }),
         askConsent: fromCallback<AuthEvent, ConsentInput>(({ input, sendBack }) => {
           let live = true;
           const cancel = opts.consent(input, (approved) => {
             if (!live) return;
             live = false;
-            sendBack({ type: 'consent.answered', approved });
+            sendBack({ type: 'consent.answered', approved, at: at() });
           });
           return () => {
             live = false;
@@ -168,7 +170,7 @@ export class ClientHost {
         callProvider: fromCallback<AuthEvent, ProviderInput>(({ input, sendBack }) => {
           let live = true;
           const cancel = opts.provider(input, (ev) => {
-            if (live) sendBack(ev);
+            if (live) sendBack({ ...ev, at: at() });
           });
           return () => {
             live = false;
@@ -179,7 +181,9 @@ export class ClientHost {
           let live = true;
           const finish = (error?: string) => {
             if (!live) return;
-            sendBack(error ? { type: 'commit.failed', error } : { type: 'commit.done' });
+            sendBack(
+              error ? { type: 'commit.failed', error, at: at() } : { type: 'commit.done', at: at() }
+            );
           };
           try {
             settle(
@@ -196,6 +200,131 @@ export class ClientHost {
         })
       }
     });
+  }
+
+  /**
+   * Where an identity's decision lives: a connection-scoped store decides per connection, a
+   * durable one for every connection of the server. The policy hash is part of it: a
+   * presentation under an edited policy never joins one decided under the old.
+   */
+  #flightKey(input: LookupInput): string {
+    const base = `${input.server}\u0000${input.identity}\u0000${input.policyHash}`;
+    return this.store.scope === 'connection' ? `${input.connection}\u0000${base}` : base;
+  }
+
+  /**
+   * One presentation: counted in the history (for the alert), then answered from the store, or
+   * — when the same identity is being decided in the same scope — from that decision once it
+   * lands: one consent dialog and one rate-limit count per identity, not one per retry.
+   */
+  #present(input: LookupInput, send: (ev: AuthEvent) => void): void {
+    const { alert } = this.presentations.record(
+      `${input.server}\u0000${input.identity}`,
+      this.clock.now(),
+      this.config.alert
+    );
+    this.#enter(input, alert, send);
+  }
+
+  #enter(input: LookupInput, alert: boolean, send: (ev: AuthEvent) => void): void {
+    const key = this.#flightKey(input);
+    const flight = this.#flights.get(key);
+    if (flight) {
+      send({ type: 'store.joining', at: this.clock.now() });
+      flight.waiters.push((verdict) => this.#join(input, flight, verdict, alert, send));
+      return;
+    }
+    const lead = () => {
+      this.#flights.set(key, { waiters: [], represented: 0 });
+      this.#leaders.set(reservationKey(input.connection, input.requestId), key);
+    };
+    const now = this.clock.now();
+    const fail = (e: unknown) => {
+      lead();
+      send({ type: 'store.failed', error: errorText(e), alert, at: this.clock.now() });
+    };
+    try {
+      settle(
+        this.store.lookup(input.server, input.connection, input.identity, input.policyHash, now),
+        (hit) => {
+          if (hit) {
+            send({ type: 'store.hit', decision: hit.decision, alert, at: this.clock.now() });
+          } else {
+            lead();
+            send({ type: 'store.miss', alert, at: this.clock.now() });
+          }
+        },
+        fail
+      );
+    } catch (e) {
+      fail(e);
+    }
+  }
+
+  /**
+   * The decision this presentation waited for has landed. The store answers first (that bumps
+   * `represented` on the entry); a verdict that was not stored (an allowed call without "do not
+   * ask again") is handed over directly. No verdict (a crash, or a cost refusal, which depends on
+   * maxTokens outside the identity) means this presentation is decided afresh — joining whichever
+   * waiter leads now.
+   */
+  #join(
+    input: LookupInput,
+    flight: Flight,
+    verdict: StoredDecision | null,
+    alert: boolean,
+    send: (ev: AuthEvent) => void
+  ): void {
+    if (!verdict) {
+      this.#enter(input, alert, send);
+      return;
+    }
+    const direct = () => {
+      flight.represented += 1;
+      send({
+        type: 'store.hit',
+        decision: { ...verdict, represented: flight.represented, recent: [] },
+        alert,
+        joined: true,
+        at: this.clock.now()
+      });
+    };
+    try {
+      settle(
+        this.store.lookup(
+          input.server,
+          input.connection,
+          input.identity,
+          input.policyHash,
+          this.clock.now()
+        ),
+        (hit) =>
+          hit
+            ? send({
+                type: 'store.hit',
+                decision: hit.decision,
+                alert,
+                joined: true,
+                at: this.clock.now()
+              })
+            : direct(),
+        direct
+      );
+    } catch {
+      direct();
+    }
+  }
+
+  /** A request finished: if it led a decision, the presentations waiting on it get its verdict. */
+  #land(request: IncomingRequest, verdict: StoredDecision | null): void {
+    const rk = reservationKey(request.connection, request.id);
+    const key = this.#leaders.get(rk);
+    if (key === undefined) return;
+    this.#leaders.delete(rk);
+    const flight = this.#flights.get(key);
+    if (!flight) return;
+    this.#flights.delete(key);
+    for (const w of flight.waiters) w(verdict);
   }
 
   get policy(): Policy {
@@ -257,31 +386,80 @@ export class ClientHost {
         config: this.config,
         policyHash: this.policyHashFor(request.server),
         cards: this.cards,
-        now: () => this.clock.now(),
         ...(this.lane ? { lane: this.lane } : {})
       }
     });
+    let finished = false;
+    const finish = (out: AuthOutput) => {
+      if (finished) return;
+      finished = true;
+      // Spend and the audit record, before the frame leaves: the log answers "why did the
+      // bill triple" a month later, so nothing reaches a server unrecorded.
+      out.audit.seq = ++this.#seq;
+      this.#reserved.delete(reservationKey(request.connection, request.id));
+      this.#charge(out.audit);
+      void this.audit.append(out.audit);
+      onDone(out);
+      this.#land(request, out.verdict);
+    };
     actor.subscribe({
       complete: () => {
         const out = actor.getSnapshot().output;
-        if (!out) return;
-        // Spend and the audit record, before the frame leaves: the log answers "why did the
-        // bill triple" a month later, so nothing reaches a server unrecorded.
-        out.audit.seq = ++this.#seq;
-        this.#reserved.delete(reservationKey(request.connection, request.id));
-        this.#charge(out.audit);
-        void this.audit.append(out.audit);
-        onDone(out);
+        if (out) finish(out);
       },
-      error: (e) => {
-        throw e;
-      }
+      // A bug in an action or a guard stops the actor; the server still gets its one frame and
+      // the log its record, and the run goes on.
+      error: (e) => finish(this.#fallback(request, actor.getSnapshot().context, e))
     });
     actor.start();
     return {
       identity: () => actor.getSnapshot().context.identity,
-      stop: () => actor.stop()
+      cancel: () => {
+        if (actor.getSnapshot().status === 'active')
+          actor.send({ type: 'request.cancelled', at: this.clock.now() });
+      }
     };
+  }
+
+  /** The one frame and record of a request whose machine failed: -32603, no data, no budget. */
+  #fallback(request: IncomingRequest, ctx: AuthContext | undefined, e: unknown): AuthOutput {
+    const frame = providerErrorFrame(request.id, `internal error: ${errorText(e)}`);
+    const now = this.clock.now();
+    let cost = 0;
+    try {
+      cost = ctx ? meteredMicros(ctx) : 0;
+    } catch {
+      cost = 0;
+    }
+    const audit: AuditRecord = {
+      seq: 0,
+      t: now,
+      time: new Date(now).toISOString(),
+      server: request.server,
+      connection: request.connection,
+      requestId: request.id,
+      identity: ctx?.identity ?? '',
+      outcome: 'provider_error',
+      reason: null,
+      retryable: null,
+      replayed: false,
+      represented: 0,
+      consentShown: ctx?.path.includes('consenting') ?? false,
+      consent: ctx?.consent ?? 'not-asked',
+      model: null,
+      tokensIn: 0,
+      tokensOut: ctx?.gen.tokensOut ?? 0,
+      cost: fromMicrosExact(cost),
+      currency: 'USD',
+      durationMs: now - request.receivedAt,
+      contextRequested: contextRequested(request.params),
+      contextApplied: null,
+      budgetDecision: null,
+      silenced: false,
+      alert: ctx?.alert ?? false,
+      ...(this.lane ? { lane: this.lane } : {})
+    };
+    return { frame, audit, path: [...(ctx?.path ?? []), 'erring', 'sent'], verdict: null };
   }
 
   /** The server's volume counters as they stand at `now` (windows roll over as time passes). */
@@ -298,8 +476,9 @@ export class ClientHost {
   }
 
   #evaluate(input: EvaluateRequest) {
+    const now = this.clock.now();
     const block = effectiveBlock(this.#policy, input.server);
-    const volume = this.#volume(input.server, input.now);
+    const volume = this.#volume(input.server, now);
     const evaluation = evaluate({
       server: input.server,
       params: input.params,
@@ -309,7 +488,8 @@ export class ClientHost {
         ...volume,
         budgetSpentMicros: volume.budgetSpentMicros + this.#held('server', input.server)
       },
-      now: input.now,
+      now,
+      rateCounted: input.rateCounted,
       capScope: this.config.capScope,
       sessionPool: this.config.sessionPool,
       capState: {
@@ -320,9 +500,12 @@ export class ClientHost {
     });
     if (evaluation.kind === 'proceed') {
       const card = this.cards[evaluation.model];
-      const micros = card
+      const estimate = card
         ? estimateCostMicros(card, evaluation.inputTokens, evaluation.maxTokens)
         : 0;
+      // A truncating call can never spend past its limit: hold no more than that.
+      const micros =
+        evaluation.limitMicros === null ? estimate : Math.min(estimate, evaluation.limitMicros);
       this.#reserved.set(reservationKey(input.connection, input.requestId), {
         server: input.server,
         connection: input.connection,
@@ -330,8 +513,9 @@ export class ClientHost {
       });
     }
     // Volume controls count every fresh evaluation, whatever its content: that is what bounds a
-    // server that varies its requests to dodge identity.
-    this.#ledger.set(input.server, countRequest(volume, block, input.now));
+    // server that varies its requests to dodge identity. A presentation that joined an allowed
+    // in-flight decision was counted with it.
+    if (!input.rateCounted) this.#ledger.set(input.server, countRequest(volume, block, now));
     return evaluation;
   }
 
@@ -341,7 +525,8 @@ export class ClientHost {
     const { server, t, connection } = audit;
     const block = effectiveBlock(this.#policy, server);
     this.#ledger.set(server, addSpend(this.#volume(server, t), block, t, micros));
-    this.#pools.set(connection, (this.#pools.get(connection) ?? 0) + micros);
+    const pool = (this.#pools.get(connection) ?? 0) + micros;
+    this.#pools.set(connection, Math.min(pool, Number.MAX_SAFE_INTEGER));
   }
 
   /** Spent in the server's current budget window, in micro-units. */

@@ -83,8 +83,8 @@ export interface SimulationOptions {
 export class SharedDecisionStore implements DecisionStore {
   readonly scope = 'durable' as const;
   readonly #inner: ConnectionDecisionStore;
-  constructor(opts: ConstructorParameters<typeof ConnectionDecisionStore>[0] = {}) {
-    this.#inner = new ConnectionDecisionStore(opts);
+  constructor() {
+    this.#inner = new ConnectionDecisionStore();
   }
   lookup(server: string, _connection: string, identity: string, hash: string, now: number) {
     return this.#inner.lookup(server, '*', identity, hash, now);
@@ -286,10 +286,7 @@ export class LaneRuntime {
 }
 
 function defaultStore(config: ClientConfig): DecisionStore {
-  const alert = config.alert;
-  return config.store === 'durable'
-    ? new SharedDecisionStore({ alert })
-    : new ConnectionDecisionStore({ alert });
+  return config.store === 'durable' ? new SharedDecisionStore() : new ConnectionDecisionStore();
 }
 
 export class Simulation {

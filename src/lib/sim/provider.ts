@@ -6,7 +6,7 @@
  * It answers the machine's `callProvider` actor by scheduling events on the virtual clock, and
  * stops when the machine cancels it (at the cap, or at the deadline).
  */
-import type { AuthEvent, ProviderInput } from '../machine/authorize';
+import type { ProviderEvent, ProviderInput } from '../machine/authorize';
 import { estimateTokens, type RateCard } from '../machine/budget';
 import type { SamplingParams } from '../machine/types';
 import { hashString, type Rng } from './rng';
@@ -128,7 +128,7 @@ export function createProvider(
   const stats: ProviderStats = { calls: 0, cacheHits: 0, cachedTokens: 0 };
   const callsByServer = new Map<string, number>();
 
-  const source: ProviderSource = (input: ProviderInput, emit: (e: AuthEvent) => void) => {
+  const source: ProviderSource = (input: ProviderInput, emit: (e: ProviderEvent) => void) => {
     stats.calls++;
     const timers: unknown[] = [];
     const at = (ms: number, fn: () => void) => timers.push(clock.setTimeout(fn, ms));

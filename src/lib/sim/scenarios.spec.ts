@@ -511,23 +511,32 @@ describe('budget-window', () => {
         (l) => isError(l.frame) && Date.parse(String(denialData(l).resetsAt)) <= l.t
       ).length;
     expect(stale('A')).toBe(0);
-    expect(stale('B')).toBeGreaterThanOrEqual(20);
+    expect(stale('B')).toBeGreaterThanOrEqual(10); // was 20 before the window stopped being overdrawn
     // After the reset, the digest (the same request each time) is served again in A only.
     const servedAfterReset = (lane: LaneId, server: string) =>
       audits(r, lane, server).filter((x) => x.t >= resetAt && x.tokensIn > 0).length;
     expect(servedAfterReset('A', 'digest')).toBeGreaterThan(0);
     expect(servedAfterReset('B', 'digest')).toBe(0);
-    expect(servedAfterReset('A', 'poller')).toBeGreaterThan(0);
-    expect(servedAfterReset('B', 'poller')).toBe(0);
     expect(A.completed).toBeGreaterThan(B.completed);
-    // Every one of the tight loop's tasks is served in A; in B the loops spin on the stale
-    // denial until the run ends.
-    const poller = r.scenario.servers.find((s) => s.name === 'poller')!;
-    expect(tally(audits(r, 'A', 'poller')).calls).toBe(poller.tasks);
-    expect(tally(audits(r, 'B', 'poller')).calls).toBeLessThan(poller.tasks!);
-    const loopingAfterReset = (lane: LaneId) =>
-      audits(r, lane, 'poller').filter((x) => x.t >= resetAt).length;
-    expect(loopingAfterReset('B')).toBeGreaterThanOrEqual(5 * loopingAfterReset('A'));
+    // The naive fetcher is served again right after the reset in A; in B it first hits the
+    // stale denial. (The tight loop no longer shows this: with the window never overdrawn, both
+    // lanes' pollers finish their tasks with truncated answers before the window runs out.)
+    const firstAfterReset = (lane: LaneId) =>
+      audits(r, lane, 'fetcher').find((x) => x.t >= resetAt);
+    expect(firstAfterReset('A')?.outcome).toBe('allowed');
+    expect(firstAfterReset('B')).toMatchObject({
+      reason: 'policy.budget_exhausted',
+      replayed: true
+    });
+    // And no window is ever overdrawn: spend per server per window stays within $0.03.
+    for (const lane of ['A', 'B'] as const) {
+      const perWindow = new Map<string, number>();
+      for (const x of audits(r, lane)) {
+        const k = `${x.server}@${Math.floor(x.t / 1_800_000)}`;
+        perWindow.set(k, (perWindow.get(k) ?? 0) + Math.round(Number(x.cost) * 1e6));
+      }
+      for (const micros of perWindow.values()) expect(micros).toBeLessThanOrEqual(30_000);
+    }
     expect(B.replays).toBeGreaterThan(A.replays);
   });
 });
@@ -577,7 +586,7 @@ describe('rfc-budget-caps', () => {
     expect(res.budget?.decision.meterBasis).toBe(BASIS);
   });
 
-  it('(b) refused pre-flight: budget_exceeded, empty content, $0.1027 against $0.0500', () => {
+  it('(b) refused pre-flight: budget_exceeded, empty content, $0.10272 against $0.0500', () => {
     const r = run('rfc-budget-caps');
     const [request] = inFrames(r, 'A', 'preflight');
     expect(inputTokensOf(request!.params)).toBe(24_000);
@@ -590,7 +599,7 @@ describe('rfc-budget-caps', () => {
     expect(res.content).toEqual({ type: 'text', text: '' });
     expect(res.model).toBe('example-model-v2');
     const d = res.budget!.decision;
-    expect(d.estimatedCost).toEqual({ amount: '0.1027', currency: 'USD' });
+    expect(d.estimatedCost).toEqual({ amount: '0.10272', currency: 'USD' });
     expect(d.limitApplied).toEqual({ amount: '0.0500', currency: 'USD' });
     expect(d.limitSource).toBe('host_policy');
     expect(d.meterBasis).toBe(BASIS);
@@ -643,9 +652,9 @@ describe('rfc-budget-caps', () => {
     expect(naive).toHaveLength(2);
     expect(decisionOf(naive[0]!).estimatedTokens).toEqual({ input: 24_000, output: 2048 });
     expect(result(naive[1]!).stopReason).toBe('budget_exceeded');
-    expect(decisionOf(naive[1]!).estimatedTokens).toEqual({ input: 11_683, output: 2048 });
-    expect(decisionOf(naive[1]!).estimatedCost.amount).toBe('0.0658');
-    expect(inputTokensOf(inFrames(r, 'A', 'shrink-naive')[1]!.params)).toBe(11_683);
+    expect(decisionOf(naive[1]!).estimatedTokens).toEqual({ input: 11_680, output: 2048 });
+    expect(decisionOf(naive[1]!).estimatedCost.amount).toBe('0.06576');
+    expect(inputTokensOf(inFrames(r, 'A', 'shrink-naive')[1]!.params)).toBe(11_680);
 
     const exact = only(r, 'A', 'shrink-exact');
     expect(exact).toHaveLength(2);

@@ -193,8 +193,7 @@ export class Session {
       },
       consent: (lane, simulated) => this.#consentFor(lane, simulated),
       store: (lane, scope) => {
-        const alert = r.scenario.lanes[lane].client.alert;
-        const fallback = () => new ConnectionDecisionStore(alert ? { alert } : {});
+        const fallback = () => new ConnectionDecisionStore();
         if (scope !== 'durable') return fallback();
         return this.#opts.durable ? (this.#opts.durable(lane) ?? fallback()) : undefined;
       }

@@ -13,9 +13,7 @@ import type { StoredDecision } from '../machine/types';
 import {
   classifyEntry,
   recordPresentation,
-  resolveAlert,
   toStoredDecision,
-  type AlertConfig,
   type DecisionStore,
   type LookupResult
 } from './decision-store';
@@ -25,10 +23,6 @@ type ByIdentity = Map<string, StoredDecision>;
 /** server → identity → decision */
 type ByServer = Map<string, ByIdentity>;
 
-export interface ConnectionStoreOptions {
-  alert?: Partial<AlertConfig>;
-}
-
 /**
  * In-memory decisions keyed connection → server → identity. Nested maps rather than one map with a
  * joined string key: no separator can collide with untrusted server names, and closing a
@@ -36,15 +30,9 @@ export interface ConnectionStoreOptions {
  */
 export class ConnectionDecisionStore implements DecisionStore {
   readonly scope = 'connection' as const;
-  /** The retry-loop alert this store applies on every hit. */
-  readonly alert: AlertConfig;
   private readonly byConnection = new Map<string, ByServer>();
   /** Kept incrementally so `count()` is O(1) for the live charts. */
   private size = 0;
-
-  constructor(opts: ConnectionStoreOptions = {}) {
-    this.alert = resolveAlert(opts.alert);
-  }
 
   /** See {@link DecisionStore.lookup}. Returns the live entry: callers must not mutate it. */
   lookup(
@@ -64,7 +52,8 @@ export class ConnectionDecisionStore implements DecisionStore {
       this.size -= 1;
       return null;
     }
-    return { decision: d, alert: recordPresentation(d, now, this.alert) };
+    recordPresentation(d);
+    return { decision: d };
   }
 
   /** See {@link DecisionStore.commit}. Stored synchronously; only the verdict fields are kept. */

@@ -1,22 +1,16 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
 import type { StoredDecision } from '../machine/types';
 import { DEFAULT_REASONS, REASONS } from '../machine/reasons';
 import {
-  DEFAULT_ALERT,
   expiresAtFor,
   isExpired,
   recordPresentation,
-  resolveAlert,
   toStoredDecision,
-  type AlertConfig,
   type DecisionStore
 } from './decision-store';
 import { ConnectionDecisionStore } from './connection-store';
 import { CachedDurableStore, DurableDecisionStore } from './durable-store';
-
-const MIN = 60_000;
 
 function decision(over: Partial<StoredDecision> = {}): StoredDecision {
   return {
@@ -81,76 +75,12 @@ describe('expiresAtFor / isExpired', () => {
   });
 });
 
-describe('recordPresentation (the retry-loop alert)', () => {
-  it('fires on the 40th re-presentation within 10 minutes, not on the 39th', () => {
+describe('recordPresentation', () => {
+  it('counts a re-presentation on the entry (the alert is the host history, not the store)', () => {
     const d = decision();
-    const fired: boolean[] = [];
-    // 40 presentations, one every 15 s: 39 × 15 s = 9 min 45 s from first to last.
-    for (let i = 0; i < 40; i++) fired.push(recordPresentation(d, i * 15_000, DEFAULT_ALERT));
-    expect(fired.slice(0, 39).every((f) => !f)).toBe(true);
-    expect(fired[39]).toBe(true);
-    expect(d.represented).toBe(40);
-  });
-
-  it('does not fire when the same 40 are spread over 11 minutes', () => {
-    const d = decision();
-    const step = (11 * MIN) / 39;
-    let any = false;
-    for (let i = 0; i < 40; i++) any ||= recordPresentation(d, Math.round(i * step), DEFAULT_ALERT);
-    expect(any).toBe(false);
-    expect(d.represented).toBe(40);
-  });
-
-  it('uses a half-open window: exactly windowMs between first and last is outside', () => {
-    const cfg: AlertConfig = { threshold: 2, windowMs: 1_000 };
-    const d = decision();
-    recordPresentation(d, 0, cfg);
-    expect(recordPresentation(d, 1_000, cfg)).toBe(false);
-    expect(recordPresentation(d, 1_999, cfg)).toBe(true);
-  });
-
-  it('honours a configured threshold and keeps only the last `threshold` timestamps', () => {
-    const cfg: AlertConfig = { threshold: 3, windowMs: 1_000 };
-    const d = decision();
-    expect(recordPresentation(d, 0, cfg)).toBe(false);
-    expect(recordPresentation(d, 10, cfg)).toBe(false);
-    expect(recordPresentation(d, 20, cfg)).toBe(true);
-    for (let t = 30; t < 1_000; t += 10) recordPresentation(d, t, cfg);
-    expect(d.recent).toHaveLength(3);
-    // The loop slows down: the alert drops once fewer than 3 fall inside the window.
-    expect(recordPresentation(d, 5_000, cfg)).toBe(false);
-  });
-
-  it('agrees with a brute-force count over any presentation times (property)', () => {
-    fc.assert(
-      fc.property(
-        fc.array(fc.integer({ min: 0, max: 5_000 }), { minLength: 1, maxLength: 60 }),
-        fc.integer({ min: 1, max: 8 }),
-        fc.integer({ min: 1, max: 3_000 }),
-        (gaps, threshold, windowMs) => {
-          const cfg = { threshold, windowMs };
-          const d = decision();
-          const times: number[] = [];
-          let t = 0;
-          for (const g of gaps) {
-            t += g;
-            times.push(t);
-            const fired = recordPresentation(d, t, cfg);
-            const inWindow = times.filter((x) => t - x < windowMs).length;
-            if (fired !== inWindow >= threshold) return false;
-            if (d.recent.length > threshold) return false;
-          }
-          return d.represented === gaps.length;
-        }
-      )
-    );
-  });
-
-  it('resolveAlert fills defaults and replaces nonsense', () => {
-    expect(resolveAlert()).toEqual({ threshold: 40, windowMs: 600_000 });
-    expect(resolveAlert({ threshold: 5 })).toEqual({ threshold: 5, windowMs: 600_000 });
-    expect(resolveAlert({ threshold: 0, windowMs: -1 })).toEqual(DEFAULT_ALERT);
-    expect(resolveAlert({ threshold: Number.NaN })).toEqual(DEFAULT_ALERT);
+    recordPresentation(d);
+    recordPresentation(d);
+    expect(d.represented).toBe(2);
   });
 });
 
@@ -177,18 +107,18 @@ async function unwrap<T>(p: Promise<{ ok: true; store: T } | { ok: false; error:
   return r.store;
 }
 
-const scopes: { name: string; make: (alert?: Partial<AlertConfig>) => Promise<DecisionStore> }[] = [
+const scopes: { name: string; make: () => Promise<DecisionStore> }[] = [
   {
     name: 'ConnectionDecisionStore',
-    make: async (alert) => new ConnectionDecisionStore({ alert })
+    make: async () => new ConnectionDecisionStore()
   },
   {
     name: 'DurableDecisionStore',
-    make: (alert) => unwrap(DurableDecisionStore.open({ dbName: uniqueDb('durable'), alert }))
+    make: () => unwrap(DurableDecisionStore.open({ dbName: uniqueDb('durable') }))
   },
   {
     name: 'CachedDurableStore',
-    make: (alert) => unwrap(CachedDurableStore.open({ dbName: uniqueDb('cached'), alert }))
+    make: () => unwrap(CachedDurableStore.open({ dbName: uniqueDb('cached') }))
   }
 ];
 
@@ -204,10 +134,8 @@ describe.each(scopes)('$name contract', ({ make }) => {
     expect(first).not.toBeNull();
     expect(first?.decision.verdict).toBe('denied');
     expect(first?.decision.represented).toBe(1);
-    expect(first?.alert).toBe(false);
     const second = await s.lookup(d.server, C, d.identity, 'h1', 2_000);
     expect(second?.decision.represented).toBe(2);
-    expect(second?.decision.recent).toEqual([1_000, 2_000]);
     // The caller's object is not the stored one: committing copied it.
     expect(d.represented).toBe(0);
   });
@@ -276,28 +204,6 @@ describe.each(scopes)('$name contract', ({ make }) => {
     expect((await s.lookup('a\nb', C, 'c', 'h1', 1))?.decision.verdict).toBe('denied');
     expect((await s.lookup('a', C, 'b\nc', 'h1', 1))?.decision.verdict).toBe('allowed');
     expect(await s.count()).toBe(2);
-  });
-
-  it('raises the retry-loop alert on the 40th re-presentation in 10 minutes', async () => {
-    const s = await make();
-    const d = decision();
-    await s.commit(C, d);
-    const alerts: boolean[] = [];
-    for (let i = 1; i <= 40; i++) {
-      const hit = await s.lookup(d.server, C, d.identity, 'h1', i * 10_000);
-      alerts.push(hit?.alert ?? false);
-    }
-    expect(alerts.indexOf(true)).toBe(39);
-  });
-
-  it('applies a configured alert threshold', async () => {
-    const s = await make({ threshold: 3, windowMs: 60_000 });
-    const d = decision();
-    await s.commit(C, d);
-    const alerts: boolean[] = [];
-    for (let i = 1; i <= 3; i++)
-      alerts.push((await s.lookup(d.server, C, d.identity, 'h1', i))?.alert ?? false);
-    expect(alerts).toEqual([false, false, true]);
   });
 
   it('never holds a completion: entries carry exactly the decision fields', async () => {

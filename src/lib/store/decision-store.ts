@@ -15,31 +15,23 @@ import type { StoredDecision } from '../machine/types';
  */
 export type MaybePromise<T> = T | Promise<T>;
 
-/** A lookup hit: `represented` has already been incremented and `now` pushed onto `recent`. */
+/**
+ * A lookup hit: `represented` has already been incremented. The retry-loop alert is not the
+ * store's: it reads the host's presentation history (sim/presentations.ts), which outlives entries.
+ */
 export interface LookupResult {
   decision: StoredDecision;
-  /** True when this presentation puts the identity at or over the retry-loop threshold. */
-  alert: boolean;
 }
-
-/** The retry-loop alert: `threshold` re-presentations within `windowMs` (SPEC §4: 40 in 10 min). */
-export interface AlertConfig {
-  threshold: number;
-  windowMs: number;
-}
-
-/** The SPEC's defaults: an identity re-presented 40 times in 10 minutes is a retry loop. */
-export const DEFAULT_ALERT: AlertConfig = Object.freeze({ threshold: 40, windowMs: 600_000 });
 
 /** Where decisions live: `connection` evaporates with the transport, `durable` outlives it. */
-export type StoreScope = 'connection' | 'durable';
+export type { StoreScope } from '../machine/vocabulary';
+import type { StoreScope } from '../machine/vocabulary';
 
 export interface DecisionStore {
   readonly scope: StoreScope;
   /**
    * Hit = an unexpired entry for (server, identity) whose policyHash equals the current one. A hit
-   * increments `represented` (feeds the alert, not the answer) and records `now` in `recent`
-   * (keeping only the last `threshold` timestamps). Expired or stale-hash entries are misses and
+   * increments `represented` (counted, never part of the answer). Expired or stale-hash entries are misses and
    * are deleted. `connection` is ignored by the durable scope.
    */
   lookup(
@@ -70,27 +62,9 @@ export function isExpired(d: Pick<StoredDecision, 'expiresAt'>, now: number): bo
   return d.expiresAt !== null && now >= d.expiresAt;
 }
 
-/**
- * Record one re-presentation on `d` (mutates it): `represented += 1`, `now` appended to `recent`,
- * which is trimmed to the last `alert.threshold` timestamps so an entry's size stays bounded no
- * matter how long a loop runs.
- *
- * Returns whether the alert fires: `recent` holds at least `threshold` timestamps inside the
- * window (now − windowMs, now]. It is level-triggered — it stays raised on every presentation
- * while the loop keeps that rate, and drops once it slows — so a caller that wants only the
- * crossing compares with the previous presentation's answer.
- */
-export function recordPresentation(d: StoredDecision, now: number, alert: AlertConfig): boolean {
+/** Record one re-presentation on `d` (mutates it): `represented += 1`. */
+export function recordPresentation(d: StoredDecision): void {
   d.represented += 1;
-  const threshold = Math.max(1, Math.floor(alert.threshold));
-  const recent = d.recent;
-  recent.push(now);
-  if (recent.length > threshold) recent.splice(0, recent.length - threshold);
-  if (recent.length < threshold) return false;
-  // `recent` is in presentation order and holds exactly `threshold` entries here, so the loop
-  // condition reduces to: the oldest of them is still inside the window.
-  const oldest = recent[0] ?? now;
-  return now - oldest < alert.windowMs;
 }
 
 /** Whether a stored entry answers the current presentation; the reason it does not, if not. */
@@ -143,20 +117,4 @@ export function isStoredDecision(v: unknown): v is StoredDecision {
     typeof d.represented === 'number' &&
     Array.isArray(d.recent)
   );
-}
-
-/**
- * Normalise an alert config: fill the defaults, and replace a nonsense value (NaN, zero, negative)
- * with the default rather than letting it alert on every presentation or never.
- */
-export function resolveAlert(alert?: Partial<AlertConfig>): AlertConfig {
-  const threshold = alert?.threshold ?? DEFAULT_ALERT.threshold;
-  const windowMs = alert?.windowMs ?? DEFAULT_ALERT.windowMs;
-  return {
-    threshold:
-      Number.isFinite(threshold) && threshold >= 1
-        ? Math.floor(threshold)
-        : DEFAULT_ALERT.threshold,
-    windowMs: Number.isFinite(windowMs) && windowMs > 0 ? windowMs : DEFAULT_ALERT.windowMs
-  };
 }

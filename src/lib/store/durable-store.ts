@@ -20,9 +20,7 @@ import {
   classifyEntry,
   isStoredDecision,
   recordPresentation,
-  resolveAlert,
   toStoredDecision,
-  type AlertConfig,
   type DecisionStore,
   type LookupResult
 } from './decision-store';
@@ -41,7 +39,6 @@ export const DECISIONS_STORE = 'decisions';
 
 export interface DurableStoreOptions {
   dbName?: string;
-  alert?: Partial<AlertConfig>;
   /** Bounds the wait for a blocked or unresponsive IndexedDB (e.g. `AbortSignal.timeout(3000)`). */
   signal?: AbortSignal;
 }
@@ -95,14 +92,11 @@ function inTransaction<T>(
 export class DurableDecisionStore implements DecisionStore {
   readonly scope = 'durable' as const;
   readonly dbName: string;
-  /** The retry-loop alert this store applies on every hit. */
-  readonly alert: AlertConfig;
   private readonly store: UseStore;
 
-  private constructor(store: UseStore, dbName: string, alert: AlertConfig) {
+  private constructor(store: UseStore, dbName: string) {
     this.store = store;
     this.dbName = dbName;
-    this.alert = alert;
   }
 
   /**
@@ -116,7 +110,7 @@ export class DurableDecisionStore implements DecisionStore {
     if (!opened.ok) return opened;
     return {
       ok: true,
-      store: new DurableDecisionStore(opened.store, dbName, resolveAlert(opts.alert))
+      store: new DurableDecisionStore(opened.store, dbName)
     };
   }
 
@@ -142,9 +136,9 @@ export class DurableDecisionStore implements DecisionStore {
             s.delete(key);
             return;
           }
-          const alert = recordPresentation(d, now, this.alert);
+          recordPresentation(d);
           s.put(d, key);
-          done({ decision: d, alert });
+          done({ decision: d });
         };
       });
     } catch (err) {
@@ -253,7 +247,6 @@ type PendingOp =
 export class CachedDurableStore implements DecisionStore {
   readonly scope = 'durable' as const;
   readonly dbName: string;
-  readonly alert: AlertConfig;
   private readonly store: UseStore;
   /** server → identity → decision: the whole database, in memory. */
   private readonly index = new Map<string, Map<string, StoredDecision>>();
@@ -270,10 +263,9 @@ export class CachedDurableStore implements DecisionStore {
   /** The chain of batches: each flush writes after the previous one settles, so order holds. */
   private tail: Promise<void> = Promise.resolve();
 
-  private constructor(store: UseStore, dbName: string, alert: AlertConfig) {
+  private constructor(store: UseStore, dbName: string) {
     this.store = store;
     this.dbName = dbName;
-    this.alert = alert;
   }
 
   /** Open the database and load every entry into memory. Same result shape as {@link DurableDecisionStore.open}. */
@@ -281,7 +273,7 @@ export class CachedDurableStore implements DecisionStore {
     const dbName = opts.dbName ?? DEFAULT_DECISION_DB;
     const opened = await openIdbStore(dbName, DECISIONS_STORE, opts.signal);
     if (!opened.ok) return opened;
-    const cached = new CachedDurableStore(opened.store, dbName, resolveAlert(opts.alert));
+    const cached = new CachedDurableStore(opened.store, dbName);
     try {
       const all = await inTransaction<unknown[]>(opened.store, 'readonly', (s, done) => {
         const req = s.getAll();
@@ -321,10 +313,10 @@ export class CachedDurableStore implements DecisionStore {
       this.enqueueKeyOp({ op: 'del', key: keyOf(server, identity) });
       return null;
     }
-    const alert = recordPresentation(d, now, this.alert);
-    // `represented` must survive a reload too, or the alert forgets a loop on every refresh.
+    recordPresentation(d);
+    // `represented` must survive a reload too.
     this.enqueueKeyOp({ op: 'put', key: keyOf(server, identity), value: d });
-    return { decision: d, alert };
+    return { decision: d };
   }
 
   /** Stored in memory now and queued for IndexedDB; durable once a later `flush()` resolves. */

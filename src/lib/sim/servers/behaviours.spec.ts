@@ -179,7 +179,7 @@ const CARD: RateCard = {
   outputPerMtok: '15.00'
 };
 const RFC_DECISION: BudgetDecision = {
-  estimatedCost: { amount: '0.1027', currency: 'USD' },
+  estimatedCost: { amount: '0.10272', currency: 'USD' },
   limitApplied: { amount: '0.0500', currency: 'USD' },
   limitSource: 'host_policy',
   meterBasis: 'example-model-v2@2026-07-01:in=3.00/Mtok,out=15.00/Mtok',
@@ -232,10 +232,10 @@ describe('budget-shrinker', () => {
   it('naive: retries at ~48 % of the input (11,683 tokens), is refused again, gives up', () => {
     const run = fakeRun(shrinker({ mode: 'naive' }), capped());
     run.run(60_000);
-    expect(run.sent.map((r) => inputTokensOf(r.params))).toEqual([24_000, 11_683]);
+    expect(run.sent.map((r) => inputTokensOf(r.params))).toEqual([24_000, 11_680]);
     expect(run.sent[1]!.params.maxTokens).toBe(2048);
     expect(kinds(run)).toEqual(['task.started', 'retry', 'task.abandoned']);
-    expect(last(run, 'task.abandoned')!.why).toMatch(/again at 11683/);
+    expect(last(run, 'task.abandoned')!.why).toMatch(/again at 11680/);
   });
 
   it('exact: retries at ≤ 6,426 tokens from the meter basis, and fits', () => {

@@ -7,316 +7,78 @@
  * Every terminal edge sends a frame (`sent`), except where the learner's silence switch drops a
  * denial (`silenced`, recorded, nothing sent). IO happens only in the actors declared in `setup`
  * — the decision store, the host's policy and volume ledger, the user, the provider, the commit —
- * so tests and the simulation swap them with `.provide()`. Delays (consent timeout, provider
- * deadline) run on the actor's clock, which the simulation makes virtual.
+ * so tests and the simulation swap them with `.provide()`. Every invoked actor has an error edge
+ * (a throw becomes one `-32603` frame and one audit record), and every state that waits has a
+ * timeout on the actor's clock (the simulation makes it virtual), so no path ends in silence.
+ * Time enters only through events (`at`): the context holds no clock.
  */
-import { assign, fromCallback, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
-import type { ClientConfig } from './config';
-import { estimateCostMicros, type RateCard } from './budget';
-import { fromMicros, fromMicrosExact } from './money';
-import type { Evaluation } from './evaluate';
+import { assign, fromCallback, not, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
+import { chunkCrosses } from '../budget';
 import {
   budgetExceededFrame,
   budgetExhaustedFrame,
   budgetRefusalErrorFrame,
-  denialFrame,
   providerErrorFrame,
   resultFrame,
   transportErrorFrame,
   trimmedFrame
-} from './frames';
-import { requestIdentity } from './identity';
-import { DEFAULT_RETRY_AFTER_MS, expiresAtFor, type ReasonCode } from './reasons';
+} from '../frames';
+import { requestIdentity } from '../identity';
+import { fromMicros } from '../money';
+import { DEFAULT_RETRY_AFTER_MS, type ReasonCode } from '../reasons';
+import type { AuditRecord, Frame, Outcome } from '../types';
+import {
+  EMPTY_GEN,
+  allowedDecision,
+  buildAudit,
+  buildDenialFrame,
+  denialDecision,
+  meteredMicros,
+  proceed,
+  withActual
+} from './outcomes';
 import type {
-  AuditRecord,
-  BudgetDecision,
-  Frame,
-  IncludeContext,
-  JsonRpcId,
-  Outcome,
-  SamplingParams,
-  StoredDecision
+  AuthContext,
+  AuthEvent,
+  AuthInput,
+  AuthOutput,
+  CommitInput,
+  ConsentInput,
+  EvaluateRequest,
+  LookupInput,
+  ProviderInput
 } from './types';
 
-// ───────────────────────────── input, context, events ─────────────────────────────
+/**
+ * How long a store lookup, a policy evaluation or a commit may take before the machine stops
+ * waiting for it, in the actor's (virtual) ms. The stores answer synchronously in the simulation
+ * and from a memory cache in the browser, so only a hung or broken one ever reaches this.
+ */
+export const STEP_TIMEOUT_MS = 10_000;
 
-export interface IncomingRequest {
-  id: JsonRpcId;
-  server: string;
-  connection: string;
-  params: SamplingParams;
-  /** Virtual ms when the request arrived. */
-  receivedAt: number;
-}
-
-export interface AuthInput {
-  request: IncomingRequest;
-  config: ClientConfig;
-  /** The server's effective policy block hash: stored decisions from another hash are stale. */
-  policyHash: string;
-  /** Rate cards by model: the meter prices the stream with them. */
-  cards: Readonly<Record<string, RateCard>>;
-  /** The virtual clock's reading (the same clock that runs the machine's delays). */
-  now: () => number;
-  /** Lane label carried into the audit record. */
-  lane?: string;
-}
-
-interface Denial {
-  reason: ReasonCode;
-  resetsAt?: string;
-  retryAfterMs?: number;
-  message?: string;
-}
-
-interface Generation {
-  /** The provider began answering (input is paid from here on). */
-  started: boolean;
-  text: string;
-  tokensOut: number;
-  cachedInputTokens: number;
-  stopReason: 'endTurn' | 'maxTokens' | 'stopSequence';
-}
-
-export interface AuthContext extends AuthInput {
-  identity: string;
-  stored: StoredDecision | null;
-  replayed: boolean;
-  alert: boolean;
-  evaluation: Evaluation | null;
-  consent: AuditRecord['consent'];
-  gen: Generation;
-  denial: Denial | null;
-  outcome: Outcome | null;
-  frame: Frame | null;
-  toStore: StoredDecision | null;
-  budgetDecision: BudgetDecision | null;
-  costMicros: number;
-  failure: string | null;
-  storeError: string | null;
-  audit: AuditRecord | null;
-  /** The states this request passed through, in order: the inspector shows it, the statechart counts its edges. */
-  path: string[];
-}
-
-export type AuthEvent =
-  | { type: 'store.hit'; decision: StoredDecision; alert: boolean }
-  | { type: 'store.miss' }
-  | { type: 'store.failed'; error: string }
-  | { type: 'policy.evaluated'; evaluation: Evaluation }
-  | { type: 'consent.answered'; approved: boolean }
-  | { type: 'provider.started'; cachedInputTokens: number }
-  | { type: 'provider.chunk'; text: string; tokens: number }
-  | { type: 'provider.done'; stopReason: Generation['stopReason'] }
-  | { type: 'provider.failed'; kind: 'timeout' | 'error'; message: string }
-  | { type: 'commit.done' }
-  | { type: 'commit.failed'; error: string };
-
-export interface AuthOutput {
-  /** The one frame sent, or null when the silence switch dropped a denial. */
-  frame: Frame | null;
-  audit: AuditRecord;
-  path: string[];
-}
-
-// ───────────────────────────── actor inputs ─────────────────────────────
-
-export interface LookupInput {
-  server: string;
-  connection: string;
-  identity: string;
-  policyHash: string;
-  now: number;
-}
-
-export interface EvaluateRequest {
-  server: string;
-  connection: string;
-  requestId: JsonRpcId;
-  params: SamplingParams;
-  now: number;
-}
-
-export interface ConsentInput {
-  server: string;
-  connection: string;
-  requestId: JsonRpcId;
-  identity: string;
-  params: SamplingParams;
-  now: number;
-}
-
-export interface ProviderInput {
-  server: string;
-  model: string;
-  params: SamplingParams;
-  inputTokens: number;
-  maxTokens: number;
-  contextApplied: IncludeContext;
-  now: number;
-}
-
-export interface CommitInput {
-  connection: string;
-  /** The verdict to store: never a completion. */
-  decision: StoredDecision;
-}
-
-/** The placeholder for an actor the driver must provide: fails loudly, as an event, never silently. */
+/** The placeholder for an actor the driver must provide: fails loudly, through its error edge. */
 function notProvided(name: string) {
-  return fromCallback<AuthEvent, unknown>(({ sendBack }) => {
-    const error = `actor '${name}' was not provided`;
-    if (name === 'lookupDecision') sendBack({ type: 'store.failed', error });
-    else if (name === 'commitDecision') sendBack({ type: 'commit.failed', error });
-    else if (name === 'callProvider')
-      sendBack({ type: 'provider.failed', kind: 'error', message: error });
-    else if (name === 'askConsent') sendBack({ type: 'consent.answered', approved: false });
-    else throw new Error(error);
+  return fromCallback<AuthEvent, unknown>(() => {
+    throw new Error(`actor '${name}' was not provided`);
   });
 }
 
-// ───────────────────────────── pure helpers ─────────────────────────────
-
-const EMPTY_GEN: Generation = {
-  started: false,
-  text: '',
-  tokensOut: 0,
-  cachedInputTokens: 0,
-  stopReason: 'endTurn'
-};
-
-function proceed(ctx: AuthContext) {
-  const e = ctx.evaluation;
-  return e && e.kind === 'proceed' ? e : null;
-}
-
-function meteredMicros(ctx: AuthContext, extraTokens: number): number {
-  const p = proceed(ctx);
-  // A call that failed or timed out before the provider began answering cost nothing.
-  if (!p || (!ctx.gen.started && extraTokens === 0 && ctx.gen.tokensOut === 0)) return 0;
-  const card = ctx.cards[p.model];
-  if (!card) return 0;
-  return estimateCostMicros(
-    card,
-    p.inputTokens - ctx.gen.cachedInputTokens,
-    ctx.gen.tokensOut + extraTokens,
-    ctx.gen.cachedInputTokens
-  );
-}
-
-function denialDecision(ctx: AuthContext, d: Denial, now: number): StoredDecision {
-  const rule = ctx.config.reasons[d.reason];
-  const resetsAtMs = d.resetsAt ? Date.parse(d.resetsAt) : undefined;
-  return {
-    server: ctx.request.server,
-    identity: ctx.identity,
-    verdict: 'denied',
-    reason: d.reason,
-    retryable: rule.retryable,
-    decidedAt: now,
-    expiresAt: boundedExpiry(expiresAtFor(rule.ttl, now, resetsAtMs), now, d.retryAfterMs),
-    ...(d.resetsAt ? { resetsAt: d.resetsAt } : {}),
-    ...(d.retryAfterMs !== undefined ? { retryAfterMs: d.retryAfterMs } : {}),
-    policyHash: ctx.policyHash,
-    represented: 0,
-    recent: []
-  };
-}
-
 /**
- * A transient denial tells the server when to come back (`retryAfterMs`); the stored decision
- * must not outlive that, or the server that obeys it hits the stale denial and gives up.
+ * How the outcome states leave. A fresh denial always has a verdict to store, and is committed
+ * before its frame is sent; a result may store "allowed, do not ask again"; a replay or a cost
+ * refusal stores nothing, and is the only kind that the learner's silence switch can drop
+ * without a commit (a cost refusal sent as an error is a -32003 too).
  */
-function boundedExpiry(
-  expiresAt: number | null,
-  now: number,
-  retryAfterMs?: number
-): number | null {
-  if (retryAfterMs === undefined) return expiresAt;
-  const hint = now + retryAfterMs;
-  return expiresAt === null ? hint : Math.min(expiresAt, hint);
-}
-
-function buildDenialFrame(ctx: AuthContext, d: Denial, retryable: boolean, retryAfterMs?: number) {
-  return denialFrame(ctx.request.id, {
-    reason: d.reason,
-    server: ctx.request.server,
-    retryable,
-    ...(d.resetsAt ? { resetsAt: d.resetsAt } : {}),
-    ...(retryable ? { retryAfterMs: retryAfterMs ?? DEFAULT_RETRY_AFTER_MS } : {}),
-    ...(d.message ? { message: d.message } : {})
-  });
-}
-
-function withActual(decision: BudgetDecision, ctx: AuthContext, micros: number): BudgetDecision {
-  const p = proceed(ctx);
-  return {
-    ...decision,
-    actualCost: { amount: fromMicros(micros), currency: decision.estimatedCost.currency },
-    actualTokens: { input: p ? p.inputTokens : 0, output: ctx.gen.tokensOut }
-  };
-}
-
-function contextRequested(params: SamplingParams): IncludeContext {
-  return params.includeContext ?? 'none';
-}
-
-function buildAudit(ctx: AuthContext, now: number): Omit<AuditRecord, 'seq'> {
-  const p = proceed(ctx);
-  const model =
-    ctx.evaluation &&
-    (ctx.evaluation.kind === 'proceed' || ctx.evaluation.kind === 'budget_exceeded')
-      ? ctx.evaluation.model
-      : null;
-  const card = model ? ctx.cards[model] : undefined;
-  const frame = ctx.frame;
-  const isDenial = !!frame && 'error' in frame && frame.error.code === -32003;
-  const data =
-    isDenial && frame && 'error' in frame
-      ? (frame.error.data as { reason?: string; retryable?: boolean })
-      : null;
-  const calledProvider = ctx.path.includes('calling');
-  return {
-    t: now,
-    time: new Date(now).toISOString(),
-    server: ctx.request.server,
-    connection: ctx.request.connection,
-    requestId: ctx.request.id,
-    identity: ctx.identity,
-    outcome: ctx.outcome ?? 'denied',
-    reason: data?.reason ?? null,
-    retryable: data?.retryable ?? null,
-    replayed: ctx.replayed,
-    represented: ctx.stored?.represented ?? 0,
-    consentShown: ctx.path.includes('consenting'),
-    consent: ctx.consent,
-    model,
-    tokensIn: calledProvider && p ? p.inputTokens : 0,
-    tokensOut: calledProvider ? ctx.gen.tokensOut : 0,
-    cost: fromMicrosExact(ctx.costMicros),
-    currency: card?.currency ?? 'USD',
-    durationMs: now - ctx.request.receivedAt,
-    contextRequested: contextRequested(ctx.request.params),
-    contextApplied: p ? p.context.applied : null,
-    budgetDecision: ctx.budgetDecision,
-    silenced: ctx.config.silence && isDenial,
-    alert: ctx.alert,
-    ...(ctx.lane ? { lane: ctx.lane } : {})
-  };
-}
-
-// ───────────────────────────── the machine ─────────────────────────────
-
-/**
- * How every outcome state leaves: through `committing` when there is a verdict to store (the
- * decision is committed before its frame is sent), else straight to the frame — or to the
- * recorded silence when the learner's switch drops a denial.
- */
-const FINISH = [
+const COMMIT_OR_SEND = [
   { guard: 'hasVerdictToStore', target: 'committing' },
-  { guard: 'isSilenced', target: 'silenced' },
   { target: 'sent' }
 ] as const;
+const SILENCE_OR_SEND = [{ guard: 'isSilenced', target: 'silenced' }, { target: 'sent' }] as const;
+
+/** An invoked step failed (threw, or never answered): one internal-error frame, no data. */
+function crash(step: string) {
+  return { target: 'erring', actions: { type: 'noteCrash', params: { step } } } as const;
+}
 
 export const authorizationMachine = setup({
   types: {
@@ -344,7 +106,11 @@ export const authorizationMachine = setup({
   },
   delays: {
     consentTimeout: ({ context }) => context.config.consentTimeoutMs,
-    deadline: ({ context }) => context.config.deadlineMs
+    deadline: ({ context }) => context.config.deadlineMs,
+    stepTimeout: STEP_TIMEOUT_MS,
+    /** A joiner waits as long as the presentation it joined may take, and a little more. */
+    joinTimeout: ({ context }) =>
+      context.config.consentTimeoutMs + context.config.deadlineMs + 3 * STEP_TIMEOUT_MS
   },
   guards: {
     isDeniedHit: ({ event }) => event.type === 'store.hit' && event.decision.verdict === 'denied',
@@ -364,14 +130,21 @@ export const authorizationMachine = setup({
     chunkCrossesCap: ({ context, event }) => {
       if (event.type !== 'provider.chunk') return false;
       const p = proceed(context);
-      if (!p) return false;
-      if (p.limitTokens !== null)
-        return p.inputTokens + context.gen.tokensOut + event.tokens > p.limitTokens;
-      if (p.limitMicros !== null) return meteredMicros(context, event.tokens) > p.limitMicros;
-      return false;
+      const card = p ? context.cards[p.model] : undefined;
+      if (!p || !card) return false;
+      return chunkCrosses(
+        card,
+        p,
+        {
+          inputTokens: p.inputTokens,
+          cachedInputTokens: context.gen.cachedInputTokens,
+          outputTokens: context.gen.tokensOut
+        },
+        event.tokens
+      );
     },
-    isTimeout: ({ event }) => event.type === 'provider.failed' && event.kind === 'timeout',
     hasVerdictToStore: ({ context }) => context.toStore !== null,
+    isWaitingForFlight: ({ context }) => context.waitingForFlight,
     isSilenced: ({ context }) =>
       context.config.silence &&
       !!context.frame &&
@@ -388,15 +161,39 @@ export const authorizationMachine = setup({
     trace: assign(({ context }, params: { state: string }) => ({
       path: [...context.path, params.state]
     })),
-    rememberHit: assign(({ event }) => {
-      if (event.type !== 'store.hit') return {};
-      return { stored: event.decision, alert: event.alert };
+    /** Every event from an actor carries the clock's reading: the machine's only notion of now. */
+    stamp: assign(({ context, event }) => ({
+      at: 'at' in event && typeof event.at === 'number' ? event.at : context.at
+    })),
+    enter: assign(({ context }) => ({ enteredAt: context.at })),
+    /** A delayed event fires `delay` after its state was entered. */
+    elapse: assign(({ context }, params: { ms: 'consent' | 'deadline' | 'step' | 'join' }) => {
+      const c = context.config;
+      const ms = {
+        consent: c.consentTimeoutMs,
+        deadline: c.deadlineMs,
+        step: STEP_TIMEOUT_MS,
+        join: c.consentTimeoutMs + c.deadlineMs + 3 * STEP_TIMEOUT_MS
+      }[params.ms];
+      return { at: context.enteredAt + ms };
     }),
-    noteStoreError: assign(({ event }) =>
-      event.type === 'store.failed' || event.type === 'commit.failed'
-        ? { storeError: event.error }
-        : {}
+    rememberLookup: assign(({ event }) => {
+      if (event.type === 'store.hit')
+        return { stored: event.decision, alert: event.alert, joined: event.joined === true };
+      if (event.type === 'store.miss' || event.type === 'store.failed')
+        return { alert: event.alert };
+      return {};
+    }),
+    noteStoreError: assign(({ event }, params?: { error: string }) =>
+      params
+        ? { storeError: params.error }
+        : event.type === 'store.failed' || event.type === 'commit.failed'
+          ? { storeError: event.error }
+          : {}
     ),
+    noteCrash: assign((_, params: { step: string }) => ({
+      failure: `internal error: ${params.step} failed`
+    })),
     rememberEvaluation: assign(({ event }) =>
       event.type === 'policy.evaluated' ? { evaluation: event.evaluation } : {}
     ),
@@ -417,10 +214,29 @@ export const authorizationMachine = setup({
         ...(params.consent ? { consent: params.consent } : {})
       })
     ),
+    /**
+     * A consent dialog nobody answered is not the user's "no": storing it as `user.denied` for
+     * the session would mean the user is never asked again about a request they never saw
+     * answered. It is not a fresh chance either — a server that retries at once would reopen the
+     * dialog in a loop. So it is stored as `user.denied` for one consent timeout only, retryable
+     * after that: the retries in between are replayed, the next one after it asks again.
+     */
+    consentTimedOut: assign(({ context }) => ({
+      consent: 'timeout' as const,
+      denial: {
+        reason: 'user.denied' as const,
+        message: 'Sampling denied: the consent dialog timed out',
+        ttlMs: context.config.consentTimeoutMs,
+        retryAfterMs: context.config.consentTimeoutMs,
+        retryable: true
+      }
+    })),
     approve: assign({ consent: 'approved' as const }),
+    /** The deadline cut the stream: what was streamed is paid for. */
     denyByDeadline: assign(({ context }) => {
       const rule = context.config.reasons['policy.deadline'];
       return {
+        costMicros: meteredMicros(context),
         denial: {
           reason: 'policy.deadline' as const,
           retryAfterMs: rule.ttl.kind === 'ms' ? rule.ttl.ms : DEFAULT_RETRY_AFTER_MS
@@ -429,12 +245,13 @@ export const authorizationMachine = setup({
     }),
     prepareReplay: assign(({ context }) => {
       const s = context.stored!;
-      const now = context.now();
       const reason = s.reason as ReasonCode;
-      const retryAfterMs = s.expiresAt !== null ? Math.max(0, s.expiresAt - now) : s.retryAfterMs;
+      const retryAfterMs =
+        s.expiresAt !== null ? Math.max(0, s.expiresAt - context.at) : s.retryAfterMs;
       return {
         replayed: true,
         outcome: 'denied' as const,
+        verdict: s,
         frame: buildDenialFrame(
           context,
           { reason, ...(s.resetsAt ? { resetsAt: s.resetsAt } : {}) },
@@ -445,12 +262,12 @@ export const authorizationMachine = setup({
     }),
     prepareDenial: assign(({ context }) => {
       const d = context.denial!;
-      const now = context.now();
-      const rule = context.config.reasons[d.reason];
+      const decision = denialDecision(context, d, context.at);
       return {
         outcome: 'denied' as const,
-        frame: buildDenialFrame(context, d, rule.retryable, d.retryAfterMs),
-        toStore: denialDecision(context, d, now)
+        frame: buildDenialFrame(context, d, decision.retryable, d.retryAfterMs),
+        toStore: decision,
+        verdict: decision
       };
     }),
     prepareCostRefusal: assign(({ context, event }) => {
@@ -466,7 +283,11 @@ export const authorizationMachine = setup({
           : budgetExceededFrame(context.request.id, { model, decision });
       return { outcome: 'budget_exceeded' as const, frame, budgetDecision: decision };
     }),
-    startGeneration: assign({ gen: () => ({ ...EMPTY_GEN }) }),
+    /** Allowed to call the model: the verdict a joiner of this presentation gets. */
+    startGeneration: assign(({ context }) => ({
+      gen: { ...EMPTY_GEN },
+      verdict: allowedDecision(context, context.at)
+    })),
     noteCache: assign(({ context, event }) =>
       event.type === 'provider.started'
         ? { gen: { ...context.gen, started: true, cachedInputTokens: event.cachedInputTokens } }
@@ -485,7 +306,7 @@ export const authorizationMachine = setup({
     prepareCompletion: assign(({ context, event }) => {
       const p = proceed(context)!;
       const stopReason = event.type === 'provider.done' ? event.stopReason : 'endTurn';
-      const costMicros = meteredMicros(context, 0);
+      const costMicros = meteredMicros(context);
       const budgetDecision = p.decision ? withActual(p.decision, context, costMicros) : null;
       const trimmed = p.context.trimmed;
       let frame: Frame =
@@ -514,7 +335,7 @@ export const authorizationMachine = setup({
     }),
     prepareExhausted: assign(({ context }) => {
       const p = proceed(context)!;
-      const costMicros = meteredMicros(context, 0);
+      const costMicros = meteredMicros(context);
       const decision = withActual(
         p.decision ?? {
           estimatedCost: { amount: fromMicros(0), currency: 'USD' },
@@ -526,20 +347,28 @@ export const authorizationMachine = setup({
         context,
         costMicros
       );
-      return {
-        outcome: 'budget_exhausted' as const,
-        costMicros,
-        budgetDecision: decision,
-        frame: budgetExhaustedFrame(context.request.id, {
-          model: p.model,
-          partialText: context.gen.text,
-          decision
-        })
-      };
+      let frame: Frame = budgetExhaustedFrame(context.request.id, {
+        model: p.model,
+        partialText: context.gen.text,
+        decision
+      });
+      // Stopped on cost AND made without the context asked for: the server must learn both.
+      if (p.context.trimmed && context.config.annotateTrim && 'result' in frame) {
+        const annotation = {
+          requested: p.context.requested,
+          applied: p.context.applied,
+          reason: 'policy.max_scope'
+        };
+        frame = {
+          ...frame,
+          result: { ...frame.result, _meta: { ...frame.result._meta, context: annotation } }
+        };
+      }
+      return { outcome: 'budget_exhausted' as const, costMicros, budgetDecision: decision, frame };
     }),
     prepareFailure: assign(({ context, event }) => {
       if (event.type !== 'provider.failed') return {};
-      const costMicros = meteredMicros(context, 0);
+      const costMicros = meteredMicros(context);
       return event.kind === 'timeout'
         ? {
             outcome: 'transport_error' as const,
@@ -555,38 +384,37 @@ export const authorizationMachine = setup({
           };
     }),
     /**
+     * A step failed or the request was cancelled: -32603 with no data and no budget decision,
+     * nothing stored; tokens already streamed are still paid for.
+     */
+    prepareInternalError: assign(({ context }) => ({
+      outcome: 'provider_error' as const,
+      costMicros: meteredMicros(context),
+      budgetDecision: null,
+      toStore: null,
+      frame: providerErrorFrame(context.request.id, context.failure ?? 'internal error')
+    })),
+    /**
      * An approved request stores "allowed, do not ask the user again" — a verdict, never the
      * completion: on a replay the model is called again.
      */
     prepareAllowedDecision: assign(({ context }) => {
       if (!context.config.storeAllowed || context.consent !== 'approved') return {};
-      const now = context.now();
-      return {
-        toStore: {
-          server: context.request.server,
-          identity: context.identity,
-          verdict: 'allowed' as const,
-          reason: null,
-          retryable: false,
-          decidedAt: now,
-          expiresAt: expiresAtFor(context.config.allowedTtl, now),
-          policyHash: context.policyHash,
-          represented: 0,
-          recent: []
-        }
-      };
+      return { toStore: allowedDecision(context, context.at) };
     }),
-    /** The audit record, `seq` assigned by the log when the host appends it. */
-    buildAuditRecord: assign(({ context }) => ({
-      audit: { ...buildAudit(context, context.now()), seq: 0 }
-    }))
+    /** The audit record, `seq` assigned by the host when it appends it. */
+    buildAuditRecord: assign(({ context }) => ({ audit: buildAudit(context) }))
   }
 }).createMachine({
   id: 'authorize',
   context: ({ input }) => ({
     ...input,
     identity: '',
+    at: input.request.receivedAt,
+    enteredAt: input.request.receivedAt,
     stored: null,
+    joined: false,
+    waitingForFlight: false,
     replayed: false,
     alert: false,
     evaluation: null,
@@ -596,6 +424,7 @@ export const authorizationMachine = setup({
     outcome: null,
     frame: null,
     toStore: null,
+    verdict: null,
     budgetDecision: null,
     costMicros: 0,
     failure: null,
@@ -607,8 +436,16 @@ export const authorizationMachine = setup({
   output: ({ context }) => ({
     frame: context.config.silence && context.audit?.silenced ? null : context.frame,
     audit: context.audit!,
-    path: context.path
+    path: context.path,
+    verdict: context.verdict
   }),
+  on: {
+    'request.cancelled': {
+      target: '.erring',
+      actions: ['stamp', assign({ failure: 'request cancelled' })],
+      description: 'Cancelled mid-way: still one frame; tokens streamed are paid for.'
+    }
+  },
   states: {
     identifying: {
       description:
@@ -617,76 +454,111 @@ export const authorizationMachine = setup({
       always: 'lookingUp'
     },
     lookingUp: {
-      description: 'Ask the decision store for an unexpired verdict on (server, identity).',
-      entry: { type: 'trace', params: { state: 'lookingUp' } },
+      description:
+        'Ask the decision store for an unexpired verdict on (server, identity); a presentation of an identity already in flight waits for its verdict.',
+      entry: [{ type: 'trace', params: { state: 'lookingUp' } }, 'enter'],
       invoke: {
+        id: 'lookupDecision',
         src: 'lookupDecision',
         input: ({ context }) => ({
           server: context.request.server,
           connection: context.request.connection,
+          requestId: context.request.id,
           identity: context.identity,
-          policyHash: context.policyHash,
-          now: context.now()
-        })
+          policyHash: context.policyHash
+        }),
+        onError: {
+          target: 'evaluating',
+          actions: { type: 'noteStoreError', params: { error: 'the store lookup threw' } },
+          description: 'The lookup threw: evaluate afresh rather than leave the server unanswered.'
+        }
       },
       on: {
         'store.hit': [
           {
             guard: 'isDeniedHit',
             target: 'replaying',
-            actions: 'rememberHit',
+            actions: ['stamp', 'rememberLookup'],
             description: 'A stored denial: replayed with no consent, no model call, no spend.'
           },
           {
             target: 'evaluating',
-            actions: 'rememberHit',
+            actions: ['stamp', 'rememberLookup'],
             description: 'A stored "allowed": skip the consent prompt; volume limits still apply.'
           }
         ],
-        'store.miss': { target: 'evaluating' },
+        'store.miss': { target: 'evaluating', actions: ['stamp', 'rememberLookup'] },
+        'store.joining': {
+          actions: ['stamp', assign({ waitingForFlight: true })],
+          description:
+            'The identity is being decided on another presentation: wait for its verdict.'
+        },
         'store.failed': {
           target: 'evaluating',
-          actions: 'noteStoreError',
+          actions: ['stamp', 'rememberLookup', 'noteStoreError'],
           description:
             'The store failed: evaluate afresh rather than leave the server without an answer.'
+        }
+      },
+      after: {
+        stepTimeout: {
+          guard: not('isWaitingForFlight'),
+          target: 'evaluating',
+          actions: [
+            { type: 'elapse', params: { ms: 'step' } },
+            { type: 'noteStoreError', params: { error: 'the store lookup timed out' } }
+          ],
+          description: 'A hung store: evaluate afresh.'
+        },
+        joinTimeout: {
+          guard: 'isWaitingForFlight',
+          target: 'evaluating',
+          actions: [
+            { type: 'elapse', params: { ms: 'join' } },
+            { type: 'noteStoreError', params: { error: 'the joined decision never landed' } }
+          ],
+          description: 'The presentation it joined never finished: evaluate afresh.'
         }
       }
     },
     replaying: {
       description: 'Build the stored denial frame again.',
       entry: [{ type: 'trace', params: { state: 'replaying' } }, 'prepareReplay'],
-      always: FINISH
+      always: SILENCE_OR_SEND
     },
     evaluating: {
       description:
         'Evaluate the policy: enabled, model, input size, rate limit, budget window, context, cost cap.',
-      entry: { type: 'trace', params: { state: 'evaluating' } },
+      entry: [{ type: 'trace', params: { state: 'evaluating' } }, 'enter'],
       invoke: {
+        id: 'evaluatePolicy',
         src: 'evaluatePolicy',
         input: ({ context }) => ({
           server: context.request.server,
           connection: context.request.connection,
           requestId: context.request.id,
           params: context.request.params,
-          now: context.now()
-        })
+          rateCounted: context.joined && context.stored?.verdict === 'allowed'
+        }),
+        onError: crash('policy evaluation')
       },
       on: {
         'policy.evaluated': [
           {
             guard: 'isDenied',
             target: 'denying',
-            actions: ['rememberEvaluation', 'denyFromPolicy']
+            actions: ['stamp', 'rememberEvaluation', 'denyFromPolicy']
           },
           {
             guard: 'isCostRefusal',
             target: 'refusingOnCost',
-            actions: ['rememberEvaluation', 'prepareCostRefusal']
+            actions: ['stamp', 'rememberEvaluation', 'prepareCostRefusal']
           },
           {
             guard: 'isStandingDenial',
             target: 'denying',
             actions: [
+              'stamp',
               'rememberEvaluation',
               {
                 type: 'deny',
@@ -697,16 +569,30 @@ export const authorizationMachine = setup({
               }
             ]
           },
-          { guard: 'needsConsent', target: 'consenting', actions: 'rememberEvaluation' },
-          { target: 'calling', actions: 'rememberEvaluation' }
+          {
+            guard: 'needsConsent',
+            target: 'consenting',
+            actions: ['stamp', 'rememberEvaluation']
+          },
+          { target: 'calling', actions: ['stamp', 'rememberEvaluation'] }
         ]
+      },
+      after: {
+        stepTimeout: {
+          target: 'erring',
+          actions: [
+            { type: 'elapse', params: { ms: 'step' } },
+            { type: 'noteCrash', params: { step: 'policy evaluation (timed out)' } }
+          ]
+        }
       }
     },
     consenting: {
       description:
-        'Show the user a consent dialog; no answer before the timeout counts as a denial.',
-      entry: { type: 'trace', params: { state: 'consenting' } },
+        'Show the user a consent dialog; no answer before the timeout denies for one timeout.',
+      entry: [{ type: 'trace', params: { state: 'consenting' } }, 'enter'],
       invoke: {
+        id: 'askConsent',
         src: 'askConsent',
         input: ({ context }) => ({
           server: context.request.server,
@@ -714,36 +600,34 @@ export const authorizationMachine = setup({
           requestId: context.request.id,
           identity: context.identity,
           params: context.request.params,
-          now: context.now()
-        })
+          now: context.at
+        }),
+        onError: crash('the consent dialog')
       },
       on: {
         'consent.answered': [
-          { guard: 'isApproved', target: 'calling', actions: 'approve' },
+          { guard: 'isApproved', target: 'calling', actions: ['stamp', 'approve'] },
           {
             target: 'denying',
-            actions: { type: 'deny', params: { reason: 'user.denied', consent: 'denied' } }
+            actions: [
+              'stamp',
+              { type: 'deny', params: { reason: 'user.denied', consent: 'denied' } }
+            ]
           }
         ]
       },
       after: {
         consentTimeout: {
           target: 'denying',
-          actions: {
-            type: 'deny',
-            params: {
-              reason: 'user.denied',
-              consent: 'timeout',
-              message: 'Sampling denied: the consent dialog timed out'
-            }
-          }
+          actions: [{ type: 'elapse', params: { ms: 'consent' } }, 'consentTimedOut']
         }
       }
     },
     calling: {
-      description: 'Call the provider and meter the stream against the cap.',
-      entry: [{ type: 'trace', params: { state: 'calling' } }, 'startGeneration'],
+      description: 'Call the provider and meter the stream against every limit.',
+      entry: [{ type: 'trace', params: { state: 'calling' } }, 'enter', 'startGeneration'],
       invoke: {
+        id: 'callProvider',
         src: 'callProvider',
         input: ({ context }) => {
           const p = proceed(context)!;
@@ -754,29 +638,31 @@ export const authorizationMachine = setup({
             inputTokens: p.inputTokens,
             maxTokens: p.maxTokens,
             contextApplied: p.context.applied,
-            now: context.now()
+            now: context.at
           };
-        }
+        },
+        onError: crash('the provider call')
       },
       on: {
-        'provider.started': { actions: 'noteCache' },
+        'provider.started': { actions: ['stamp', 'noteCache'] },
         'provider.chunk': [
           {
             guard: 'chunkCrossesCap',
             target: 'exhausting',
+            actions: 'stamp',
             description:
               'The next chunk would cross the cap: stop before it, keep the partial content.'
           },
-          { actions: 'acceptChunk' }
+          { actions: ['stamp', 'acceptChunk'] }
         ],
-        'provider.done': { target: 'completing' },
-        'provider.failed': [
-          { guard: 'isTimeout', target: 'failing', actions: 'prepareFailure' },
-          { target: 'failing', actions: 'prepareFailure' }
-        ]
+        'provider.done': { target: 'completing', actions: 'stamp' },
+        'provider.failed': { target: 'failing', actions: ['stamp', 'prepareFailure'] }
       },
       after: {
-        deadline: { target: 'denying', actions: 'denyByDeadline' }
+        deadline: {
+          target: 'denying',
+          actions: [{ type: 'elapse', params: { ms: 'deadline' } }, 'denyByDeadline']
+        }
       }
     },
     completing: {
@@ -786,7 +672,7 @@ export const authorizationMachine = setup({
         'prepareCompletion',
         'prepareAllowedDecision'
       ],
-      always: FINISH
+      always: COMMIT_OR_SEND
     },
     exhausting: {
       description: 'Stopped mid-generation by the cap: budget_exhausted with the partial content.',
@@ -795,42 +681,82 @@ export const authorizationMachine = setup({
         'prepareExhausted',
         'prepareAllowedDecision'
       ],
-      always: FINISH
+      always: COMMIT_OR_SEND
     },
     failing: {
       description:
-        'Transport or provider failure: -32001 / -32603, no budget decision, no policy reason.',
+        'Transport or provider failure: -32001 / -32603, no budget decision, no policy reason; streamed tokens paid.',
       entry: [{ type: 'trace', params: { state: 'failing' } }, 'prepareAllowedDecision'],
-      always: FINISH
+      always: COMMIT_OR_SEND
+    },
+    erring: {
+      description:
+        'A step threw, hung or was cancelled: -32603 with no data and no budget decision; nothing stored.',
+      entry: [{ type: 'trace', params: { state: 'erring' } }, 'prepareInternalError'],
+      always: 'sent'
     },
     refusingOnCost: {
       description: 'Refused pre-flight on cost: budget_exceeded, empty content, nothing spent.',
       entry: { type: 'trace', params: { state: 'refusingOnCost' } },
-      always: FINISH
+      always: SILENCE_OR_SEND
     },
     denying: {
       description: 'A denial: -32003 with a reason and the retryable flag; the verdict is stored.',
       entry: [{ type: 'trace', params: { state: 'denying' } }, 'prepareDenial'],
-      always: FINISH
+      always: 'committing'
     },
     committing: {
       description: 'Commit the verdict to the decision store before the frame leaves.',
-      entry: { type: 'trace', params: { state: 'committing' } },
+      entry: [{ type: 'trace', params: { state: 'committing' } }, 'enter'],
       invoke: {
+        id: 'commitDecision',
         src: 'commitDecision',
         input: ({ context }) => ({
           connection: context.request.connection,
           decision: context.toStore!
-        })
-      },
-      on: {
-        'commit.done': [{ guard: 'isSilenced', target: 'silenced' }, { target: 'sent' }],
-        'commit.failed': [
-          { guard: 'isSilenced', target: 'silenced', actions: 'noteStoreError' },
+        }),
+        onError: [
+          {
+            guard: 'isSilenced',
+            target: 'silenced',
+            actions: { type: 'noteStoreError', params: { error: 'the commit threw' } }
+          },
           {
             target: 'sent',
-            actions: 'noteStoreError',
+            actions: { type: 'noteStoreError', params: { error: 'the commit threw' } }
+          }
+        ]
+      },
+      on: {
+        'commit.done': [
+          { guard: 'isSilenced', target: 'silenced', actions: 'stamp' },
+          { target: 'sent', actions: 'stamp' }
+        ],
+        'commit.failed': [
+          { guard: 'isSilenced', target: 'silenced', actions: ['stamp', 'noteStoreError'] },
+          {
+            target: 'sent',
+            actions: ['stamp', 'noteStoreError'],
             description: 'The store failed: the server still gets its one frame.'
+          }
+        ]
+      },
+      after: {
+        stepTimeout: [
+          {
+            guard: 'isSilenced',
+            target: 'silenced',
+            actions: [
+              { type: 'elapse', params: { ms: 'step' } },
+              { type: 'noteStoreError', params: { error: 'the commit timed out' } }
+            ]
+          },
+          {
+            target: 'sent',
+            actions: [
+              { type: 'elapse', params: { ms: 'step' } },
+              { type: 'noteStoreError', params: { error: 'the commit timed out' } }
+            ]
           }
         ]
       }
@@ -854,7 +780,3 @@ export type AuthorizationSnapshot = SnapshotFrom<AuthorizationMachine>;
 
 /** The machine's states in declaration order: the statechart draws them, the tests walk them. */
 export const AUTH_STATES = Object.keys(authorizationMachine.config.states ?? {});
-
-export function isContextRequested(p: SamplingParams): IncludeContext {
-  return contextRequested(p);
-}

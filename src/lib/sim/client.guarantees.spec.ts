@@ -1,0 +1,374 @@
+/**
+ * The host's guarantees on the edges issue #7 measured: in-flight presentations join (one consent
+ * dialog per identity), the retry-loop alert outlives stored entries and reads live settings,
+ * streamed tokens are paid for whatever ends the call, and no step that throws or hangs leaves a
+ * request without its one frame and record.
+ */
+import { describe, expect, it } from 'vitest';
+import type { AuthOutput, ConsentInput } from '../machine/authorize';
+import { resolveClientConfig, type ClientConfigInput } from '../machine/config';
+import { defaultPolicy, type Policy } from '../machine/policy';
+import type { SamplingParams } from '../machine/types';
+import { MemoryAuditLog } from '../store/audit-log';
+import { ConnectionDecisionStore } from '../store/connection-store';
+import type { DecisionStore } from '../store/decision-store';
+import { ClientHost, type ConsentSource, type ProviderSource } from './client';
+import { VirtualClock } from './clock';
+import { SharedDecisionStore } from './engine';
+import { cardsByModel, createProvider, DEFAULT_PROVIDER } from './provider';
+import { Rng } from './rng';
+
+const SERVER = 'release-notes';
+const P = 'You summarise release notes.';
+const params = (over: Partial<SamplingParams> = {}): SamplingParams => ({
+  systemPrompt: P,
+  messages: [{ role: 'user', content: { type: 'text', text: 'Summarise 2.3.' } }],
+  includeContext: 'thisServer',
+  maxTokens: 200,
+  ...over
+});
+
+interface Options {
+  store?: DecisionStore;
+  policy?: Policy;
+  config?: ClientConfigInput;
+  /** The user's answer and how long they take; `null` = never answers. */
+  answer?: boolean | null;
+  answerAfterMs?: number;
+  consent?: ConsentSource;
+  provider?: (clock: VirtualClock) => ProviderSource;
+}
+
+function rig(o: Options = {}) {
+  const clock = new VirtualClock(Date.UTC(2026, 2, 10, 9));
+  const prompts: ConsentInput[] = [];
+  const outs: AuthOutput[] = [];
+  let providerCalls = 0;
+  const real = createProvider(DEFAULT_PROVIDER, clock, new Rng(1)).source;
+  const inner = o.provider ? o.provider(clock) : real;
+  const store = o.store ?? new SharedDecisionStore();
+  const host = new ClientHost({
+    config: resolveClientConfig({ store: store.scope, ...o.config }),
+    policy: o.policy ?? defaultPolicy(),
+    cards: cardsByModel(DEFAULT_PROVIDER.cards),
+    store,
+    audit: new MemoryAuditLog(),
+    clock,
+    consent:
+      o.consent ??
+      ((input, answer) => {
+        prompts.push(input);
+        if (o.answer === null) return;
+        const t = clock.setTimeout(() => answer(o.answer ?? true), o.answerAfterMs ?? 1_000);
+        return () => clock.clearTimeout(t);
+      }),
+    provider: (input, emit) => {
+      providerCalls++;
+      return inner(input, emit);
+    }
+  });
+  let id = 0;
+  const send = (p: SamplingParams = params(), connection = `${SERVER}#1`) =>
+    host.handle(
+      { id: ++id, server: SERVER, connection, params: p, receivedAt: clock.now() },
+      (out) => outs.push(out)
+    );
+  return { clock, host, prompts, outs, send, providerCalls: () => providerCalls };
+}
+
+const noRateLimit = () => {
+  const p = defaultPolicy();
+  p.defaults.rateLimit = null;
+  return p;
+};
+
+/** No per-call cap: only the budget window bounds a call. */
+const uncapped = () => {
+  const p = noRateLimit();
+  p.defaults.perCallCap = null;
+  return p;
+};
+
+describe('in-flight presentations join the evaluation', () => {
+  for (const scope of ['connection', 'durable'] as const) {
+    it(`a 5 s timeout-sensitive server against a user taking 200 s: one dialog (${scope})`, () => {
+      const r = rig({
+        store: scope === 'durable' ? new SharedDecisionStore() : new ConnectionDecisionStore(),
+        answer: false,
+        answerAfterMs: 200_000
+      });
+      // The first presentation and 8 retries, every 5 s, while the dialog is open.
+      for (let i = 0; i < 9; i++) {
+        r.send();
+        r.clock.runUntil(r.clock.now() + 5_000);
+      }
+      r.clock.runUntil(r.clock.now() + 300_000);
+      expect(r.prompts).toHaveLength(1);
+      expect(r.outs).toHaveLength(9);
+      const joined = r.outs.filter((o) => o.audit.replayed);
+      expect(joined).toHaveLength(8);
+      expect(joined.map((o) => o.audit.represented)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(r.outs.every((o) => o.audit.reason === 'user.denied')).toBe(true);
+      expect(r.providerCalls()).toBe(0);
+      // The dialog timed out (the user took 200 s of a 60 s dialog): stored for one timeout only.
+      expect(r.outs.find((o) => !o.audit.replayed)!.audit.consent).toBe('timeout');
+    });
+  }
+
+  it('an allowed verdict lets each joiner call the model itself, with one rate-limit count', () => {
+    const policy = defaultPolicy();
+    policy.defaults.rateLimit = { requests: 1, windowMs: 600_000 };
+    const r = rig({ policy, answer: true, answerAfterMs: 10_000, config: { storeAllowed: false } });
+    r.send();
+    r.clock.runUntil(r.clock.now() + 2_000);
+    r.send();
+    r.clock.runUntil(r.clock.now() + 120_000);
+    expect(r.prompts).toHaveLength(1);
+    expect(r.outs.map((o) => o.audit.outcome)).toEqual(['allowed', 'allowed']);
+    // Both called the model: the store holds verdicts, never completions.
+    expect(r.providerCalls()).toBe(2);
+  });
+
+  it('connection scope: a presentation on another connection does not join', () => {
+    const r = rig({ store: new ConnectionDecisionStore(), answer: false, answerAfterMs: 30_000 });
+    r.send(params(), `${SERVER}#1`);
+    r.clock.runUntil(r.clock.now() + 1_000);
+    r.send(params(), `${SERVER}#2`);
+    r.clock.runUntil(r.clock.now() + 120_000);
+    expect(r.prompts).toHaveLength(2);
+  });
+});
+
+describe("the seed's test_retry_cannot_bypass_denial", () => {
+  it('the same refused request twice: one prompt, no provider call, represented == 1', () => {
+    const policy = defaultPolicy();
+    // A budget window the first approved call spends; the adversary's request then meets it.
+    policy.servers[SERVER] = {
+      budget: { amount: '0.0010', currency: 'USD', windowMs: 86_400_000 }
+    };
+    policy.defaults.perCallCap = null;
+    const r = rig({ policy, answer: true, config: { preflightDefault: 'truncate' } });
+    r.send(params({ systemPrompt: 'Warm-up: spend the window.' }));
+    r.clock.runUntil(r.clock.now() + 60_000);
+    expect(r.prompts).toHaveLength(1);
+    const callsBefore = r.providerCalls();
+
+    // The adversary's input alone (600 tokens, 0.0018) is more than the window has left.
+    const M = [
+      { role: 'user' as const, content: { type: 'text' as const, text: 'x'.repeat(2_400) } }
+    ];
+    r.send(params({ includeContext: 'allServers', messages: M }));
+    r.clock.runUntil(r.clock.now() + 10_000);
+    const first = r.outs.at(-1)!.frame!;
+    expect('error' in first && first.error.data).toMatchObject({
+      reason: 'policy.budget_exhausted'
+    });
+    r.send(params({ includeContext: 'allServers', messages: M }));
+    r.clock.runUntil(r.clock.now() + 10_000);
+    const second = r.outs.at(-1)!;
+    expect('error' in second.frame! && second.frame.error.data).toEqual(
+      'error' in first && first.error.data
+    );
+    expect(r.prompts).toHaveLength(1); // the user was asked once
+    expect(r.providerCalls()).toBe(callsBefore); // nothing was spent on either
+    expect(second.audit.represented).toBe(1);
+  });
+});
+
+describe('the retry-loop alert outlives the stored decision', () => {
+  it('a tight loop every 2 s, consent deny, user.denied TTL 60 s: flagged', () => {
+    const r = rig({
+      policy: noRateLimit(),
+      answer: false,
+      answerAfterMs: 100,
+      config: { reasons: { 'user.denied': { ttl: { kind: 'ms', ms: 60_000 } } } }
+    });
+    for (let t = 0; t <= 600_000; t += 2_000) {
+      r.send();
+      r.clock.runUntil(r.clock.now() + 2_000);
+    }
+    expect(r.outs).toHaveLength(301);
+    // Each stored denial lives 60 s, so a fresh dialog every minute; the loop is flagged anyway.
+    expect(r.prompts.length).toBeGreaterThan(5);
+    const firstAlert = r.outs.findIndex((o) => o.audit.alert);
+    expect(firstAlert).toBe(39); // the 40th presentation in 10 minutes
+    expect(r.outs.filter((o) => o.audit.alert).length).toBeGreaterThan(250);
+  });
+
+  it('reads the lane’s alert settings live', () => {
+    const r = rig({ policy: noRateLimit(), answer: false, answerAfterMs: 100 });
+    for (let i = 0; i < 5; i++) {
+      r.send();
+      r.clock.runUntil(r.clock.now() + 1_000);
+    }
+    expect(r.outs.some((o) => o.audit.alert)).toBe(false);
+    r.host.config = { ...r.host.config, alert: { threshold: 3, windowMs: 600_000 } };
+    r.send();
+    r.clock.runUntil(r.clock.now() + 1_000);
+    expect(r.outs.at(-1)!.audit.alert).toBe(true);
+  });
+
+  it('keeps the history bounded', () => {
+    const r = rig({ policy: noRateLimit(), answer: false, answerAfterMs: 10 });
+    for (let i = 0; i < 50; i++) {
+      r.send(params({ systemPrompt: `mutated ${i}` }));
+      r.clock.runUntil(r.clock.now() + 700_000);
+    }
+    // Every identity was presented once and left its 10-minute window: swept.
+    expect(r.host.presentations.size).toBeLessThanOrEqual(2);
+  });
+});
+
+/** A provider streaming 50-token chunks every `intervalMs`, never finishing on its own. */
+const slowStream =
+  (intervalMs: number) =>
+  (clock: VirtualClock): ProviderSource =>
+  (_input, emit) => {
+    let live = true;
+    clock.setTimeout(() => {
+      if (!live) return;
+      emit({ type: 'provider.started', cachedInputTokens: 0 });
+      const tick = () => {
+        if (!live) return;
+        emit({ type: 'provider.chunk', text: 'word ', tokens: 50 });
+        clock.setTimeout(tick, intervalMs);
+      };
+      tick();
+    }, 0);
+    return () => {
+      live = false;
+    };
+  };
+
+describe('every token generated is paid for', () => {
+  it('a deadline after 750 output tokens charges them: audit, and the budget window', () => {
+    const r = rig({
+      config: { deadlineMs: 30_000 },
+      answer: true,
+      answerAfterMs: 0,
+      policy: uncapped(),
+      provider: slowStream(2_000) // 50 tokens per 2 s: 15 chunks (750 tokens) before 30 s
+    });
+    r.send(params({ maxTokens: 4_000 }));
+    r.clock.runUntil(r.clock.now() + 120_000);
+    const a = r.outs[0]!.audit;
+    expect(a.reason).toBe('policy.deadline');
+    expect(a.tokensOut).toBe(750);
+    // Input (input tokens × $3/Mtok) plus 750 × $15/Mtok = 11,250 µ$ of output.
+    const micros = Math.round(Number(a.cost) * 1e6);
+    expect(micros).toBe(a.tokensIn * 3 + 11_250);
+    expect(r.host.spentMicros(SERVER)).toBe(micros);
+  });
+
+  it('a cancellation mid-stream charges what was streamed, with one -32603 frame', () => {
+    const r = rig({
+      answer: true,
+      answerAfterMs: 0,
+      policy: uncapped(),
+      provider: slowStream(1_000)
+    });
+    const h = r.send(params({ maxTokens: 4_000 }));
+    r.clock.runUntil(r.clock.now() + 4_500);
+    h.cancel();
+    r.clock.runUntil(r.clock.now() + 60_000);
+    expect(r.outs).toHaveLength(1);
+    const out = r.outs[0]!;
+    expect(out.frame).toMatchObject({ error: { code: -32603 } });
+    expect(out.audit.tokensOut).toBeGreaterThan(0);
+    expect(Number(out.audit.cost)).toBeGreaterThan(0);
+    expect(r.host.spentMicros(SERVER)).toBe(Math.round(Number(out.audit.cost) * 1e6));
+  });
+});
+
+describe('no path without a frame', () => {
+  const broken = (what: string) => () => {
+    throw new Error(`${what} broke`);
+  };
+
+  it('a consent source that throws: one -32603 frame, no data, an audit record; the run goes on', () => {
+    const r = rig({ consent: broken('consent') });
+    r.send();
+    r.send(params({ systemPrompt: 'another' }));
+    r.clock.runUntil(r.clock.now() + 10_000);
+    expect(r.outs).toHaveLength(2);
+    for (const o of r.outs) {
+      expect(o.frame).toMatchObject({ error: { code: -32603 } });
+      expect(o.frame && 'error' in o.frame && o.frame.error.data).toBeUndefined();
+      expect(o.audit.budgetDecision).toBeNull();
+      expect(o.audit.outcome).toBe('provider_error');
+    }
+  });
+
+  it('a provider that throws, and a store whose lookup and commit throw', () => {
+    const store = new ConnectionDecisionStore();
+    store.lookup = broken('lookup');
+    store.commit = broken('commit');
+    const r = rig({ store, answer: false, provider: () => broken('provider') });
+    r.send();
+    r.clock.runUntil(r.clock.now() + 10_000);
+    // The lookup failed: evaluated afresh; the user said no; the commit failed: still one frame.
+    expect(r.outs).toHaveLength(1);
+    expect(r.outs[0]!.audit.reason).toBe('user.denied');
+    const r2 = rig({ answer: true, answerAfterMs: 0, provider: () => broken('provider') });
+    r2.send();
+    r2.clock.runUntil(r2.clock.now() + 10_000);
+    expect(r2.outs).toHaveLength(1);
+    expect(r2.outs[0]!.frame).toMatchObject({ error: { code: -32603 } });
+  });
+
+  it('a hung store: the lookup times out on the virtual clock and the request is answered', () => {
+    const store = new ConnectionDecisionStore();
+    store.lookup = () => new Promise(() => {});
+    const r = rig({ store, answer: false, answerAfterMs: 100 });
+    r.send();
+    r.clock.runUntil(r.clock.now() + 60_000);
+    expect(r.outs).toHaveLength(1);
+    expect(r.outs[0]!.audit.reason).toBe('user.denied');
+  });
+
+  it('maxTokens 9,000,000,000,000,000: refused on cost, never a crash', () => {
+    const r = rig();
+    r.send(params({ maxTokens: 9_000_000_000_000_000 }));
+    r.clock.runUntil(r.clock.now() + 10_000);
+    expect(r.outs).toHaveLength(1);
+    expect(r.outs[0]!.audit.outcome).toBe('budget_exceeded');
+  });
+});
+
+describe('smaller points', () => {
+  it('budget_exhausted keeps _meta.context when the context was also trimmed', () => {
+    const policy = noRateLimit();
+    policy.defaults.perCallCap = { amount: '0.0010', currency: 'USD' };
+    const r = rig({
+      policy,
+      answer: true,
+      answerAfterMs: 0,
+      config: { preflightDefault: 'truncate' },
+      provider: slowStream(100)
+    });
+    r.send(params({ includeContext: 'allServers', maxTokens: 4_000 }));
+    r.clock.runUntil(r.clock.now() + 60_000);
+    const f = r.outs[0]!.frame!;
+    expect(r.outs[0]!.audit.outcome).toBe('budget_exhausted');
+    expect('result' in f && f.result._meta?.context).toEqual({
+      requested: 'allServers',
+      applied: 'thisServer',
+      reason: 'policy.max_scope'
+    });
+  });
+
+  it('a consent timeout is not a session-long "no": the user is asked again after one timeout', () => {
+    const r = rig({ policy: noRateLimit(), answer: null });
+    r.send();
+    r.clock.runUntil(r.clock.now() + 61_000);
+    expect(r.outs[0]!.audit.consent).toBe('timeout');
+    expect(r.outs[0]!.frame).toMatchObject({ error: { data: { retryable: true } } });
+    r.send();
+    r.clock.runUntil(r.clock.now() + 1_000);
+    expect(r.outs[1]!.audit.replayed).toBe(true);
+    r.clock.runUntil(r.clock.now() + 60_000);
+    r.send();
+    r.clock.runUntil(r.clock.now() + 1_000);
+    expect(r.prompts).toHaveLength(2);
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import { PresentationHistory, saneAlert } from './presentations';
+
+const SPEC = { threshold: 40, windowMs: 600_000 };
+
+describe('PresentationHistory (the retry-loop alert)', () => {
+  it('fires on the 40th presentation within 10 minutes, not on the 39th', () => {
+    const h = new PresentationHistory();
+    const fired = Array.from({ length: 40 }, (_, i) => h.record('k', i * 15_000, SPEC).alert);
+    expect(fired.slice(0, 39).every((f) => !f)).toBe(true);
+    expect(fired[39]).toBe(true);
+  });
+
+  it('does not fire when the same 40 are spread over 11 minutes', () => {
+    const h = new PresentationHistory();
+    const step = 660_000 / 39;
+    let any = false;
+    for (let i = 0; i < 40; i++) any ||= h.record('k', Math.round(i * step), SPEC).alert;
+    expect(any).toBe(false);
+  });
+
+  it('uses a half-open window: exactly windowMs apart is outside', () => {
+    const h = new PresentationHistory();
+    const cfg = { threshold: 2, windowMs: 1_000 };
+    h.record('k', 0, cfg);
+    expect(h.record('k', 1_000, cfg).alert).toBe(false);
+    expect(h.record('k', 1_999, cfg).alert).toBe(true);
+  });
+
+  it('reads the settings on every presentation', () => {
+    const h = new PresentationHistory();
+    for (let t = 0; t < 5; t++) expect(h.record('k', t, SPEC).alert).toBe(false);
+    expect(h.record('k', 5, { threshold: 3, windowMs: 1_000 }).alert).toBe(true);
+  });
+
+  it('replaces nonsense settings with the SPEC numbers', () => {
+    expect(saneAlert({ threshold: 0, windowMs: Number.NaN })).toEqual(SPEC);
+    expect(saneAlert({ threshold: 3.7, windowMs: 5 })).toEqual({ threshold: 3, windowMs: 5 });
+  });
+
+  it('is bounded: at most maxIdentities identities, each at most threshold times', () => {
+    const h = new PresentationHistory(100);
+    for (let i = 0; i < 1_000; i++) h.record(`k${i}`, i, SPEC);
+    expect(h.size).toBe(100);
+    const r = new PresentationHistory();
+    for (let t = 0; t < 1_000; t++) r.record('k', t, { threshold: 3, windowMs: 10_000 });
+    expect(r.record('k', 1_000, { threshold: 3, windowMs: 10_000 }).inWindow).toBe(3);
+  });
+
+  it('agrees with a brute-force count over any presentation times (property)', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 5_000 }), { minLength: 1, maxLength: 60 }),
+        fc.integer({ min: 1, max: 8 }),
+        fc.integer({ min: 1, max: 3_000 }),
+        (gaps, threshold, windowMs) => {
+          const h = new PresentationHistory();
+          const times: number[] = [];
+          let t = 0;
+          for (const g of gaps) {
+            t += g;
+            times.push(t);
+            const { alert } = h.record('k', t, { threshold, windowMs });
+            const inWindow = times.filter((x) => t - x < windowMs).length;
+            if (alert !== inWindow >= threshold) return false;
+          }
+          return true;
+        }
+      )
+    );
+  });
+});
