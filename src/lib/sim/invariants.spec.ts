@@ -271,6 +271,28 @@ describe('one-consent across a policy edit', () => {
   });
 });
 
+describe('one-consent: a dialog open across an edit', () => {
+  it('ends its lifetime at the edit, though its record arrives after (found by the fuzz test)', () => {
+    const c = new InvariantChecker({ cards });
+    c.store('A', T0, { type: 'opened', scope: 'durable' });
+    const dialog = (id: number, t: number, durationMs: number) =>
+      record({ requestId: id, t, consentShown: true, consent: 'timeout', durationMs });
+    c.store('A', T0 + 1, { type: 'invalidate', server: 's' });
+    // Asked before the edit, timed out a minute later; a retry after the edit asked afresh.
+    const after = dialog(2, T0 + 2_000, 1_700);
+    answer(c, after, denial(2));
+    const before = dialog(1, T0 + 60_000, 60_000);
+    answer(c, before, denial(1));
+    expect(of(results(c, [after, before]), 'one-consent').status).toBe('held');
+    // Without the edit, the same two dialogs are a repeat.
+    const d = new InvariantChecker({ cards });
+    d.store('A', T0, { type: 'opened', scope: 'durable' });
+    answer(d, after, denial(2));
+    answer(d, before, denial(1));
+    expect(of(results(d, [after, before]), 'one-consent').violations).toBe(1);
+  });
+});
+
 describe('money', () => {
   const budget: ChargeContext = {
     budget: { micros: 30_000, windowMs: 1_800_000, currency: 'USD' },

@@ -50,6 +50,12 @@ export class LifetimeTracker {
    * never answers from that entry (its hash is stale), so it starts no lifetime.
    */
   readonly #hashes = new Map<string, { current: Set<string>; stale: Set<string> }>();
+  /**
+   * When lifetimes ended, per lane (`lane`) and per lane and server (`lane\0server`): a dialog
+   * learnt of later (its record arrives when its request ends) that was open across one of these
+   * ended its lifetime there too.
+   */
+  readonly #ends = new Map<string, number[]>();
   #longest = 0;
   #since = 0;
 
@@ -79,6 +85,10 @@ export class LifetimeTracker {
 
   /** End every lifetime of the lane (or of one server in it) at `t`. */
   #end(lane: string, t: number, server?: string): void {
+    const k = server === undefined ? lane : `${lane}\u0000${server}`;
+    const ends = this.#ends.get(k) ?? [];
+    ends.push(t);
+    this.#ends.set(k, ends);
     for (const s of this.#keys.values()) {
       if (s.lane !== lane || (server !== undefined && s.server !== server)) continue;
       for (const span of s.stored) span.to = Math.min(span.to, t);
@@ -129,15 +139,18 @@ export class LifetimeTracker {
     const scope = this.#scope.get(lane);
     if (!scope) return null;
     const from = r.t - r.durationMs;
-    const to = r.t;
+    let to = Math.max(r.t, from + 1);
+    // A lifetime that ended while this dialog was open (a policy edit, a clear, a new store).
+    for (const k of [lane, `${lane}\u0000${r.server}`])
+      for (const t of this.#ends.get(k) ?? []) if (t >= from && t < to) to = Math.max(t, from + 1);
     const s = this.#state(lane, scope === 'durable' ? '*' : r.connection, r.identity, r.server);
     let repeat: Repeat | null = null;
     for (const span of s.stored)
       if (span.from < from && from < span.to) repeat = { kind: 'stored', since: span.from };
     for (const span of s.dialogs)
-      if (span.from < Math.max(to, from + 1) && from < span.to)
+      if (span.from < to && from < span.to)
         repeat = { kind: 'in-flight', other: span.seq, since: span.from };
-    s.dialogs.push({ from, to: Math.max(to, from + 1), seq: r.seq });
+    s.dialogs.push({ from, to, seq: r.seq });
     this.#longest = Math.max(this.#longest, r.durationMs);
     if (++this.#since >= PRUNE_EVERY) this.#prune(r.t);
     return repeat;
@@ -151,6 +164,11 @@ export class LifetimeTracker {
       s.stored = s.stored.filter((x) => x.to > horizon);
       s.dialogs = s.dialogs.filter((x) => x.to > horizon);
       if (!s.stored.length && !s.dialogs.length) this.#keys.delete(k);
+    }
+    for (const [k, ends] of this.#ends) {
+      const kept = ends.filter((t) => t > horizon);
+      if (kept.length) this.#ends.set(k, kept);
+      else this.#ends.delete(k);
     }
   }
 }
