@@ -142,7 +142,7 @@ export class LifetimeTracker {
     let to = Math.max(r.t, from + 1);
     // A lifetime that ended while this dialog was open (a policy edit, a clear, a new store).
     for (const k of [lane, `${lane}\u0000${r.server}`])
-      for (const t of this.#ends.get(k) ?? []) if (t >= from && t < to) to = Math.max(t, from + 1);
+      for (const t of this.#ends.get(k) ?? []) if (t > from && t < to) to = t;
     const s = this.#state(lane, scope === 'durable' ? '*' : r.connection, r.identity, r.server);
     let repeat: Repeat | null = null;
     for (const span of s.stored)
