@@ -60,7 +60,10 @@ test('an approved request returns a result frame with its context annotation', a
   await page.goto('./single/?scope=connection');
   await page.getByLabel('Context').selectOption('allServers');
   await page.getByRole('button', { name: 'Send request' }).click();
+  // The statechart follows the request live: waiting on the user, then done with one frame.
+  await expect(page.getByTestId('live-state')).toHaveText('State: consenting');
   await page.getByRole('dialog').getByRole('button', { name: 'Approve' }).click();
   await expect(page.getByTestId('summary')).toContainText('trimmed');
+  await expect(page.getByTestId('live-state')).toHaveText('State: sent');
   await expect(page.getByLabel('Frame JSON')).toContainText('"applied": "thisServer"');
 });

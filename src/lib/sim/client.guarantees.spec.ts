@@ -318,7 +318,7 @@ describe('no path without a frame', () => {
 
   it('a hung store: the lookup times out on the virtual clock and the request is answered', () => {
     const store = new ConnectionDecisionStore();
-    store.lookup = () => new Promise(() => {});
+    store.lookup = () => new Promise<null>(() => {}) as never;
     const r = rig({ store, answer: false, answerAfterMs: 100 });
     r.send();
     r.clock.runUntil(r.clock.now() + 60_000);

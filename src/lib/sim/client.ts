@@ -11,6 +11,7 @@ import { createActor, fromCallback } from 'xstate';
 import {
   authorizationMachine,
   type AuthContext,
+  type AuthorizationActor,
   type AuthEvent,
   type AuthOutput,
   type CommitInput,
@@ -93,6 +94,8 @@ function errorText(e: unknown): string {
 }
 
 export interface RequestHandle {
+  /** The request's machine: the /single/ page follows its live state. */
+  readonly actor: AuthorizationActor;
   identity(): string;
   /** The server cancelled the request: it still gets one frame, streamed tokens are charged. */
   cancel(): void;
@@ -413,6 +416,7 @@ export class ClientHost {
     });
     actor.start();
     return {
+      actor,
       identity: () => actor.getSnapshot().context.identity,
       cancel: () => {
         if (actor.getSnapshot().status === 'active')

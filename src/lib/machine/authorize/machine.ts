@@ -777,6 +777,3 @@ export const authorizationMachine = setup({
 export type AuthorizationMachine = typeof authorizationMachine;
 export type AuthorizationActor = ActorRefFrom<AuthorizationMachine>;
 export type AuthorizationSnapshot = SnapshotFrom<AuthorizationMachine>;
-
-/** The machine's states in declaration order: the statechart draws them, the tests walk them. */
-export const AUTH_STATES = Object.keys(authorizationMachine.config.states ?? {});
