@@ -8,7 +8,7 @@
  *
  * On a failure the message carries the broken guarantee and the scenario JSON, and fast-check
  * prints its seed and path: `FUZZ_SEED=<seed> FUZZ_PATH=<path> npx vitest run <this file>` replays
- * it. `FUZZ_RUNS` sets the number of scenarios (default 40); `FUZZ_SURVEY=1` runs them all and
+ * it. `FUZZ_RUNS` sets the number of scenarios (default 60); `FUZZ_SURVEY=1` runs them all and
  * prints a tally of broken guarantees instead of stopping at the first.
  */
 import fc from 'fast-check';
@@ -24,7 +24,7 @@ import { parseScenario } from './scenario';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 
-const RUNS = Number(process.env.FUZZ_RUNS ?? 40);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 const SURVEY = process.env.FUZZ_SURVEY === '1';
 
 // ───────────────────────────── the space of valid scenarios ─────────────────────────────
