@@ -4,12 +4,8 @@
  */
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadScenario, reportRun, runAndWrite } from './run';
-
-afterEach(() => {
-  vi.restoreAllMocks();
-});
 
 describe('lab run under its invariants', () => {
   it('lists the guarantees under the summary, checks two runs with --twice, exits 0', () => {
@@ -63,11 +59,10 @@ describe('lab run under its invariants', () => {
     expect(outcome.broken).toMatch(
       /^invariant frames-conform broken: refused by the test \(lane [AB], request [^ ]+#1\/1, audit seq \d+\), and \d+ more$/
     );
-    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation(() => true);
-    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
-    expect(reportRun(outcome)).toBe(3);
-    expect(stdout).toHaveBeenCalledWith(outcome.text + '\n');
-    expect(stderr).toHaveBeenCalledTimes(1);
-    expect(stderr).toHaveBeenCalledWith(`lab: ${outcome.broken}\n`);
+    const out: string[] = [];
+    const err: string[] = [];
+    expect(reportRun(outcome, { out: (s) => out.push(s), err: (s) => err.push(s) })).toBe(3);
+    expect(out).toEqual([outcome.text + '\n']);
+    expect(err).toEqual([`lab: ${outcome.broken}\n`]);
   });
 });

@@ -147,10 +147,21 @@ export function runAndWrite(o: RunOptions): RunOutcome {
   };
 }
 
+/** Where a run's outcome is printed: the process's streams unless a caller captures them. */
+export interface RunStreams {
+  out(s: string): void;
+  err(s: string): void;
+}
+
+const processStreams: RunStreams = {
+  out: (s) => void process.stdout.write(s),
+  err: (s) => void process.stderr.write(s)
+};
+
 /** Print a run's outcome: the summary on stdout; a broken guarantee as one line on stderr, exit 3. */
-export function reportRun(r: RunOutcome): number {
-  process.stdout.write(r.text + '\n');
+export function reportRun(r: RunOutcome, io: RunStreams = processStreams): number {
+  io.out(r.text + '\n');
   if (!r.broken) return 0;
-  process.stderr.write(`lab: ${r.broken}\n`);
+  io.err(`lab: ${r.broken}\n`);
   return 3;
 }
