@@ -1,6 +1,6 @@
 import { requestIdentity } from '../lib/machine/identity';
 import { parseArgs, readStdin } from './io';
-import { CliError, loadScenario, loadTrace, runAndWrite } from './run';
+import { CliError, loadScenario, loadTrace, reportRun, runAndWrite } from './run';
 
 export interface Command {
   usage: string;
@@ -52,9 +52,9 @@ function guarded(f: () => number): number {
 }
 
 const run: Command = {
-  usage: 'run SCENARIO.json [--seed N] [--out DIR]',
+  usage: 'run SCENARIO.json [--seed N] [--out DIR] [--twice]',
   async run(args) {
-    const a = parseArgs(args, { values: ['seed', 'out'] });
+    const a = parseArgs(args, { values: ['seed', 'out'], flags: ['twice'] });
     if (!a.ok) return fail(`run: ${a.error}`);
     const [file, extra] = a.positional;
     if (!file || extra) return fail('run: give exactly one scenario file');
@@ -67,22 +67,22 @@ const run: Command = {
     return guarded(() => {
       const scenario = loadScenario(file);
       const out = a.values.out;
-      process.stdout.write(
+      return reportRun(
         runAndWrite({
           scenario,
           ...(seed !== undefined ? { seed } : {}),
-          ...(out ? { out } : {})
-        }) + '\n'
+          ...(out ? { out } : {}),
+          twice: !!a.flags.twice
+        })
       );
-      return 0;
     });
   }
 };
 
 const replay: Command = {
-  usage: 'replay TRACE.jsonl --scenario SCENARIO.json [--out DIR]',
+  usage: 'replay TRACE.jsonl --scenario SCENARIO.json [--out DIR] [--twice]',
   async run(args) {
-    const a = parseArgs(args, { values: ['scenario', 'out'] });
+    const a = parseArgs(args, { values: ['scenario', 'out'], flags: ['twice'] });
     if (!a.ok) return fail(`replay: ${a.error}`);
     const [file, extra] = a.positional;
     if (!file || extra) return fail('replay: give exactly one trace file');
@@ -92,8 +92,9 @@ const replay: Command = {
       const scenario = loadScenario(scenarioFile);
       const trace = loadTrace(file);
       const out = a.values.out;
-      process.stdout.write(runAndWrite({ scenario, trace, ...(out ? { out } : {}) }) + '\n');
-      return 0;
+      return reportRun(
+        runAndWrite({ scenario, trace, ...(out ? { out } : {}), twice: !!a.flags.twice })
+      );
     });
   }
 };

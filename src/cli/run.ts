@@ -1,8 +1,20 @@
 /** `lab run` and `lab replay`: a scenario (or a trace against a scenario's lanes), written out. */
 import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { Simulation, type FrameLine } from '../lib/sim/engine';
-import { auditLineJson, frameLineJson, metricsJson, summaryTable } from '../lib/sim/report';
+import { sha256 } from '@noble/hashes/sha2.js';
+import { bytesToHex } from '@noble/hashes/utils.js';
+import { sdkFrameProblem } from '../lib/sim/conformance';
+import type { FrameLine } from '../lib/sim/engine';
+import { guardedSimulation } from '../lib/sim/guard';
+import { brokenLine, type FrameValidator } from '../lib/sim/invariants';
+import {
+  auditLineJson,
+  digestRun,
+  frameLineJson,
+  guaranteesTable,
+  metricsJson,
+  summaryTable
+} from '../lib/sim/report';
 import { parseScenario, type Scenario } from '../lib/sim/scenario';
 import { parseTrace, type TraceEvent } from '../lib/sim/trace';
 import type { AuditRecord } from '../lib/machine/types';
@@ -64,10 +76,33 @@ export interface RunOptions {
   seed?: number;
   trace?: TraceEvent[];
   out?: string;
+  /** Run a second time and check the two runs' bytes are identical (the same-bytes guarantee). */
+  twice?: boolean;
+  /** How frames are validated: the MCP SDK's schemas unless a test says otherwise. */
+  validate?: FrameValidator;
 }
 
-/** Run to the end; write frames.jsonl, audit.jsonl and metrics.json into `out`; return the summary. */
-export function runAndWrite(o: RunOptions): string {
+/** What a run printed, and the first broken guarantee as one line (exit code 3), if any. */
+export interface RunOutcome {
+  text: string;
+  broken: string | null;
+}
+
+/** A running SHA-256 of the lines a file gets, so a second run can be compared byte for byte. */
+function lineDigest() {
+  const h = sha256.create();
+  const enc = new TextEncoder();
+  return {
+    line: (s: string) => h.update(enc.encode(s + '\n')),
+    hex: () => bytesToHex(h.digest())
+  };
+}
+
+/**
+ * Run to the end under the invariants; write frames.jsonl, audit.jsonl and metrics.json into
+ * `out`; return the summary (with the guarantees) and the first broken guarantee, if any.
+ */
+export function runAndWrite(o: RunOptions): RunOutcome {
   let frames: LineFile | null = null;
   let audit: LineFile | null = null;
   if (o.out) {
@@ -75,15 +110,58 @@ export function runAndWrite(o: RunOptions): string {
     frames = new LineFile(join(o.out, 'frames.jsonl'));
     audit = new LineFile(join(o.out, 'audit.jsonl'));
   }
-  const sim = new Simulation(o.scenario, {
+  const digest = o.twice ? { frames: lineDigest(), audit: lineDigest() } : null;
+  const runOpts = {
     ...(o.seed !== undefined ? { seed: o.seed } : {}),
-    ...(o.trace ? { trace: o.trace } : {}),
-    ...(frames ? { onFrame: (l: FrameLine) => frames.line(frameLineJson(l)) } : {}),
-    ...(audit ? { onAudit: (r: AuditRecord) => audit.line(auditLineJson(r)) } : {})
-  });
+    ...(o.trace ? { trace: o.trace } : {})
+  };
+  const { sim, guard } = guardedSimulation(
+    o.scenario,
+    {
+      ...runOpts,
+      onFrame: (l: FrameLine) => {
+        const s = frameLineJson(l);
+        frames?.line(s);
+        digest?.frames.line(s);
+      },
+      onAudit: (r: AuditRecord) => {
+        const s = auditLineJson(r);
+        audit?.line(s);
+        digest?.audit.line(s);
+      }
+    },
+    { validate: o.validate ?? sdkFrameProblem }
+  );
   sim.runToEnd();
   frames?.close();
   audit?.close();
-  if (o.out) writeFileSync(join(o.out, 'metrics.json'), metricsJson(sim));
-  return summaryTable(sim);
+  if (digest) {
+    const second = digestRun(o.scenario, runOpts);
+    guard.checker.sameBytes({ frames: digest.frames.hex(), audit: digest.audit.hex() }, second);
+  }
+  const guarantees = guard.results();
+  if (o.out) writeFileSync(join(o.out, 'metrics.json'), metricsJson(sim, guarantees));
+  return {
+    text: summaryTable(sim) + '\n\n' + guaranteesTable(guarantees),
+    broken: brokenLine(guarantees)
+  };
+}
+
+/** Where a run's outcome is printed: the process's streams unless a caller captures them. */
+export interface RunStreams {
+  out(s: string): void;
+  err(s: string): void;
+}
+
+const processStreams: RunStreams = {
+  out: (s) => void process.stdout.write(s),
+  err: (s) => void process.stderr.write(s)
+};
+
+/** Print a run's outcome: the summary on stdout; a broken guarantee as one line on stderr, exit 3. */
+export function reportRun(r: RunOutcome, io: RunStreams = processStreams): number {
+  io.out(r.text + '\n');
+  if (!r.broken) return 0;
+  io.err(`lab: ${r.broken}\n`);
+  return 3;
 }

@@ -8,7 +8,7 @@
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
  */
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
-import { resolveClientConfig, type ClientConfigInput } from '../machine/config';
+import { resolveClientConfig, type ClientConfig, type ClientConfigInput } from '../machine/config';
 import { toMicros } from '../machine/money';
 import type { Policy } from '../machine/policy';
 import type {
@@ -31,6 +31,7 @@ import { LANE_IDS, type LaneId, type Scenario } from './scenario';
 import { applyWireStyle } from './servers/request';
 import { createServer } from './servers/behaviours';
 import type { TraceEvent } from './trace';
+import { tapStore, type StoreEvent } from './store-tap';
 import { createUser } from './user';
 import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from './world';
 
@@ -73,6 +74,8 @@ export interface SimulationOptions {
   durable?: DurableProvider;
   /** Replay these events instead of running the simulated population. */
   trace?: TraceEvent[];
+  /** Sees every change to a lane's decision store (the run's invariants read what was stored). */
+  onStore?: (lane: LaneId, event: StoreEvent) => void;
 }
 
 /** An audit log that forwards records instead of keeping them: runs of millions stay small. */
@@ -166,6 +169,7 @@ export class LaneRuntime {
   /** True while the lane asked for durable storage and runs connection-scoped instead. */
   fellBack: boolean;
   readonly #durable: DurableProvider | undefined;
+  readonly #onStore: SimulationOptions['onStore'];
   /** SEP-2577's baseline: the lane's servers call the provider themselves (see direct.ts). */
   readonly direct: boolean;
   readonly #provider: ProviderSource;
@@ -182,7 +186,8 @@ export class LaneRuntime {
     this.label = lane.label;
     const config = resolveClientConfig(lane.client);
     this.#durable = opts.durable;
-    const { store, fellBack } = buildLaneStore(id, config, this.#durable);
+    this.#onStore = opts.onStore;
+    const { store, fellBack } = this.#buildStore(config);
     this.fellBack = fellBack;
     const provider = createProvider(scenario.provider, sim.clock, root.fork('provider'));
     const user = createUser(scenario.user, sim.clock, root.fork('user'));
@@ -263,12 +268,20 @@ export class LaneRuntime {
     });
   }
 
+  /** The lane's store for `config` (lane-store.ts), seen by the run's invariants when they watch. */
+  #buildStore(config: ClientConfig) {
+    const built = buildLaneStore(this.id, config, this.#durable);
+    const observe = this.#onStore;
+    if (!observe) return built;
+    return { ...built, store: tapStore(built.store, (e) => observe(this.id, e)) };
+  }
+
   setConfig(input: ClientConfigInput): void {
     const next = resolveClientConfig(input);
     // A change of scope is a change of where state lives: the new store starts empty. (The alert
     // settings are read live from the config by the host.)
     if (next.store !== this.host.config.store) {
-      const built = buildLaneStore(this.id, next, this.#durable);
+      const built = this.#buildStore(next);
       this.host.store = built.store;
       this.fellBack = built.fellBack;
     }

@@ -7,6 +7,7 @@ import type { ClientConfigInput } from '../machine/config';
 import type { Policy } from '../machine/policy';
 import type { AuditRecord, Frame, JsonRpcId, SamplingParams } from '../machine/types';
 import type { FrameLine, TimelineMark } from './engine';
+import type { InvariantResult } from './invariants';
 import type { LaneCounters, LaneSeries } from './metrics';
 import type { RunDigest } from './report';
 import type { LaneId, ScenarioError } from './scenario';
@@ -106,6 +107,8 @@ export interface Snapshot {
   pendingConsent: PendingConsent[];
   /** How many events the last command ran. */
   events: number;
+  /** The run's guarantees as they stand (the Guarantees panel). */
+  guarantees: InvariantResult[];
 }
 
 export interface Inspection {

@@ -8,6 +8,7 @@ import { fromMicros } from '../machine/money';
 import type { AuditRecord } from '../machine/types';
 import { orderRecord } from '../store/audit-export';
 import { Simulation, type FrameLine, type SimulationOptions } from './engine';
+import type { InvariantResult } from './invariants';
 import type { LaneCounters } from './metrics';
 import { LANE_IDS, type LaneId, type Scenario } from './scenario';
 
@@ -84,8 +85,22 @@ export function summaryTable(sim: Simulation): string {
     .join('\n');
 }
 
-/** `metrics.json`: the summary, every counter, the time series and the statechart's edge counts. */
-export function metricsJson(sim: Simulation): string {
+const MARK = { held: '✓', broken: '✗', waived: '–' } as const;
+
+/** The guarantees as the CLI prints them under the summary: one line each. */
+export function guaranteesTable(results: readonly InvariantResult[]): string {
+  const w = Math.max(...results.map((r) => r.id.length));
+  return [
+    'guarantees',
+    ...results.map((r) => `  ${MARK[r.status]} ${r.id.padEnd(w)}  ${r.summary}`)
+  ].join('\n');
+}
+
+/**
+ * `metrics.json`: the summary, every counter, the time series and the statechart's edge counts,
+ * and the run's guarantees when it was checked.
+ */
+export function metricsJson(sim: Simulation, guarantees?: readonly InvariantResult[]): string {
   const lanes = Object.fromEntries(
     LANE_IDS.map((id) => {
       const m = sim.lanes[id].metrics;
@@ -110,7 +125,19 @@ export function metricsJson(sim: Simulation): string {
         start: new Date(sim.start).toISOString(),
         end: new Date(sim.clock.now()).toISOString(),
         marks: sim.marks,
-        lanes
+        lanes,
+        ...(guarantees
+          ? {
+              guarantees: guarantees.map((g) => ({
+                id: g.id,
+                status: g.status,
+                summary: g.summary,
+                checked: g.checked,
+                violations: g.violations,
+                offenders: g.offenders
+              }))
+            }
+          : {})
       },
       null,
       2

@@ -26,9 +26,12 @@ import type {
   ResultFrame,
   SamplingRequest
 } from '../machine/types';
-import { Simulation, type FrameLine } from './engine';
+import { sdkFrameProblem } from './conformance';
+import type { FrameLine } from './engine';
+import { guardedSimulation } from './guard';
+import { brokenLine, type InvariantResult } from './invariants';
 import { emptyCounters, type LaneCounters } from './metrics';
-import { parseScenario, type LaneId, type Scenario } from './scenario';
+import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
 import type { UserStats } from './user';
 
 const DIR = fileURLToPath(new URL('../../../static/scenarios/', import.meta.url));
@@ -64,6 +67,8 @@ interface Run {
   audit: AuditRecord[];
   A: Lane;
   B: Lane;
+  /** The run's guarantees, checked as it ran. */
+  guarantees: InvariantResult[];
 }
 
 function load(name: string): Scenario {
@@ -76,10 +81,11 @@ function execute(name: string): Run {
   const scenario = load(name);
   const frames: FrameLine[] = [];
   const audit: AuditRecord[] = [];
-  const sim = new Simulation(scenario, {
-    onFrame: (l) => frames.push(l),
-    onAudit: (a) => audit.push(a)
-  });
+  const { sim, guard } = guardedSimulation(
+    scenario,
+    { onFrame: (l) => frames.push(l), onAudit: (a) => audit.push(a) },
+    { validate: sdkFrameProblem }
+  );
   sim.runToEnd();
   expect(sim.done).toBe(true);
   const lane = (id: LaneId): Lane => ({
@@ -87,7 +93,7 @@ function execute(name: string): Run {
     user: sim.lanes[id].userStats,
     cacheHits: sim.lanes[id].providerStats.cacheHits
   });
-  return { scenario, frames, audit, A: lane('A'), B: lane('B') };
+  return { scenario, frames, audit, A: lane('A'), B: lane('B'), guarantees: guard.results() };
 }
 
 const cache = new Map<string, Run>();
@@ -216,6 +222,31 @@ describe('the scenario files', () => {
       expect(inFlight).toBeLessThanOrEqual(scenario.servers.length * 2);
       if (!data.lanes[id].client.silence) expect(c.silenced).toBe(0);
     }
+  });
+});
+
+// ───────────────────────────── the guarantees ─────────────────────────────
+
+describe('every scenario keeps the guarantees', () => {
+  it.each(NAMES)('%s', (name) => {
+    const { guarantees, scenario } = run(name);
+    // Each one was checked; none is broken (the broken one's first offender names the request).
+    expect(guarantees.map((g) => g.id)).toEqual([
+      'one-frame',
+      'one-consent',
+      'no-overdraw',
+      'call-within-limit',
+      'tokens-paid',
+      'loops-flagged',
+      'replays-no-model',
+      'verdicts-only',
+      'frames-conform',
+      'totals-match'
+    ]);
+    expect(brokenLine(guarantees)).toBeNull();
+    // Silence is the one guarantee a learner may give up, and only by switching it on.
+    const silent = LANE_IDS.some((id) => scenario.lanes[id].client.silence);
+    expect(guarantees[0]!.status).toBe(silent ? 'waived' : 'held');
   });
 });
 

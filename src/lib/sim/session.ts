@@ -9,7 +9,9 @@ import type { ConsentSource } from './client';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore } from '../store/decision-store';
 import type { StorageFailure } from '../store/write-behind';
-import { Simulation } from './engine';
+import { sdkFrameProblem } from './conformance';
+import type { Simulation } from './engine';
+import { RunGuard } from './guard';
 import type { DurableProvider } from './lane-store';
 import type {
   Command,
@@ -75,6 +77,8 @@ export class Session {
   /** The storage the next `load` uses (and the current run keeps until then). */
   #next: RunStorage | null;
   #storage: RunStorage | null = null;
+  /** The run's invariants, fed by every frame, record and store change. */
+  #guard: RunGuard | null = null;
   #audit: AuditRecord[] = [];
   #kept: Record<LaneId, Map<number, Kept>> = { A: new Map(), B: new Map() };
   #pending = new Map<number, { info: PendingConsent; answer: (approved: boolean) => void }>();
@@ -214,7 +218,8 @@ export class Session {
       durableError: this.#storage?.durableError ?? null,
       storage: this.storageView(),
       pendingConsent: [...this.#pending.values()].map((p) => p.info),
-      events: this.#events
+      events: this.#events,
+      guarantees: this.#guard?.results() ?? []
     };
   }
 
@@ -254,7 +259,8 @@ export class Session {
     this.#human = new Set(cmd.human ?? []);
     const storage = (this.#storage = this.#next);
     const auditLog = storage?.audit ?? null;
-    this.sim = new Simulation(r.scenario, {
+    this.#guard = new RunGuard(r.scenario, { validate: sdkFrameProblem });
+    this.sim = this.#guard.simulate(r.scenario, {
       ...(cmd.seed !== undefined ? { seed: cmd.seed } : {}),
       ...(cmd.trace ? { trace: cmd.trace } : {}),
       ...(storage ? { durable: storage.durable } : {}),

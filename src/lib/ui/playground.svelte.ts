@@ -6,9 +6,11 @@
 import type { ClientConfigInput } from '$lib/machine/config';
 import type { Policy } from '$lib/machine/policy';
 import type { AuditRecord } from '$lib/machine/types';
+import type { InvariantResult } from '$lib/sim/invariants';
 import type { Inspection, PendingConsent, Reply, Snapshot, StorageView } from '$lib/sim/protocol';
 import type { LaneId, ScenarioError } from '$lib/sim/scenario';
 import type { TraceEvent } from '$lib/sim/trace';
+import { focusOf, type AuditFocus } from './guarantees';
 import { SimClient } from './sim-client';
 
 /** Speeds on a logarithmic slider: 1× to 1000× simulated time. */
@@ -92,6 +94,8 @@ export class Playground {
   trace: TraceEvent[] | null = null;
   /** The first load after the page opens may resume the tab's run; Reset, a seed or a scenario never do. */
   #mayResume = true;
+  /** The audit rows behind a guarantee the learner followed from the Guarantees panel. */
+  auditFocus = $state.raw<AuditFocus | null>(null);
   /** Wall-clock frame times (ms) while playing: `bench:ui` reads them. */
   frameTimes: number[] = [];
 
@@ -184,6 +188,7 @@ export class Playground {
     this.seed = seed;
     this.audit = [];
     this.auditVersion++;
+    this.auditFocus = null;
     this.inspection = null;
     this.notice = '';
     this.snapshot = await client.request({ type: 'advance', to: r.start }, 'snapshot');
@@ -323,6 +328,11 @@ export class Playground {
   inspect(lane: LaneId, seq: number): void {
     this.inspecting = true;
     this.#client?.send({ type: 'inspect', lane, seq });
+  }
+
+  /** Show the audit rows behind a guarantee; the same one again shows every row. */
+  focusGuarantee(g: InvariantResult): void {
+    this.auditFocus = this.auditFocus?.id === g.id ? null : focusOf(g);
   }
 
   laneClient(lane: LaneId): ClientConfigInput {

@@ -1,0 +1,117 @@
+/**
+ * Runs a simulation under its invariants: wraps the engine's hooks so that every frame, audit
+ * record and store change also reaches an {@link InvariantChecker}, and tells the checker what the
+ * stream does not carry (the lane's silence switch, the budget in force). The CLI, the tests and
+ * the playground's worker all check a run through this one place.
+ */
+import { toMicros } from '../machine/money';
+import { effectiveBlock } from '../machine/policy';
+import { Simulation, type SimulationOptions } from './engine';
+import {
+  InvariantChecker,
+  type ChargeContext,
+  type FrameValidator,
+  type InvariantResult
+} from './invariants';
+import { cardsByModel } from './provider';
+import { LANE_IDS, type LaneId, type Scenario } from './scenario';
+
+export interface GuardOptions {
+  /** Validates every frame sent; `conformance.ts` has the MCP SDK's. */
+  validate?: FrameValidator;
+}
+
+/** Slack on top of the machine's own timeouts before an unanswered request counts as lost. */
+const STUCK_SLACK_MS = 60_000;
+
+export class RunGuard {
+  readonly checker: InvariantChecker;
+  #sim: Simulation | null = null;
+  readonly #start: number;
+
+  constructor(scenario: Scenario, opts: GuardOptions = {}) {
+    this.checker = new InvariantChecker({
+      cards: cardsByModel(scenario.provider.cards),
+      ...(opts.validate ? { validate: opts.validate } : {})
+    });
+    this.#start = scenario.start;
+  }
+
+  /** `next`'s hooks, each also feeding the checker (first the checker, then `next`). */
+  options(next: SimulationOptions = {}): SimulationOptions {
+    const c = this.checker;
+    return {
+      ...next,
+      onFrame: (l) => {
+        const sim = this.#sim;
+        if (l.direction === 'in')
+          c.request(l.lane, l.connection, l.frame.id, l.t, {
+            silence: sim ? sim.lanes[l.lane].host.config.silence : false
+          });
+        else if (!('method' in l.frame)) c.frame(l.lane, l.connection, l.frame, l.t);
+        next.onFrame?.(l);
+      },
+      onAudit: (r) => {
+        c.audit(r, this.#charge(r.lane as LaneId | undefined, r.server));
+        next.onAudit?.(r);
+      },
+      onStore: (lane, e) => {
+        c.store(lane, this.#sim?.now ?? this.#start, e);
+        next.onStore?.(lane, e);
+      }
+    };
+  }
+
+  /** A simulation of `scenario` whose every hook also feeds this guard. */
+  simulate(scenario: Scenario, opts: SimulationOptions = {}): Simulation {
+    return this.attach(new Simulation(scenario, this.options(opts)));
+  }
+
+  /** The simulation the hooks belong to (set once it is constructed). */
+  attach(sim: Simulation): Simulation {
+    this.#sim = sim;
+    return sim;
+  }
+
+  #charge(lane: LaneId | undefined, server: string): ChargeContext {
+    const host = lane && this.#sim ? this.#sim.lanes[lane].host : null;
+    if (!host) return { budget: null, pool: null };
+    const budget = effectiveBlock(host.policy, server).budget;
+    const c = host.config;
+    return {
+      budget: budget
+        ? { micros: toMicros(budget.amount), windowMs: budget.windowMs, currency: budget.currency }
+        : null,
+      pool:
+        c.capScope === 'session-pool'
+          ? { micros: toMicros(c.sessionPool.amount), currency: c.sessionPool.currency }
+          : null,
+      alert: c.alert
+    };
+  }
+
+  /** The guarantees as they stand now. */
+  results(): InvariantResult[] {
+    const sim = this.#sim;
+    if (!sim) return [];
+    let stuck = 0;
+    const counters = {} as Record<LaneId, Simulation['lanes'][LaneId]['metrics']['counters']>;
+    for (const id of LANE_IDS) {
+      const lane = sim.lanes[id];
+      const cfg = lane.host.config;
+      stuck = Math.max(stuck, 2 * (cfg.consentTimeoutMs + cfg.deadlineMs) + STUCK_SLACK_MS);
+      counters[id] = lane.metrics.counters;
+    }
+    return this.checker.results(sim.now, counters, stuck);
+  }
+}
+
+/** A simulation whose every hook also feeds a new guard. */
+export function guardedSimulation(
+  scenario: Scenario,
+  opts: SimulationOptions = {},
+  guardOpts: GuardOptions = {}
+): { sim: Simulation; guard: RunGuard } {
+  const guard = new RunGuard(scenario, guardOpts);
+  return { sim: guard.simulate(scenario, opts), guard };
+}

@@ -1,0 +1,174 @@
+/**
+ * Store lifetimes, for the "one consent dialog per identity per store lifetime" guarantee.
+ *
+ * A lifetime is kept per (lane, scope key, identity): the scope key is the connection for a
+ * connection-scoped store (so a reconnect starts a new lifetime, which is the lesson) and one key
+ * for a durable store. Within it, a consent dialog is a repeat when it starts
+ * - while another presentation of the identity that showed a dialog is still in flight (it should
+ *   have joined that evaluation), or
+ * - while a decision stored for the identity is live (the lookup should have answered it).
+ * A lifetime ends when the stored decision expires, is overwritten by a shorter one, or is
+ * dropped by a policy edit to its server, a clear, or a new store (a change of scope). A dialog
+ * whose answer was not stored (a timeout, or allowed verdicts not kept) ends its lifetime when its
+ * request ends: asking again afterwards is legitimate.
+ */
+import type { AuditRecord } from '../machine/types';
+import type { StoreEvent } from './store-tap';
+
+interface Span {
+  from: number;
+  /** Exclusive; Infinity = until something ends it. */
+  to: number;
+  seq: number | null;
+}
+
+interface KeyState {
+  lane: string;
+  server: string;
+  stored: Span[];
+  dialogs: Span[];
+}
+
+/** Why a dialog was a repeat. */
+export type Repeat =
+  { kind: 'in-flight'; other: number | null; since: number } | { kind: 'stored'; since: number };
+
+export function lifetimeBroken(r: Repeat): string {
+  return r.kind === 'in-flight'
+    ? `a second consent dialog while dialog${r.other !== null ? ` (audit seq ${r.other})` : ''} from ${new Date(r.since).toISOString()} was still in flight`
+    : `a consent dialog while the decision stored at ${new Date(r.since).toISOString()} was live`;
+}
+
+const PRUNE_EVERY = 4096;
+
+export class LifetimeTracker {
+  readonly #scope = new Map<string, 'connection' | 'durable'>();
+  readonly #keys = new Map<string, KeyState>();
+  /**
+   * Per lane and server: the policy hashes its commits carried since the last edit, and those an
+   * edit made stale. A request decided under the old policy may commit after the edit; the store
+   * never answers from that entry (its hash is stale), so it starts no lifetime.
+   */
+  readonly #hashes = new Map<string, { current: Set<string>; stale: Set<string> }>();
+  /**
+   * When lifetimes ended, per lane (`lane`) and per lane and server (`lane\0server`): a dialog
+   * learnt of later (its record arrives when its request ends) that was open across one of these
+   * ended its lifetime there too.
+   */
+  readonly #ends = new Map<string, number[]>();
+  #longest = 0;
+  #since = 0;
+
+  #key(lane: string, scopeKey: string, identity: string): string {
+    return `${lane}\u0000${scopeKey}\u0000${identity}`;
+  }
+
+  #state(lane: string, scopeKey: string, identity: string, server: string): KeyState {
+    const k = this.#key(lane, scopeKey, identity);
+    let s = this.#keys.get(k);
+    if (!s) {
+      s = { lane, server, stored: [], dialogs: [] };
+      this.#keys.set(k, s);
+    }
+    return s;
+  }
+
+  #hashesOf(lane: string, server: string) {
+    const k = `${lane}\u0000${server}`;
+    let h = this.#hashes.get(k);
+    if (!h) {
+      h = { current: new Set(), stale: new Set() };
+      this.#hashes.set(k, h);
+    }
+    return h;
+  }
+
+  /** End every lifetime of the lane (or of one server in it) at `t`. */
+  #end(lane: string, t: number, server?: string): void {
+    const k = server === undefined ? lane : `${lane}\u0000${server}`;
+    const ends = this.#ends.get(k) ?? [];
+    ends.push(t);
+    this.#ends.set(k, ends);
+    for (const s of this.#keys.values()) {
+      if (s.lane !== lane || (server !== undefined && s.server !== server)) continue;
+      for (const span of s.stored) span.to = Math.min(span.to, t);
+      for (const span of s.dialogs) span.to = Math.min(span.to, t);
+    }
+  }
+
+  store(lane: string, t: number, e: StoreEvent): void {
+    switch (e.type) {
+      case 'opened':
+        this.#scope.set(lane, e.scope);
+        this.#end(lane, t);
+        break;
+      case 'commit': {
+        const d = e.decision;
+        const h = this.#hashesOf(lane, d.server);
+        if (h.stale.has(d.policyHash)) break;
+        h.current.add(d.policyHash);
+        const scopeKey = e.scope === 'durable' ? '*' : e.connection;
+        const s = this.#state(lane, scopeKey, d.identity, d.server);
+        // A commit replaces the entry: the one before it answers no more lookups.
+        for (const span of s.stored) span.to = Math.min(span.to, t);
+        s.stored.push({ from: t, to: d.expiresAt ?? Infinity, seq: null });
+        break;
+      }
+      case 'invalidate': {
+        const h = this.#hashesOf(lane, e.server);
+        for (const x of h.current) h.stale.add(x);
+        h.current.clear();
+        this.#end(lane, t, e.server);
+        break;
+      }
+      case 'clear':
+        this.#end(lane, t);
+        break;
+      case 'close':
+        // A closed connection's key is never used again (connection ids are not reused), so its
+        // lifetime ends by itself; nothing to scan.
+        break;
+    }
+  }
+
+  /**
+   * A presentation that showed a consent dialog ended (its audit record): is the dialog a repeat
+   * within a store lifetime? Unknown scope (no store was reported for the lane): not judged.
+   */
+  dialog(lane: string, r: AuditRecord): Repeat | null {
+    const scope = this.#scope.get(lane);
+    if (!scope) return null;
+    const from = r.t - r.durationMs;
+    let to = Math.max(r.t, from + 1);
+    // A lifetime that ended while this dialog was open (a policy edit, a clear, a new store).
+    for (const k of [lane, `${lane}\u0000${r.server}`])
+      for (const t of this.#ends.get(k) ?? []) if (t > from && t < to) to = t;
+    const s = this.#state(lane, scope === 'durable' ? '*' : r.connection, r.identity, r.server);
+    let repeat: Repeat | null = null;
+    for (const span of s.stored)
+      if (span.from < from && from < span.to) repeat = { kind: 'stored', since: span.from };
+    for (const span of s.dialogs)
+      if (span.from < to && from < span.to)
+        repeat = { kind: 'in-flight', other: span.seq, since: span.from };
+    s.dialogs.push({ from, to, seq: r.seq });
+    this.#longest = Math.max(this.#longest, r.durationMs);
+    if (++this.#since >= PRUNE_EVERY) this.#prune(r.t);
+    return repeat;
+  }
+
+  /** Forget spans no future dialog can start inside (dialogs are at most `#longest` long). */
+  #prune(now: number): void {
+    this.#since = 0;
+    const horizon = now - 2 * this.#longest - 1;
+    for (const [k, s] of this.#keys) {
+      s.stored = s.stored.filter((x) => x.to > horizon);
+      s.dialogs = s.dialogs.filter((x) => x.to > horizon);
+      if (!s.stored.length && !s.dialogs.length) this.#keys.delete(k);
+    }
+    for (const [k, ends] of this.#ends) {
+      const kept = ends.filter((t) => t > horizon);
+      if (kept.length) this.#ends.set(k, kept);
+      else this.#ends.delete(k);
+    }
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Retry loops, for the "every loop is flagged" guarantee (SPEC §4): an identity presented
+ * `threshold` times within the alert window is a retry loop, whether or not a decision is stored
+ * for it — transient denials, cost refusals and expired entries count too.
+ *
+ * Presentations are learnt from audit records, which arrive when a request ends, so a presentation
+ * that started earlier but ended later is not counted yet: the count can only fall short, never
+ * exceed the truth, and the guarantee never flags a presentation the host was right not to.
+ */
+import type { AuditRecord } from '../machine/types';
+
+export interface AlertSettings {
+  threshold: number;
+  windowMs: number;
+}
+
+const SWEEP_EVERY = 4096;
+
+export class LoopTracker {
+  /** lane + identity → presentation times (most recent `threshold`), ascending. */
+  readonly #times = new Map<string, number[]>();
+  #since = 0;
+  #longestWindow = 0;
+
+  /**
+   * Count the presentation `r` under the lane's alert settings; returns how many presentations of
+   * its identity fall inside the window ending at it (it included), and whether that is a loop.
+   */
+  presented(
+    lane: string,
+    r: AuditRecord,
+    alert: AlertSettings
+  ): { inWindow: number; loop: boolean } {
+    const at = r.t - r.durationMs;
+    const threshold = Math.max(1, Math.floor(alert.threshold));
+    const key = `${lane}\u0000${r.identity}`;
+    const times = this.#times.get(key) ?? [];
+    // Keep the times sorted: records arrive in end order, presentations may start out of order.
+    let i = times.length;
+    while (i > 0 && times[i - 1]! > at) i--;
+    times.splice(i, 0, at);
+    if (times.length > Math.max(threshold, 64))
+      times.splice(0, times.length - Math.max(threshold, 64));
+    this.#times.set(key, times);
+    let inWindow = 0;
+    for (const t of times) if (t <= at && at - t < alert.windowMs) inWindow++;
+    this.#longestWindow = Math.max(this.#longestWindow, alert.windowMs);
+    if (++this.#since >= SWEEP_EVERY) this.#sweep(r.t);
+    return { inWindow, loop: inWindow >= threshold };
+  }
+
+  /** Forget identities whose last presentation left every window. */
+  #sweep(now: number): void {
+    this.#since = 0;
+    for (const [k, times] of this.#times) {
+      const last = times[times.length - 1];
+      if (last === undefined || now - last > 2 * this.#longestWindow) this.#times.delete(k);
+    }
+  }
+}

@@ -1,0 +1,37 @@
+/**
+ * The Guarantees panel's logic: what each guarantee's link shows in the audit table. A guarantee
+ * that holds (or was given up on purpose) shows the rows it was checked on; a broken one shows
+ * its offenders. Plain functions, tested without a page.
+ */
+import type { AuditRecord } from '$lib/machine/types';
+import { rowsBehind, type InvariantResult } from '$lib/sim/invariants';
+
+/** A filter the audit table applies on top of its own: "the rows behind" a guarantee. */
+export interface AuditFocus {
+  /** Which guarantee, for the table's "showing the rows behind …" line. */
+  id: string;
+  label: string;
+  match: (r: AuditRecord) => boolean;
+}
+
+const MARK = { held: '✓', broken: '✗', waived: '✗' } as const;
+
+/** The line the panel shows: "✓ 664 of 664 requests answered". */
+export function guaranteeLine(g: InvariantResult): string {
+  return `${MARK[g.status]} ${g.summary}`;
+}
+
+/** The audit rows behind `g`: its offenders when broken, else the rows it was checked on. */
+export function focusOf(g: InvariantResult): AuditFocus {
+  if (g.status === 'broken') {
+    const rows = new Set(
+      g.offenders.filter((o) => o.seq !== null).map((o) => `${o.lane}\u0000${o.seq}`)
+    );
+    return {
+      id: g.id,
+      label: g.summary,
+      match: (r) => rows.has(`${r.lane ?? ''}\u0000${r.seq}`)
+    };
+  }
+  return { id: g.id, label: g.summary, match: (r) => rowsBehind(g.id, g.status, r) };
+}
