@@ -1,4 +1,5 @@
-import { requestIdentity } from '../lib/machine/identity';
+import { depthExceeded, MAX_PARAMS_DEPTH, requestIdentity } from '../lib/machine/identity';
+import { formatPath } from '../lib/machine/policy';
 import { parseArgs, readStdin } from './io';
 import { CliError, loadScenario, loadTrace, runAndWrite } from './run';
 
@@ -31,10 +32,16 @@ const identity: Command = {
     }
     const p = params as Record<string, unknown>;
     // Accept a whole JSON-RPC request as well as bare params.
-    const bare =
-      p.method === 'sampling/createMessage' && p.params && typeof p.params === 'object'
-        ? p.params
-        : p;
+    const wrapped =
+      p.method === 'sampling/createMessage' && p.params && typeof p.params === 'object';
+    const bare = wrapped ? p.params : p;
+    // The same depth limit as a trace or a scenario, checked before the canonicaliser recurses.
+    const deep = depthExceeded(bare, MAX_PARAMS_DEPTH);
+    if (deep) {
+      return fail(
+        `identity: ${formatPath(wrapped ? ['params', ...deep] : deep)}: nested deeper than ${MAX_PARAMS_DEPTH} levels (the limit for a request's params)`
+      );
+    }
     process.stdout.write(
       requestIdentity(server, bare, { canonicalize: !a.flags['no-canonicalize'] }) + '\n'
     );
