@@ -1,16 +1,46 @@
-import { depthExceeded, MAX_PARAMS_DEPTH, requestIdentity } from '../lib/machine/identity';
-import { formatPath } from '../lib/machine/policy';
+import {
+  depthExceeded,
+  depthPathText,
+  MAX_PARAMS_DEPTH,
+  requestIdentity
+} from '../lib/machine/identity';
 import { parseArgs, readStdin } from './io';
 import { CliError, loadScenario, loadTrace, runAndWrite } from './run';
+
+/** Where a command reads and writes: the process, or a test capturing both streams. */
+export interface Io {
+  out(s: string): void;
+  err(s: string): void;
+  stdin(): Promise<string>;
+}
+
+export const processIo: Io = {
+  out: (s) => void process.stdout.write(s),
+  err: (s) => void process.stderr.write(s),
+  stdin: readStdin
+};
 
 export interface Command {
   usage: string;
   run(args: string[]): Promise<number>;
 }
 
+let io: Io = processIo;
+
 function fail(message: string): number {
-  process.stderr.write(`lab: ${message}\n`);
+  io.err(`lab: ${message}\n`);
   return 2;
+}
+
+/** Run a command in-process with its streams going to `use`; exit code as `main` would return it. */
+export async function runCommand(command: Command, args: string[], use: Io): Promise<number> {
+  const before = io;
+  io = use;
+  try {
+    return await command.run(args);
+  } finally {
+    io = before;
+  }
 }
 
 const identity: Command = {
@@ -20,7 +50,7 @@ const identity: Command = {
     if (!a.ok) return fail(a.error);
     const server = a.values.server;
     if (!server) return fail('identity: --server NAME is required');
-    const text = await readStdin();
+    const text = await io.stdin();
     let params: unknown;
     try {
       params = JSON.parse(text);
@@ -39,12 +69,10 @@ const identity: Command = {
     const deep = depthExceeded(bare, MAX_PARAMS_DEPTH);
     if (deep) {
       return fail(
-        `identity: ${formatPath(wrapped ? ['params', ...deep] : deep)}: nested deeper than ${MAX_PARAMS_DEPTH} levels (the limit for a request's params)`
+        `identity: ${depthPathText(wrapped ? ['params', ...deep] : deep)}: nested deeper than ${MAX_PARAMS_DEPTH} levels (the limit for a request's params)`
       );
     }
-    process.stdout.write(
-      requestIdentity(server, bare, { canonicalize: !a.flags['no-canonicalize'] }) + '\n'
-    );
+    io.out(requestIdentity(server, bare, { canonicalize: !a.flags['no-canonicalize'] }) + '\n');
     return 0;
   }
 };
@@ -74,7 +102,7 @@ const run: Command = {
     return guarded(() => {
       const scenario = loadScenario(file);
       const out = a.values.out;
-      process.stdout.write(
+      io.out(
         runAndWrite({
           scenario,
           ...(seed !== undefined ? { seed } : {}),
@@ -99,7 +127,7 @@ const replay: Command = {
       const scenario = loadScenario(scenarioFile);
       const trace = loadTrace(file);
       const out = a.values.out;
-      process.stdout.write(runAndWrite({ scenario, trace, ...(out ? { out } : {}) }) + '\n');
+      io.out(runAndWrite({ scenario, trace, ...(out ? { out } : {}) }) + '\n');
       return 0;
     });
   }

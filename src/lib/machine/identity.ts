@@ -48,7 +48,7 @@ export const MAX_PARAMS_DEPTH = 64;
 export class ParamsDepthError extends Error {
   constructor(readonly path: readonly (string | number)[]) {
     super(
-      `nested deeper than ${MAX_PARAMS_DEPTH} levels (the limit for a request's params) at ${pathText(path)}`
+      `nested deeper than ${MAX_PARAMS_DEPTH} levels (the limit for a request's params) at ${depthPathText(path)}`
     );
     this.name = 'ParamsDepthError';
   }
@@ -56,8 +56,19 @@ export class ParamsDepthError extends Error {
 
 const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-function pathText(path: readonly (string | number)[]): string {
-  let out = '$';
+/**
+ * Where a too-deep value sits, as a JSONPath: the first few steps, then how deep it goes — the
+ * full path of a 64-level value is a screenful of `[0]`s that helps nobody; the message names
+ * the limit.
+ */
+export function depthPathText(path: readonly (string | number)[], prefix = '$'): string {
+  const shown = path.length > 8 ? path.slice(0, 6) : path;
+  const more = path.length > shown.length ? '…' : '';
+  return pathText(shown, prefix) + more;
+}
+
+function pathText(path: readonly (string | number)[], prefix = '$'): string {
+  let out = prefix;
   for (const s of path) {
     if (typeof s === 'number') out += `[${s}]`;
     else out += IDENT.test(s) ? `.${s}` : `[${JSON.stringify(s)}]`;

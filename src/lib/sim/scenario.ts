@@ -8,7 +8,7 @@
  */
 import { z } from 'zod';
 import type { ClientConfigInput } from '../machine/config';
-import { depthExceeded } from '../machine/identity';
+import { depthExceeded, depthPathText } from '../machine/identity';
 import { nameRecord } from '../machine/names';
 import {
   describeIssues,
@@ -271,7 +271,7 @@ export function parseScenario(input: unknown): ScenarioParse {
       ok: false,
       errors: [
         {
-          path: formatPath(deep),
+          path: depthPathText(deep),
           message: `nested deeper than ${LIMITS.paramsDepth} levels (the limit for any input)`
         }
       ]

@@ -9,8 +9,8 @@
  * instead of the simulated population: the servers in it do not react to the frames.
  */
 import { z } from 'zod';
-import { depthExceeded } from '../machine/identity';
-import { describeIssues, formatPath } from '../machine/policy';
+import { depthExceeded, depthPathText } from '../machine/identity';
+import { describeIssues } from '../machine/policy';
 import type { SamplingParams } from '../machine/types';
 import { LIMITS, workRefusal } from './limits';
 
@@ -119,7 +119,7 @@ export function parseTrace(text: string): TraceParse {
       return {
         ok: false,
         line: n,
-        error: `line ${n}: ${formatPath(['params', ...deep])}: nested deeper than ${LIMITS.paramsDepth} levels (the limit for a request's params)`
+        error: `line ${n}: ${depthPathText(['params', ...deep])}: nested deeper than ${LIMITS.paramsDepth} levels (the limit for a request's params)`
       };
     }
     const r = TraceEventSchema.safeParse(raw);
