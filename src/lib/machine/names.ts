@@ -10,6 +10,12 @@
  */
 import { z } from 'zod';
 
+// No `new Function`: zod's JIT for object schemas compiles parsers with it, and under the site's
+// Content-Security-Policy (no 'unsafe-eval') even zod's probe for it is reported as a violation.
+// zod reads this flag when a schema is built, so it is set here, in the module every schema
+// module imports first (policy.ts → names.ts), and the same in Node, the page and the worker.
+z.config({ jitless: true });
+
 /** A fresh object with no prototype: `o["__proto__"] = v` makes an own member, nothing more. */
 export function bareObject<V>(): Record<string, V> {
   return Object.create(null) as Record<string, V>;
