@@ -104,7 +104,7 @@ describe('encodeScenarioHash / decodeScenarioHash', () => {
     ] as const) {
       expect(decodeScenarioHash(encodeScenarioHash(v))).toEqual({
         ok: false,
-        error: `the scenario link does not hold a scenario: it decodes to ${what}, not a scenario object`
+        error: `the scenario link does not hold a scenario: it decodes to ${what}, not a scenario object.`
       });
     }
   });

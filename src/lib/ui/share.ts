@@ -108,7 +108,7 @@ export function decodeScenarioHash(hash: string): HashDecode {
     const what = data === null ? 'null' : Array.isArray(data) ? 'an array' : `a ${typeof data}`;
     return {
       ok: false,
-      error: `the scenario link does not hold a scenario: it decodes to ${what}, not a scenario object`
+      error: `the scenario link does not hold a scenario: it decodes to ${what}, not a scenario object.`
     };
   }
   return { ok: true, data };
