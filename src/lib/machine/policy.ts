@@ -52,6 +52,20 @@ export const POLICY_LIMITS = {
   tokens: 100_000_000
 } as const;
 
+/**
+ * A name in a policy (a model, a server): non-empty, at most 200 characters, and well-formed
+ * UTF-16. A lone surrogate (which `JSON.parse` makes from `"\ud800"`) has no UTF-8 encoding, so
+ * the block could not be hashed (RFC 8785 refuses it) — refused here, with its place.
+ */
+const NameSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine(
+    (s) => s.isWellFormed(),
+    'contains a lone surrogate (half of a UTF-16 pair): not valid text'
+  );
+
 const WindowMsSchema = z
   .int()
   .positive()
@@ -103,11 +117,11 @@ export const PolicyBlockSchema = z.strictObject({
       'Whether this server may sample at all. false denies every request with policy.sampling_disabled.'
     ),
   allowedModels: z
-    .array(z.string().min(1))
+    .array(NameSchema)
     .describe(
       'Models this server may use. A model hint matches a name exactly or as a substring; "*" allows any model with a rate card.'
     ),
-  defaultModel: z.string().min(1).describe('The model used when a request carries no model hints.'),
+  defaultModel: NameSchema.describe('The model used when a request carries no model hints.'),
   maxInputTokens: z
     .int()
     .positive()
@@ -149,7 +163,7 @@ export const PolicySchema = z
       'The block every server gets, member by member, unless its own block overrides the member.'
     ),
     servers: nameRecord(
-      z.string().min(1).max(200),
+      NameSchema,
       ServerBlockSchema,
       'Per-server overrides, keyed by the server name (any non-empty string; `__proto__` and `constructor` are names like any other). Editing a block invalidates that server’s stored decisions.'
     )
