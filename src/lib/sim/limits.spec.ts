@@ -52,7 +52,7 @@ const SCENARIO_CASES: [string, Mutate, string | RegExp][] = [
       s.servers = [{ ...s.servers[0], count: 1000, intervalMs: 1000 }];
       s.durationMs = 600_000;
     },
-    /^\$: this run would be about 25,242,000 requests \/ [\d,]+ MB; the limit is 2,000,000 requests \/ 4,000 MB/
+    /^\$: this run would be about 25,242,000 requests \/ [\d,]+ MB; the limit is 6,000,000 requests \/ 25,000 MB/
   ],
   // Before: V8 out of memory after 118 s (exit 134, native stack trace).
   [
@@ -238,17 +238,20 @@ describe('the work estimate', () => {
 
   it('says how much and what the limit is, in one line', () => {
     expect(workRefusal(estimateWork([{ requests: 10, chars: 100 }]))).toBeNull();
-    const line = workRefusal(estimateWork([{ requests: 1_500_000, chars: 0 }]))!;
+    const line = workRefusal(estimateWork([{ requests: 3_500_000, chars: 0 }]))!;
     expect(line).toBe(
-      'this run would be about 3,000,000 requests / 6,144 MB; the limit is 2,000,000 requests / 4,000 MB (fewer servers, a longer intervalMs, a shorter durationMs or fewer tokens)'
+      'this run would be about 7,000,000 requests / 14,336 MB; the limit is 6,000,000 requests / 25,000 MB (fewer servers, a longer intervalMs, a shorter durationMs or fewer tokens)'
     );
     expect(line).not.toContain('\n');
   });
 
-  it('lets every ready-made scenario run', () => {
+  it('lets the ready-made scenarios and the UI benchmark run', () => {
     const dir = fileURLToPath(new URL('../../../static/scenarios/', import.meta.url));
     for (const f of ['budget-window', 'prompt-mutator', 'transient-marked-permanent']) {
       expect(parseScenario(readFileSync(`${dir}${f}.json`, 'utf8')).ok).toBe(true);
     }
+    // And the largest one here: the UI benchmark's simulated day of 50 servers.
+    const bench = fileURLToPath(new URL('../../../bench/ui-50-servers.json', import.meta.url));
+    expect(parseScenario(readFileSync(bench, 'utf8')).ok).toBe(true);
   });
 });
