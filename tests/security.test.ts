@@ -180,12 +180,12 @@ test('inputs past the limits are refused with one line saying what and where', a
   await open(page);
   const alert = page.getByRole('region', { name: 'Share and import' }).getByRole('alert');
 
-  // Work: 1,000 servers every second for ten minutes.
+  // Work: 1,000 servers ten times a second for ten minutes.
   const heavy = JSON.parse(scenarioText('busy', false)) as {
     servers: Record<string, unknown>[];
     durationMs: number;
   };
-  heavy.servers[0] = { ...heavy.servers[0], count: 1000, intervalMs: 1000, tasks: undefined };
+  heavy.servers[0] = { ...heavy.servers[0], count: 1000, intervalMs: 100, tasks: undefined };
   heavy.durationMs = 600_000;
   await upload(page, 'heavy.json', JSON.stringify(heavy));
   await expect(alert).toContainText(
