@@ -1,7 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requestIdentity } from '../lib/machine/identity';
+import { commands, runCommand } from './commands';
 
 function lab(args: string[], input = '') {
   const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], { input, encoding: 'utf8' });
@@ -116,5 +119,75 @@ describe('lab run and replay', () => {
     const r = lab(['run', 'nope.json']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/nope\.json: cannot read the scenario \(ENOENT\)/);
+  });
+});
+
+/** A command run in-process, its streams captured: what `main` would print and return. */
+async function inProcess(name: string, args: string[], stdin = '') {
+  let stdout = '';
+  let stderr = '';
+  const code = await runCommand(commands[name]!, args, {
+    out: (s) => void (stdout += s),
+    err: (s) => void (stderr += s),
+    stdin: async () => stdin
+  });
+  return { code, stdout, stderr };
+}
+
+describe('lab: names are data, work is bounded (issue #12)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'lab-sec-'));
+  const base = JSON.parse(readFileSync('static/scenarios/retryable-loop.json', 'utf8')) as {
+    servers: Record<string, unknown>[];
+    lanes: Record<'A' | 'B', { policy: { defaults: Record<string, unknown>; servers: object } }>;
+    durationMs: number;
+  };
+
+  it.each(['__proto__', 'constructor', 'toString', 'plain'])(
+    'lab run: a lane-A block for a server named %j denies all its requests',
+    async (name) => {
+      const s = structuredClone(base);
+      s.servers = [{ ...s.servers[0], name }];
+      for (const l of ['A', 'B'] as const) {
+        s.lanes[l].policy.defaults.sampling = true;
+        s.lanes[l].policy.defaults.consent = 'allow';
+        s.lanes[l].policy.servers = {};
+      }
+      const file = join(dir, `${name}.json`);
+      writeFileSync(
+        file,
+        // Text, so the name is an own member as a file delivers it; lane A's block comes first.
+        JSON.stringify(s).replace(
+          '"servers":{}',
+          `"servers":{${JSON.stringify(name)}:{"sampling":false}}`
+        )
+      );
+      const r = await inProcess('run', [file]);
+      expect(r.code).toBe(0);
+      // Lane A: none of its requests reach the model; lane B (no block) calls it.
+      expect(r.stdout).toMatch(/^provider calls\s+0\s+[1-9]\d*$/m);
+    }
+  );
+
+  it('lab identity: params nested 2,000 deep are refused with the limit and the path, exit 2', async () => {
+    const deep = `{"messages":[],"metadata":${'['.repeat(2000)}${']'.repeat(2000)}}`;
+    const r = await inProcess('identity', ['--server', 'x'], deep);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toBe(
+      "lab: identity: $.metadata[0][0][0][0][0]…: nested deeper than 64 levels (the limit for a request's params)\n"
+    );
+  });
+
+  it('lab run: a run over the work budget is refused in one line, exit 2 (real process)', () => {
+    const s = structuredClone(base);
+    s.servers = [{ ...s.servers[0], count: 1000, intervalMs: 1000 }];
+    s.durationMs = 600_000;
+    const file = join(dir, 'heavy.json');
+    writeFileSync(file, JSON.stringify(s));
+    const r = lab(['run', file]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(
+      /^lab: .*heavy\.json: \$: this run would be about 25,242,000 requests \/ [\d,]+ MB; the limit is 6,000,000 requests \/ 25,000 MB/
+    );
   });
 });

@@ -1,15 +1,46 @@
-import { requestIdentity } from '../lib/machine/identity';
+import {
+  depthExceeded,
+  depthPathText,
+  MAX_PARAMS_DEPTH,
+  requestIdentity
+} from '../lib/machine/identity';
 import { parseArgs, readStdin } from './io';
 import { CliError, loadScenario, loadTrace, reportRun, runAndWrite } from './run';
+
+/** Where a command reads and writes: the process, or a test capturing both streams. */
+export interface Io {
+  out(s: string): void;
+  err(s: string): void;
+  stdin(): Promise<string>;
+}
+
+export const processIo: Io = {
+  out: (s) => void process.stdout.write(s),
+  err: (s) => void process.stderr.write(s),
+  stdin: readStdin
+};
 
 export interface Command {
   usage: string;
   run(args: string[]): Promise<number>;
 }
 
+let io: Io = processIo;
+
 function fail(message: string): number {
-  process.stderr.write(`lab: ${message}\n`);
+  io.err(`lab: ${message}\n`);
   return 2;
+}
+
+/** Run a command in-process with its streams going to `use`; exit code as `main` would return it. */
+export async function runCommand(command: Command, args: string[], use: Io): Promise<number> {
+  const before = io;
+  io = use;
+  try {
+    return await command.run(args);
+  } finally {
+    io = before;
+  }
 }
 
 const identity: Command = {
@@ -19,7 +50,7 @@ const identity: Command = {
     if (!a.ok) return fail(a.error);
     const server = a.values.server;
     if (!server) return fail('identity: --server NAME is required');
-    const text = await readStdin();
+    const text = await io.stdin();
     let params: unknown;
     try {
       params = JSON.parse(text);
@@ -31,13 +62,17 @@ const identity: Command = {
     }
     const p = params as Record<string, unknown>;
     // Accept a whole JSON-RPC request as well as bare params.
-    const bare =
-      p.method === 'sampling/createMessage' && p.params && typeof p.params === 'object'
-        ? p.params
-        : p;
-    process.stdout.write(
-      requestIdentity(server, bare, { canonicalize: !a.flags['no-canonicalize'] }) + '\n'
-    );
+    const wrapped =
+      p.method === 'sampling/createMessage' && p.params && typeof p.params === 'object';
+    const bare = wrapped ? p.params : p;
+    // The same depth limit as a trace or a scenario, checked before the canonicaliser recurses.
+    const deep = depthExceeded(bare, MAX_PARAMS_DEPTH);
+    if (deep) {
+      return fail(
+        `identity: ${depthPathText(wrapped ? ['params', ...deep] : deep)}: nested deeper than ${MAX_PARAMS_DEPTH} levels (the limit for a request's params)`
+      );
+    }
+    io.out(requestIdentity(server, bare, { canonicalize: !a.flags['no-canonicalize'] }) + '\n');
     return 0;
   }
 };
@@ -73,7 +108,8 @@ const run: Command = {
           ...(seed !== undefined ? { seed } : {}),
           ...(out ? { out } : {}),
           twice: !!a.flags.twice
-        })
+        }),
+        io
       );
     });
   }
@@ -93,7 +129,8 @@ const replay: Command = {
       const trace = loadTrace(file);
       const out = a.values.out;
       return reportRun(
-        runAndWrite({ scenario, trace, ...(out ? { out } : {}), twice: !!a.flags.twice })
+        runAndWrite({ scenario, trace, ...(out ? { out } : {}), twice: !!a.flags.twice }),
+        io
       );
     });
   }

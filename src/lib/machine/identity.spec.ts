@@ -4,6 +4,9 @@ import { describe, expect, it } from 'vitest';
 import {
   DEFAULT_IDENTITY_FIELDS,
   canonicalIdentityPayload,
+  depthExceeded,
+  MAX_PARAMS_DEPTH,
+  ParamsDepthError,
   requestIdentity,
   type IdentityOptions
 } from './identity';
@@ -144,9 +147,10 @@ describe('requestIdentity: format and known answers', () => {
     expect(requestIdentity('srv', p)).toBe(expected('srv', canonical));
   });
 
-  it('hashes params as received in teaching mode', () => {
-    const p = { systemPrompt: 'cafe\u0301', maxTokens: 5 };
-    const raw = '{"systemPrompt":"cafe\u0301","maxTokens":5}';
+  it('hashes the same fields as received in teaching mode', () => {
+    const p = { maxTokens: 5, systemPrompt: 'cafe\u0301' };
+    const raw =
+      '{"systemPrompt":"cafe\u0301","messages":null,"includeContext":null,"modelPreferences":null}';
     expect(canonicalIdentityPayload(p, { canonicalize: false })).toBe(raw);
     expect(requestIdentity('srv', p, { canonicalize: false })).toBe(expected('srv', raw));
   });
@@ -326,13 +330,26 @@ describe('requestIdentity: anything else gets another identity', () => {
 describe('requestIdentity: teaching mode (canonicalize: false)', () => {
   const off = { canonicalize: false } as const;
 
-  it('makes key order, normalisation form and every member matter', () => {
-    const a = { systemPrompt: 'x', messages: [] };
-    const b = { messages: [], systemPrompt: 'x' };
+  it('makes key order and normalisation form matter, and nothing else', () => {
+    const a = { systemPrompt: 'x', modelPreferences: { costPriority: 1, speedPriority: 0 } };
+    const b = { modelPreferences: { speedPriority: 0, costPriority: 1 }, systemPrompt: 'x' };
     expect(id(a)).toBe(id(b));
     expect(id(a, off)).not.toBe(id(b, off));
     expect(id({ systemPrompt: 'e\u0301' }, off)).not.toBe(id({ systemPrompt: '\u00e9' }, off));
-    expect(id({ ...a, maxTokens: 1 }, off)).not.toBe(id({ ...a, maxTokens: 2 }, off));
+    // The field selection is the same in both modes: a knob outside it never matters.
+    expect(id({ ...a, maxTokens: 1 }, off)).toBe(id({ ...a, maxTokens: 2 }, off));
+    expect(id({ ...a, metadata: { run: 1 } }, off)).toBe(id(a, off));
+    // Top-level member order is the field list's, in both modes.
+    expect(id({ messages: [], systemPrompt: 'x' }, off)).toBe(
+      id({ systemPrompt: 'x', messages: [] }, off)
+    );
+  });
+
+  it('honours a custom field list in teaching mode too', () => {
+    const fields = ['systemPrompt'];
+    expect(id({ systemPrompt: 'x', messages: [1] }, { ...off, fields })).toBe(
+      id({ systemPrompt: 'x', messages: [2] }, { ...off, fields })
+    );
   });
 
   it('is still deterministic for one serialisation', () => {
@@ -341,5 +358,34 @@ describe('requestIdentity: teaching mode (canonicalize: false)', () => {
         expect(id(p, off)).toBe(id(JSON.parse(JSON.stringify(p)), off));
       })
     );
+  });
+});
+
+describe('requestIdentity: nesting depth is checked before any recursion', () => {
+  function nested(levels: number): unknown {
+    let v: unknown = 'leaf';
+    for (let i = 0; i < levels; i++) v = i % 2 ? [v] : { k: v };
+    return v;
+  }
+
+  it('hashes params exactly at the limit and refuses one level more, naming the limit and path', () => {
+    // params (level 1) → modelPreferences (level 2) → … : MAX_PARAMS_DEPTH containers in all.
+    const atLimit = { modelPreferences: nested(MAX_PARAMS_DEPTH - 1) };
+    expect(id(atLimit)).toMatch(FORMAT);
+    expect(depthExceeded(atLimit)).toBeNull();
+    const over = { modelPreferences: nested(MAX_PARAMS_DEPTH) };
+    expect(() => id(over)).toThrow(ParamsDepthError);
+    expect(() => id(over)).toThrow(
+      /^nested deeper than 64 levels \(the limit for a request's params\) at \$\.modelPreferences/
+    );
+    expect(() => id(over, { canonicalize: false })).toThrow(ParamsDepthError);
+    expect(depthExceeded(over)).toHaveLength(MAX_PARAMS_DEPTH);
+  });
+
+  it('walks a 100,000-deep value without overflowing the stack, wherever it sits', () => {
+    const deep = nested(100_000);
+    expect(depthExceeded({ metadata: deep })).toHaveLength(MAX_PARAMS_DEPTH);
+    // Even a member outside the identity fields: nothing recursive may see such a value.
+    expect(() => id({ metadata: deep })).toThrow(ParamsDepthError);
   });
 });

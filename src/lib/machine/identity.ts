@@ -35,6 +35,84 @@ export interface IdentityOptions {
   canonicalize?: boolean;
 }
 
+/**
+ * The deepest nesting a request's params may have: the params object is level 1, each object or
+ * array inside one more. MCP params are a handful of levels deep (params → messages → a message →
+ * its content → a block); 64 leaves room for any honest `metadata` while keeping the recursive
+ * canonicaliser (and `JSON.stringify`) far from the engine's stack limit (~2,000 levels killed it).
+ * The same limit is applied everywhere a request comes in: a trace, a scenario, `lab identity`.
+ */
+export const MAX_PARAMS_DEPTH = 64;
+
+/** Params nested deeper than {@link MAX_PARAMS_DEPTH}; `path` leads to the first too-deep value. */
+export class ParamsDepthError extends Error {
+  constructor(readonly path: readonly (string | number)[]) {
+    super(
+      `nested deeper than ${MAX_PARAMS_DEPTH} levels (the limit for a request's params) at ${depthPathText(path)}`
+    );
+    this.name = 'ParamsDepthError';
+  }
+}
+
+const IDENT = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
+
+/**
+ * Where a too-deep value sits, as a JSONPath: the first few steps, then how deep it goes — the
+ * full path of a 64-level value is a screenful of `[0]`s that helps nobody; the message names
+ * the limit.
+ */
+export function depthPathText(path: readonly (string | number)[], prefix = '$'): string {
+  const shown = path.length > 8 ? path.slice(0, 6) : path;
+  const more = path.length > shown.length ? '…' : '';
+  return pathText(shown, prefix) + more;
+}
+
+function pathText(path: readonly (string | number)[], prefix = '$'): string {
+  let out = prefix;
+  for (const s of path) {
+    if (typeof s === 'number') out += `[${s}]`;
+    else out += IDENT.test(s) ? `.${s}` : `[${JSON.stringify(s)}]`;
+  }
+  return out;
+}
+
+/**
+ * The path (from the params) to the first object or array nested deeper than `limit`, or `null`
+ * when the value is within it. Iterative — a 100,000-deep value costs a loop, not the stack — and
+ * linear in the size of the value. Run it before anything recursive sees the value.
+ */
+export function depthExceeded(
+  value: unknown,
+  limit: number = MAX_PARAMS_DEPTH
+): (string | number)[] | null {
+  interface Node {
+    v: unknown;
+    depth: number;
+    key: string | number | null;
+    parent: Node | null;
+  }
+  const stack: Node[] = [{ v: value, depth: 1, key: null, parent: null }];
+  while (stack.length > 0) {
+    const n = stack.pop()!;
+    if (typeof n.v !== 'object' || n.v === null) continue;
+    if (n.depth > limit) {
+      const path: (string | number)[] = [];
+      for (let m: Node | null = n; m && m.key !== null; m = m.parent) path.push(m.key);
+      return path.reverse();
+    }
+    if (Array.isArray(n.v)) {
+      for (let i = n.v.length - 1; i >= 0; i--)
+        stack.push({ v: n.v[i], depth: n.depth + 1, key: i, parent: n });
+    } else {
+      const o = n.v as Record<string, unknown>;
+      const keys = Object.keys(o);
+      for (let i = keys.length - 1; i >= 0; i--)
+        stack.push({ v: o[keys[i]!], depth: n.depth + 1, key: keys[i]!, parent: n });
+    }
+  }
+  return null;
+}
+
 /** One encoder for the module: identity is the per-request floor of the benchmark. */
 const encoder = new TextEncoder();
 
@@ -146,24 +224,31 @@ function asObject(params: unknown): Record<string, unknown> {
  * The exact string that is hashed for a request's identity — shown by the UI so a learner can see
  * what two requests have (or do not have) in common.
  *
- * Canonical mode (default): the RFC 8785 canonical JSON of `{ field: params[field] ?? null }` for
- * each identity field, every string (keys and values, any depth) NFC-normalised first.
- * Teaching mode (`canonicalize: false`): `JSON.stringify(params)` as received — no field
- * selection, no normalisation, no key sorting.
+ * Both modes hash the same selection: `{ field: params[field] ?? null }` for each identity field,
+ * in the field list's order. Canonical mode (default) writes it as RFC 8785 canonical JSON, every
+ * string (keys and values, any depth) NFC-normalised first. Teaching mode (`canonicalize: false`)
+ * changes only the serialisation: `JSON.stringify` of the selection as received — member order,
+ * escapes and normalisation form as the server wrote them — so the serialiser lesson shows one
+ * effect, not two.
  *
- * Never throws on a JSON value of any shape; non-object params count as `{}`.
+ * Never throws on a JSON value of any shape within {@link MAX_PARAMS_DEPTH}; non-object params
+ * count as `{}`. Deeper params throw a {@link ParamsDepthError} before anything recursive runs.
  */
 export function canonicalIdentityPayload(params: unknown, opts: IdentityOptions = {}): string {
   const p = asObject(params);
-  if (opts.canonicalize === false) return JSON.stringify(p);
+  const deep = depthExceeded(p);
+  if (deep) throw new ParamsDepthError(deep);
   const fields = opts.fields ?? DEFAULT_IDENTITY_FIELDS;
   const picked = bare();
+  const raw = opts.canonicalize === false;
   for (const f of fields) {
     // Own members only: a field set naming `constructor` or `toString` must not pick up
     // Object.prototype's functions and make every request share one identity.
     const v = Object.prototype.hasOwnProperty.call(p, f) ? p[f] : undefined;
-    picked[nfc(f)] = nfcDeep(v ?? null) ?? null;
+    if (raw) picked[f] = v ?? null;
+    else picked[nfc(f)] = nfcDeep(v ?? null) ?? null;
   }
+  if (raw) return JSON.stringify(picked);
   // canonicalize returns undefined only for a top-level undefined; `picked` is always an object.
   return canonicalize(picked) ?? 'null';
 }

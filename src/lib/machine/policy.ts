@@ -17,6 +17,7 @@ import canonicalize from 'canonicalize';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN, parseMoneyAmount } from './money';
+import { nameRecord } from './names';
 
 // ───────────────────────────── the schema ─────────────────────────────
 
@@ -38,9 +39,37 @@ const CurrencySchema = z
   )
   .meta({ examples: ['USD', 'EUR'] });
 
+/**
+ * Bounds on every number a policy holds, so no arithmetic downstream (windows aligned since the
+ * epoch, token caps priced at the rate card) meets a value it cannot hold exactly.
+ */
+export const POLICY_LIMITS = {
+  /** A window of at most a year (leap year): 366 × 86 400 000 ms. */
+  windowMs: 31_622_400_000,
+  /** Requests per window. */
+  requests: 1_000_000_000,
+  /** Input tokens, and input + maxTokens for a token cap: far above any model's context. */
+  tokens: 100_000_000
+} as const;
+
+/**
+ * A name in a policy (a model, a server): non-empty, at most 200 characters, and well-formed
+ * UTF-16. A lone surrogate (which `JSON.parse` makes from `"\ud800"`) has no UTF-8 encoding, so
+ * the block could not be hashed (RFC 8785 refuses it) — refused here, with its place.
+ */
+const NameSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  .refine(
+    (s) => s.isWellFormed(),
+    'contains a lone surrogate (half of a UTF-16 pair): not valid text'
+  );
+
 const WindowMsSchema = z
   .int()
   .positive()
+  .max(POLICY_LIMITS.windowMs)
   .describe(
     'Window length in milliseconds. Windows are aligned to multiples of this length since the epoch, so 86400000 resets at 00:00Z.'
   );
@@ -50,6 +79,7 @@ const RateLimitSchema = z
     requests: z
       .int()
       .positive()
+      .max(POLICY_LIMITS.requests)
       .describe('How many requests a server may make per window, whatever their content.'),
     windowMs: WindowMsSchema
   })
@@ -71,7 +101,11 @@ const MoneyCapSchema = z
 
 const TokenCapSchema = z
   .strictObject({
-    tokens: z.int().positive().describe('Input tokens + maxTokens must not exceed this count.')
+    tokens: z
+      .int()
+      .positive()
+      .max(POLICY_LIMITS.tokens)
+      .describe('Input tokens + maxTokens must not exceed this count.')
   })
   .describe('A token meter: verifiable, and blind to price.');
 
@@ -83,14 +117,15 @@ export const PolicyBlockSchema = z.strictObject({
       'Whether this server may sample at all. false denies every request with policy.sampling_disabled.'
     ),
   allowedModels: z
-    .array(z.string().min(1))
+    .array(NameSchema)
     .describe(
       'Models this server may use. A model hint matches a name exactly or as a substring; "*" allows any model with a rate card.'
     ),
-  defaultModel: z.string().min(1).describe('The model used when a request carries no model hints.'),
+  defaultModel: NameSchema.describe('The model used when a request carries no model hints.'),
   maxInputTokens: z
     .int()
     .positive()
+    .max(POLICY_LIMITS.tokens)
     .describe(
       'The largest input (system prompt + messages) accepted, in tokens; above it: policy.input_too_large.'
     ),
@@ -127,11 +162,11 @@ export const PolicySchema = z
     defaults: PolicyBlockSchema.describe(
       'The block every server gets, member by member, unless its own block overrides the member.'
     ),
-    servers: z
-      .record(z.string().min(1), ServerBlockSchema)
-      .describe(
-        'Per-server overrides, keyed by the server name (any non-empty string). Editing a block invalidates that server’s stored decisions.'
-      )
+    servers: nameRecord(
+      NameSchema,
+      ServerBlockSchema,
+      'Per-server overrides, keyed by the server name (any non-empty string; `__proto__` and `constructor` are names like any other). Editing a block invalidates that server’s stored decisions.'
+    )
   })
   .describe('A Sampling Policy Lab policy: what the host lets each MCP server sample.');
 
@@ -473,8 +508,23 @@ interface Issue {
   minimum?: number | bigint;
   maximum?: number | bigint;
   origin?: string;
+  inclusive?: boolean;
   errors?: Issue[][];
   issues?: Issue[];
+  discriminator?: string;
+  options?: unknown[];
+}
+
+/** A union's accepted shapes, from what each branch expected at its root. */
+function unionExpected(branches: Issue[][]): string {
+  const kinds = branches.map((b) => {
+    const root = b.find((i) => i.path.length === 0 && i.code === 'invalid_type');
+    return root ? (EXPECTED[root.expected ?? ''] ?? root.expected ?? 'another shape') : 'an object';
+  });
+  const unique = [...new Set(kinds)];
+  return unique.length <= 1
+    ? (unique[0] ?? 'another value')
+    : `${unique.slice(0, -1).join(', ')} or ${unique[unique.length - 1]}`;
 }
 
 interface RawError {
@@ -562,8 +612,28 @@ const EXPECTED: Record<string, string> = {
 
 const PER_CALL_CAP_SHAPES = 'null, { "amount": "0.05", "currency": "USD" } or { "tokens": 20000 }';
 
+/**
+ * What a union-typed member accepts, by member name: a union's own message ("Invalid input")
+ * tells the author nothing, so say which shapes are accepted.
+ */
+const UNION_SHAPES: Record<string, string> = {
+  perCallCap: PER_CALL_CAP_SHAPES,
+  content:
+    'a content block such as { "type": "text", "text": "…" }, any other block with a "type", or an array of such blocks',
+  ttl: '{ "kind": "session" }, { "kind": "window" } or { "kind": "ms", "ms": 60000 }',
+  allowedTtl: '{ "kind": "session" }, { "kind": "window" } or { "kind": "ms", "ms": 60000 }'
+};
+
+type KeysAt = (segments: PathSegment[]) => string[];
+
 /** One zod issue → errors with paths and plain messages, checked against the raw value. */
-function explain(issue: Issue, prefix: PathSegment[], root: unknown, out: RawError[]): void {
+function explain(
+  issue: Issue,
+  prefix: PathSegment[],
+  root: unknown,
+  out: RawError[],
+  keysAt: KeysAt = allowedKeysAt
+): void {
   const segments = [
     ...prefix,
     ...(issue.path.filter((p) => typeof p !== 'symbol') as PathSegment[])
@@ -584,7 +654,7 @@ function explain(issue: Issue, prefix: PathSegment[], root: unknown, out: RawErr
   }
   switch (issue.code) {
     case 'unrecognized_keys': {
-      const allowed = allowedKeysAt(segments);
+      const allowed = keysAt(segments);
       for (const key of issue.keys ?? []) {
         out.push({
           segments: [...segments, key],
@@ -622,24 +692,37 @@ function explain(issue: Issue, prefix: PathSegment[], root: unknown, out: RawErr
     case 'too_small': {
       const message =
         issue.origin === 'string'
-          ? 'must not be empty'
-          : `must be greater than ${String(issue.minimum)}, got ${describeValue(value)}`;
+          ? Number(issue.minimum) <= 1
+            ? 'must not be empty'
+            : `must be at least ${String(issue.minimum)} characters long`
+          : issue.origin === 'array'
+            ? `must hold at least ${String(issue.minimum)} item${Number(issue.minimum) === 1 ? '' : 's'}`
+            : `must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${String(issue.minimum)}, got ${describeValue(value)}`;
       out.push({ segments, message });
       return;
     }
-    case 'too_big':
-      out.push({
-        segments,
-        message: `must be at most ${String(issue.maximum)}, got ${describeValue(value)}`
-      });
+    case 'too_big': {
+      const max = String(issue.maximum);
+      const message =
+        issue.origin === 'string'
+          ? `must be at most ${max} characters long`
+          : issue.origin === 'array'
+            ? `must hold at most ${max} items`
+            : `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${max}, got ${describeValue(value)}`;
+      out.push({ segments, message });
       return;
+    }
     case 'invalid_key': {
       // A record key (a server name): zod puts the key's own issues under `issues`.
       const inner = issue.issues?.[0];
-      const message =
-        inner?.code === 'too_small'
+      const server = segments[segments.length - 2] === 'servers';
+      const message = server
+        ? inner?.code === 'too_small'
           ? 'a server name must not be empty'
-          : `invalid server name: ${inner?.message ?? issue.message}`;
+          : `invalid server name: ${inner?.message ?? issue.message}`
+        : inner?.code === 'invalid_value' && inner.values
+          ? `unknown name ${JSON.stringify(String(last))}: expected one of ${inner.values.map((v) => JSON.stringify(v)).join(', ')}`
+          : `invalid name ${JSON.stringify(String(last))}: ${inner?.message ?? issue.message}`;
       out.push({ segments, message, atKey: true });
       return;
     }
@@ -651,20 +734,54 @@ function explain(issue: Issue, prefix: PathSegment[], root: unknown, out: RawErr
         b.every((i) => i.code === 'invalid_type' && i.path.length === 0)
       );
       const empty = value !== null && typeof value === 'object' && Object.keys(value).length === 0;
-      if (allRootType || branches.length === 0 || empty) {
+      if (issue.discriminator !== undefined) {
+        // A discriminated union whose tag matched no branch: the issue's path is the tag itself.
+        const options = issue.options?.map((o) => JSON.stringify(o)).join(', ');
         out.push({
           segments,
-          message: `expected ${PER_CALL_CAP_SHAPES}, got ${describeValue(value)}`
+          message: `${describeValue(value)} is not a known ${JSON.stringify(issue.discriminator)}${options ? `: expected one of ${options}` : ''}`
+        });
+        return;
+      }
+      const shapes = typeof last === 'string' ? UNION_SHAPES[last] : undefined;
+      if (allRootType || branches.length === 0 || empty || shapes === undefined) {
+        out.push({
+          segments,
+          message: `expected ${shapes ?? unionExpected(branches)}, got ${describeValue(value)}`
         });
         return;
       }
       const best = [...branches].sort((a, b) => a.length - b.length)[0] ?? [];
-      for (const i of best) explain(i, segments, root, out);
+      for (const i of best) explain(i, segments, root, out, keysAt);
       return;
     }
     default:
       out.push({ segments, message: issue.message });
   }
+}
+
+/**
+ * Plain messages for zod issues of any format built from these parts (a scenario, a trace line):
+ * "missing required member", "expected an integer, got the string …", the shapes a union
+ * accepts. `keysAt` lists the members allowed where an unknown one was found, for suggestions.
+ */
+export function describeIssues(
+  issues: readonly unknown[],
+  root: unknown,
+  keysAt: KeysAt = () => []
+): { path: string; segments: PathSegment[]; message: string }[] {
+  const out: RawError[] = [];
+  for (const issue of issues as Issue[]) explain(issue, [], root, out, keysAt);
+  return out.map((e) => ({
+    path: formatPath(e.segments),
+    segments: e.segments,
+    message: e.message
+  }));
+}
+
+/** {@link allowedKeysAt} for a policy found at `prefix` inside a larger document. */
+export function policyKeysAt(prefixLength: number): KeysAt {
+  return (segments) => allowedKeysAt(segments.slice(prefixLength));
 }
 
 function validate(
@@ -675,16 +792,6 @@ function validate(
   if (!result.success) {
     for (const issue of result.error.issues as unknown as Issue[])
       explain(issue, [], value, errors);
-  }
-  // zod drops a record key "__proto__" silently (assigning it would replace the prototype). A
-  // server block that silently vanishes is worse than an error, so say so.
-  const servers = valueAt(value, ['servers']);
-  if (servers && typeof servers === 'object' && Object.hasOwn(servers, '__proto__')) {
-    errors.push({
-      segments: ['servers', '__proto__'],
-      message: 'the server name "__proto__" cannot be used as a policy key',
-      atKey: true
-    });
   }
   if (errors.length > 0 || !result.success) return { ok: false, errors };
   return { ok: true, policy: result.data };

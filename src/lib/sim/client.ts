@@ -354,14 +354,14 @@ export class ClientHost {
       if (policyHash(policy, s) !== policyHash(this.#policy, s)) changed.push(s);
     this.#policy = policy;
     this.#hashes.clear();
-    const out: Record<string, number> = {};
+    const out: Record<string, number> = Object.create(null) as Record<string, number>;
     for (const s of changed) out[s] = await this.store.invalidateServer(s);
     return out;
   }
 
   /** Synchronous variant for the simulation's in-memory stores. */
   setPolicySync(policy: Policy, servers: Iterable<string>): Record<string, number> {
-    const out: Record<string, number> = {};
+    const out: Record<string, number> = Object.create(null) as Record<string, number>;
     const changed: string[] = [];
     for (const s of servers)
       if (policyHash(policy, s) !== policyHash(this.#policy, s)) changed.push(s);

@@ -8,18 +8,35 @@
  */
 import { z } from 'zod';
 import type { ClientConfigInput } from '../machine/config';
-import { formatPath, PolicySchema, type Policy } from '../machine/policy';
+import { depthExceeded, depthPathText } from '../machine/identity';
+import { nameRecord } from '../machine/names';
+import {
+  describeIssues,
+  formatPath,
+  PolicySchema,
+  policyKeysAt,
+  type PathSegment,
+  type Policy
+} from '../machine/policy';
 import { REASONS } from '../machine/reasons';
 import { DEFAULT_PROVIDER, type ProviderSpec } from './provider';
+import { estimateWork, LIMITS, serverRequests, templateChars, workRefusal } from './limits';
 import { Rng } from './rng';
 import { BEHAVIOURS, BEHAVIOUR_NAMES, createServer } from './servers/behaviours';
 import { DEFAULT_USER, type UserSpec } from './user';
 import type { ServerEnv, ServerSpec } from './world';
 
-const Amount = z.string().regex(/^\d+(\.\d{1,6})?$/, 'a decimal string such as "0.05"');
+const Amount = z
+  .string()
+  .regex(
+    new RegExp(`^\\d{1,${LIMITS.amountDigits}}(\\.\\d{1,6})?$`),
+    `a decimal string such as "0.05" (at most ${LIMITS.amountDigits} digits before the point, 6 after)`
+  );
 const Currency = z.string().regex(/^[A-Z]{3}$/, 'a three-letter currency code such as "USD"');
 const MoneySchema = z.strictObject({ amount: Amount, currency: Currency });
-const Ms = z.number().int().min(0);
+const Ms = z.int().min(0).max(LIMITS.spanMs);
+/** Free text shown to the learner: bounded so a file cannot make the page lay out megabytes. */
+const Text = (max: number) => z.string().max(max);
 const Probability = z.number().min(0).max(1);
 
 const TtlSchema = z.discriminatedUnion('kind', [
@@ -36,17 +53,22 @@ const ReasonOverrideSchema = z.strictObject({
 export const ClientConfigSchema = z
   .strictObject({
     store: z.enum(['connection', 'durable']).optional(),
-    reasons: z.partialRecord(z.enum(REASONS), ReasonOverrideSchema).optional(),
+    reasons: nameRecord(z.enum(REASONS), ReasonOverrideSchema, undefined, {
+      partial: true
+    }).optional(),
     silence: z.boolean().optional(),
     canonicalize: z.boolean().optional(),
-    identityFields: z.array(z.string().min(1)).min(1).optional(),
+    identityFields: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
     annotateTrim: z.boolean().optional(),
     storeAllowed: z.boolean().optional(),
     allowedTtl: TtlSchema.optional(),
     consentTimeoutMs: Ms.optional(),
     deadlineMs: Ms.optional(),
     alert: z
-      .strictObject({ threshold: z.int().min(1).optional(), windowMs: Ms.optional() })
+      .strictObject({
+        threshold: z.int().min(1).max(1_000_000).optional(),
+        windowMs: Ms.optional()
+      })
       .optional(),
     refusalAs: z.enum(['result', 'error']).optional(),
     capScope: z.enum(['per-call', 'session-pool']).optional(),
@@ -57,13 +79,13 @@ export const ClientConfigSchema = z
   .describe('A client configuration; members left out take their defaults.');
 
 const RequestTemplateSchema = z.strictObject({
-  systemPrompt: z.string().optional(),
-  prompt: z.string().min(1),
-  promptTokens: z.int().min(0).optional(),
-  prefixTokens: z.int().min(0).optional(),
+  systemPrompt: Text(LIMITS.tokens * 4).optional(),
+  prompt: Text(LIMITS.tokens * 4).min(1),
+  promptTokens: z.int().min(0).max(LIMITS.tokens).optional(),
+  prefixTokens: z.int().min(0).max(LIMITS.tokens).optional(),
   includeContext: z.enum(['none', 'thisServer', 'allServers']).optional(),
-  modelHints: z.array(z.string().min(1)).optional(),
-  maxTokens: z.int().positive(),
+  modelHints: z.array(z.string().min(1).max(200)).max(100).optional(),
+  maxTokens: z.int().positive().max(LIMITS.tokens),
   temperature: z.number().min(0).max(2).optional(),
   budget: z
     .strictObject({
@@ -77,18 +99,18 @@ const ServerGroupSchema = z.strictObject({
   name: z.string().min(1).max(200),
   behaviour: z.enum(BEHAVIOUR_NAMES as [string, ...string[]]),
   /** How many servers of this kind; more than one are named `name-1`, `name-2`, … */
-  count: z.int().min(1).max(1000).default(1),
-  params: z.record(z.string(), z.unknown()).default({}),
+  count: z.int().min(1).max(LIMITS.servers).default(1),
+  params: nameRecord(z.string(), z.unknown()).default({}),
   request: RequestTemplateSchema,
-  intervalMs: z.number().positive(),
-  tasks: z.int().min(0).optional(),
+  intervalMs: z.number().min(LIMITS.minIntervalMs).max(LIMITS.spanMs),
+  tasks: z.int().min(0).max(LIMITS.tasks).optional(),
   startAfterMs: Ms.optional(),
-  timeoutMs: z.number().positive().default(60_000)
+  timeoutMs: z.number().positive().max(LIMITS.spanMs).default(60_000)
 });
 
 const RateCardSchema = z.strictObject({
-  model: z.string().min(1),
-  version: z.string().min(1),
+  model: z.string().min(1).max(200),
+  version: z.string().min(1).max(200),
   currency: Currency,
   inputPerMtok: Amount,
   outputPerMtok: Amount,
@@ -96,26 +118,27 @@ const RateCardSchema = z.strictObject({
 });
 
 const ProviderSchema = z.strictObject({
-  cards: z.array(RateCardSchema).min(1).optional(),
+  cards: z.array(RateCardSchema).min(1).max(100).optional(),
   latencyMs: Ms.optional(),
   latencyJitter: Probability.optional(),
-  chunkTokens: z.int().positive().optional(),
+  chunkTokens: z.int().positive().max(LIMITS.tokens).optional(),
   chunkIntervalMs: Ms.optional(),
   outputFraction: z.number().positive().max(1).optional(),
   transportFailureRate: Probability.optional(),
   providerErrorRate: Probability.optional(),
   slowRate: Probability.optional(),
-  slowFactor: z.number().min(1).optional(),
+  slowFactor: z.number().min(1).max(1_000).optional(),
   cacheTtlMs: Ms.optional(),
-  chunkTexts: z.array(z.string()).min(1).optional(),
+  chunkTexts: z.array(Text(10_000)).min(1).max(1_000).optional(),
   failures: z
     .array(
       z.strictObject({
-        server: z.string().min(1),
+        server: z.string().min(1).max(200),
         kind: z.enum(['transport', 'provider']),
-        call: z.int().min(1).optional()
+        call: z.int().min(1).max(LIMITS.tasks).optional()
       })
     )
+    .max(10_000)
     .optional()
 });
 
@@ -135,26 +158,26 @@ const LaneSchema = z.strictObject({
 });
 
 const LessonSchema = z.strictObject({
-  title: z.string(),
-  predict: z.string(),
-  explain: z.string(),
-  watch: z.array(z.string()).optional()
+  title: Text(200),
+  predict: Text(20_000),
+  explain: Text(20_000),
+  watch: z.array(Text(200)).max(50).optional()
 });
 
 export const ScenarioSchema = z
   .strictObject({
     version: z.literal(1),
-    name: z.string().min(1),
-    title: z.string().min(1),
-    summary: z.string().optional(),
+    name: z.string().min(1).max(200),
+    title: z.string().min(1).max(200),
+    summary: Text(20_000).optional(),
     lesson: LessonSchema.optional(),
     seed: z.int().min(0).max(0xffffffff),
     /** The virtual clock's start, an ISO time; budget windows align to it. */
     start: z.iso.datetime().default('2026-03-10T09:00:00Z'),
-    durationMs: z.int().positive(),
+    durationMs: z.int().min(1_000).max(LIMITS.durationMs),
     /** How often the metrics are sampled into time series (default: duration / 240). */
-    sampleMs: z.int().positive().optional(),
-    servers: z.array(ServerGroupSchema).min(1),
+    sampleMs: z.int().min(100).max(LIMITS.durationMs).optional(),
+    servers: z.array(ServerGroupSchema).min(1).max(LIMITS.groups),
     provider: ProviderSchema.default({}),
     user: UserSchema.default({}),
     lanes: z.strictObject({ A: LaneSchema, B: LaneSchema })
@@ -245,23 +268,46 @@ export function parseScenario(input: unknown): ScenarioParse {
       };
     }
   }
-  const r = ScenarioSchema.safeParse(raw);
-  if (!r.success) {
+  // Before anything recursive sees the value: a scenario is a few levels deep, request params a
+  // few more; anything deeper is refused with its path.
+  const deep = depthExceeded(raw, LIMITS.paramsDepth);
+  if (deep) {
     return {
       ok: false,
-      errors: r.error.issues.map((i) => ({
-        path: formatPath(i.path as (string | number)[]),
-        message: i.message
-      }))
+      errors: [
+        {
+          path: depthPathText(deep),
+          message: `nested deeper than ${LIMITS.paramsDepth} levels (the limit for any input)`
+        }
+      ]
     };
   }
+  const r = ScenarioSchema.safeParse(raw);
+  if (!r.success) return { ok: false, errors: scenarioIssues(r.error.issues, raw) };
   const data = r.data;
   const errors: ScenarioError[] = [];
   const names = new Set<string>();
+  const samples = data.durationMs / (data.sampleMs ?? Math.max(1_000, data.durationMs / 240));
+  if (samples > LIMITS.samples) {
+    errors.push({
+      path: '$.sampleMs',
+      message: `${data.sampleMs} ms gives ${Math.ceil(samples)} samples per lane; the limit is ${LIMITS.samples}`
+    });
+  }
+  const total = data.servers.reduce((n, g) => n + g.count, 0);
+  if (total > LIMITS.servers) {
+    errors.push({
+      path: '$.servers',
+      message: `${total} servers in all (counts included); the limit is ${LIMITS.servers}`
+    });
+  }
+  if (errors.length) return { ok: false, errors };
+  const work: { requests: number; chars: number }[] = [];
   data.servers.forEach((g, i) => {
     const known = BEHAVIOURS[g.behaviour]!.defaults;
     for (const key of Object.keys(g.params)) {
-      if (!(key in known)) {
+      // Own members only: `constructor` and `__proto__` are not parameters of any behaviour.
+      if (!Object.hasOwn(known, key)) {
         errors.push({
           path: formatPath(['servers', i, 'params', key]),
           message: `unknown parameter for ${g.behaviour}; it takes ${Object.keys(known).join(', ')}`
@@ -281,9 +327,15 @@ export function parseScenario(input: unknown): ScenarioParse {
       } catch (e) {
         errors.push({ path: formatPath(['servers', i, 'params']), message: (e as Error).message });
       }
+      work.push({
+        requests: serverRequests(s, { ...known, ...g.params }, data.durationMs),
+        chars: templateChars(g.request)
+      });
     }
   });
   if (errors.length) return { ok: false, errors };
+  const refused = workRefusal(estimateWork(work));
+  if (refused) return { ok: false, errors: [{ path: '$', message: refused }] };
   const start = Date.parse(data.start);
   return {
     ok: true,
@@ -313,6 +365,14 @@ export function parseScenario(input: unknown): ScenarioParse {
       }
     }
   };
+}
+
+/** zod issues as plain messages with their paths; a lane's policy gets the policy's wording. */
+function scenarioIssues(issues: readonly unknown[], raw: unknown): ScenarioError[] {
+  const inPolicy = (s: PathSegment[]) => s[0] === 'lanes' && s[2] === 'policy';
+  return describeIssues(issues, raw, (s) => (inPolicy(s) ? policyKeysAt(3)(s) : [])).map(
+    ({ path, message }) => ({ path, message })
+  );
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

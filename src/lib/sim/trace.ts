@@ -9,8 +9,10 @@
  * instead of the simulated population: the servers in it do not react to the frames.
  */
 import { z } from 'zod';
-import { formatPath } from '../machine/policy';
+import { depthExceeded, depthPathText } from '../machine/identity';
+import { describeIssues } from '../machine/policy';
 import type { SamplingParams } from '../machine/types';
+import { LIMITS, workRefusal } from './limits';
 
 const Content = z.looseObject({ type: z.string().min(1) });
 const TextContent = z.looseObject({ type: z.literal('text'), text: z.string() });
@@ -35,7 +37,7 @@ export const SamplingParamsSchema = z.looseObject({
       intelligencePriority: z.number().min(0).max(1).optional()
     })
     .optional(),
-  maxTokens: z.int().positive(),
+  maxTokens: z.int().positive().max(LIMITS.tokens),
   temperature: z.number().optional(),
   stopSequences: z.array(z.string()).optional(),
   metadata: z.record(z.string(), z.unknown()).optional(),
@@ -56,15 +58,19 @@ export const SamplingParamsSchema = z.looseObject({
     .optional()
 });
 
+/** Milliseconds from the start of the trace: at most a year. */
+const T = z.number().min(0).max(LIMITS.spanMs);
+const Server = z.string().min(1).max(200);
+
 const TraceEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
-    t: z.number().min(0),
-    server: z.string().min(1),
+    t: T,
+    server: Server,
     type: z.literal('request'),
     params: SamplingParamsSchema
   }),
-  z.strictObject({ t: z.number().min(0), server: z.string().min(1), type: z.literal('connect') }),
-  z.strictObject({ t: z.number().min(0), server: z.string().min(1), type: z.literal('disconnect') })
+  z.strictObject({ t: T, server: Server, type: z.literal('connect') }),
+  z.strictObject({ t: T, server: Server, type: z.literal('disconnect') })
 ]);
 
 export interface TraceEvent {
@@ -85,7 +91,16 @@ export const MAX_TRACE_EVENTS = 200_000;
  * path and the problem; blank lines are skipped. Events are ordered by `t` (stable).
  */
 export function parseTrace(text: string): TraceParse {
+  if (text.length > LIMITS.traceChars) {
+    return {
+      ok: false,
+      line: 0,
+      error: `the trace is ${(text.length / 1e6).toFixed(1)} million characters; the limit is ${LIMITS.traceChars / 1e6} million`
+    };
+  }
   const events: TraceEvent[] = [];
+  const servers = new Set<string>();
+  let requests = 0;
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -97,16 +112,34 @@ export function parseTrace(text: string): TraceParse {
     } catch (e) {
       return { ok: false, line: n, error: `line ${n}: not valid JSON (${(e as Error).message})` };
     }
-    const r = TraceEventSchema.safeParse(raw);
-    if (!r.success) {
-      const issue = r.error.issues[0]!;
+    // Depth first, before zod or anything recursive walks the params.
+    const params = isObject(raw) && Object.hasOwn(raw, 'params') ? raw.params : undefined;
+    const deep = depthExceeded(params, LIMITS.paramsDepth);
+    if (deep) {
       return {
         ok: false,
         line: n,
-        error: `line ${n}: ${formatPath(issue.path as (string | number)[])}: ${issue.message}`
+        error: `line ${n}: ${depthPathText(['params', ...deep])}: nested deeper than ${LIMITS.paramsDepth} levels (the limit for a request's params)`
       };
     }
-    events.push(r.data as TraceEvent);
+    const r = TraceEventSchema.safeParse(raw);
+    if (!r.success) {
+      const first = describeIssues(r.error.issues, raw)[0]!;
+      return { ok: false, line: n, error: `line ${n}: ${first.path}: ${first.message}` };
+    }
+    // The event as written, not zod's copy: zod drops a member named `__proto__` from the loose
+    // params objects, and a request's identity must hash what the server sent.
+    const event = raw as TraceEvent;
+    events.push(event);
+    if (event.type === 'request') requests++;
+    servers.add(event.server);
+    if (servers.size > LIMITS.traceServers) {
+      return {
+        ok: false,
+        line: n,
+        error: `line ${n}: a trace may name at most ${LIMITS.traceServers} distinct servers`
+      };
+    }
     if (events.length > MAX_TRACE_EVENTS) {
       return {
         ok: false,
@@ -116,8 +149,17 @@ export function parseTrace(text: string): TraceParse {
     }
   }
   if (events.length === 0) return { ok: false, line: 0, error: 'the trace holds no events' };
+  const refused = workRefusal({
+    requests: 2 * requests,
+    megabytes: (2 * (requests * 2_048 + text.length)) / 1e6
+  });
+  if (refused) return { ok: false, line: 0, error: refused };
   events.sort((a, b) => a.t - b.t);
   return { ok: true, events };
+}
+
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /** Write events back as JSONL (the playground's "record a trace"). */

@@ -85,14 +85,34 @@ describe('encodeScenarioHash / decodeScenarioHash', () => {
     expect(roundTrip(data)).toEqual(data);
   });
 
-  it('round-trips any JSON value (property)', () => {
+  it('round-trips any JSON object (property)', () => {
     fc.assert(
-      fc.property(fc.jsonValue(), (v) => {
+      fc.property(fc.dictionary(fc.string(), fc.jsonValue()), (v) => {
         // JSON itself turns -0 into 0; compare through JSON.
         expect(JSON.stringify(roundTrip(v))).toBe(JSON.stringify(v));
       }),
       { numRuns: 300 }
     );
+  });
+
+  it('says a link holding JSON that is not an object holds no scenario', () => {
+    for (const [v, what] of [
+      [[1, 2], 'an array'],
+      [null, 'null'],
+      [42, 'a number'],
+      ['text', 'a string']
+    ] as const) {
+      expect(decodeScenarioHash(encodeScenarioHash(v))).toEqual({
+        ok: false,
+        error: `the scenario link does not hold a scenario: it decodes to ${what}, not a scenario object.`
+      });
+    }
+  });
+
+  it('keeps "__proto__" and "constructor" as ordinary members', () => {
+    const text = '{"__proto__":{"a":1},"constructor":2}';
+    const d = decodeScenarioHash(encodeScenarioHash(JSON.parse(text)));
+    expect(d.ok && JSON.stringify(d.data)).toBe(text);
   });
 
   it('keeps a 50-server scenario under 8 KB of URL, and it still parses', () => {

@@ -95,14 +95,23 @@ export function decodeScenarioHash(hash: string): HashDecode {
       error: `the scenario link expands to more than ${MAX_JSON_CHARS} characters, far larger than any scenario`
     };
   }
+  let data: unknown;
   try {
-    return { ok: true, data: JSON.parse(json) as unknown };
+    data = JSON.parse(json) as unknown;
   } catch (e) {
     return {
       ok: false,
       error: `the scenario link is corrupted: its content is not JSON (${(e as Error).message})`
     };
   }
+  if (data === null || typeof data !== 'object' || Array.isArray(data)) {
+    const what = data === null ? 'null' : Array.isArray(data) ? 'an array' : `a ${typeof data}`;
+    return {
+      ok: false,
+      error: `the scenario link does not hold a scenario: it decodes to ${what}, not a scenario object.`
+    };
+  }
+  return { ok: true, data };
 }
 
 function clip(s: string): string {
