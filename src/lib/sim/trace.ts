@@ -8,9 +8,13 @@
  * `t` is milliseconds from the start of the trace. A trace replays against a scenario's two lanes
  * instead of the simulated population: the servers in it do not react to the frames.
  */
+// names first: it turns zod's JIT off before any schema here is built (the site's CSP).
+import '../machine/names';
 import { z } from 'zod';
 import { depthExceeded, depthPathText } from '../machine/identity';
+import { AMOUNT_PATTERN, CURRENCY_PATTERN } from '../machine/money';
 import { describeIssues } from '../machine/policy';
+import { IncludeContextSchema, OnExceededSchema } from '../machine/vocabulary';
 import type { SamplingParams } from '../machine/types';
 import { LIMITS, workRefusal } from './limits';
 
@@ -28,7 +32,7 @@ export const SamplingParamsSchema = z.looseObject({
     )
     .min(1),
   systemPrompt: z.string().optional(),
-  includeContext: z.enum(['none', 'thisServer', 'allServers']).optional(),
+  includeContext: IncludeContextSchema.optional(),
   modelPreferences: z
     .looseObject({
       hints: z.array(z.looseObject({ name: z.string().optional() })).optional(),
@@ -47,13 +51,13 @@ export const SamplingParamsSchema = z.looseObject({
         .looseObject({
           maxCost: z
             .strictObject({
-              amount: z.string().regex(/^\d+(\.\d{1,6})?$/),
-              currency: z.string().regex(/^[A-Z]{3}$/)
+              amount: z.string().regex(AMOUNT_PATTERN),
+              currency: z.string().regex(CURRENCY_PATTERN)
             })
             .optional()
         })
         .optional(),
-      onExceeded: z.enum(['reject', 'truncate']).optional()
+      onExceeded: OnExceededSchema.optional()
     })
     .optional()
 });

@@ -12,6 +12,7 @@
 import { nameRecord } from '../names';
 import { z } from 'zod';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN, parseMoneyAmount } from '../money';
+import { IncludeContextSchema } from '../vocabulary';
 
 const AmountSchema = z
   .string()
@@ -121,11 +122,9 @@ export const PolicyBlockSchema = z.strictObject({
     .describe(
       'The largest input (system prompt + messages) accepted, in tokens; above it: policy.input_too_large.'
     ),
-  maxContext: z
-    .enum(['none', 'thisServer', 'allServers'])
-    .describe(
-      'The widest includeContext granted. A wider request is trimmed to this and the result says so in _meta.context.'
-    ),
+  maxContext: IncludeContextSchema.describe(
+    'The widest includeContext granted. A wider request is trimmed to this and the result says so in _meta.context.'
+  ),
   rateLimit: RateLimitSchema.nullable().describe(
     'Requests per window, counted regardless of content (what a prompt mutator cannot dodge); null = no rate limit.'
   ),
