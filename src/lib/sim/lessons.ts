@@ -7,6 +7,8 @@
  *
  * Validated in zod like the scenario file; every error names its JSON path.
  */
+// names first: it turns zod's JIT off before any schema here is built (the site's CSP).
+import '../machine/names';
 import { z } from 'zod';
 import { fromMicros } from '../machine/money';
 import { formatPath } from '../machine/policy';
