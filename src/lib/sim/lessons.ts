@@ -16,7 +16,7 @@ import { SERIES_KEYS, type LaneCounters } from './metrics';
 import type { LaneId, ScenarioError } from './scenario';
 
 /** The numbers a lesson may show or quote: every lane counter, and `denied` (frames + silenced). */
-export const METRIC_KEYS = [
+const METRIC_KEYS = [
   'requests',
   'denied',
   'silenced',

@@ -7,7 +7,7 @@ import type { Outcome } from '../machine/types';
 import { OutcomeSchema } from '../machine/vocabulary';
 import type { ServerReport } from './world';
 
-export const OUTCOMES: readonly Outcome[] = OutcomeSchema.options;
+const OUTCOMES: readonly Outcome[] = OutcomeSchema.options;
 
 export interface LaneCounters {
   /** Requests the client received. */

@@ -167,7 +167,7 @@ const LessonSchema = z.strictObject({
   watch: z.array(Text(200)).max(50).optional()
 });
 
-export const ScenarioSchema = z
+const ScenarioSchema = z
   .strictObject({
     version: z.literal(1),
     name: z.string().min(1).max(200),
@@ -380,17 +380,4 @@ function scenarioIssues(issues: readonly unknown[], raw: unknown): ScenarioError
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** One line per error, prefixed with the file name: what the CLI prints. */
-export function formatScenarioErrors(file: string, errors: ScenarioError[]): string {
-  return errors.map((e) => `${file}: ${e.path}: ${e.message}`).join('\n');
-}
-
-/** The scenario format as JSON Schema, for editors. */
-export function scenarioJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(ScenarioSchema, { target: 'draft-2020-12', io: 'input' }) as Record<
-    string,
-    unknown
-  >;
 }

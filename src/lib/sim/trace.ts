@@ -22,7 +22,7 @@ const Content = z.looseObject({ type: z.string().min(1) });
 const TextContent = z.looseObject({ type: z.literal('text'), text: z.string() });
 
 /** The sampling params a trace may carry: the MCP shape, checked before anything runs. */
-export const SamplingParamsSchema = z.looseObject({
+const SamplingParamsSchema = z.looseObject({
   messages: z
     .array(
       z.looseObject({
@@ -88,7 +88,7 @@ export type TraceParse =
   { ok: true; events: TraceEvent[] } | { ok: false; error: string; line: number };
 
 /** The largest trace accepted: a bound on what a pasted or uploaded file can make the page do. */
-export const MAX_TRACE_EVENTS = 200_000;
+const MAX_TRACE_EVENTS = 200_000;
 
 /**
  * Parse a JSONL trace. The first bad line stops the parse with an error naming the line, the JSON
@@ -164,9 +164,4 @@ export function parseTrace(text: string): TraceParse {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Write events back as JSONL (the playground's "record a trace"). */
-export function toTraceJsonl(events: readonly TraceEvent[]): string {
-  return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
 }

@@ -44,7 +44,7 @@ export class MemoryAuditLog implements AuditLog {
 }
 
 /** The default database; separate from the decisions database (one object store per database). */
-export const DEFAULT_AUDIT_DB = 'sampling-policy-lab-audit';
+const DEFAULT_AUDIT_DB = 'sampling-policy-lab-audit';
 /** The object store name inside the audit database. */
 export const AUDIT_STORE = 'audit';
 

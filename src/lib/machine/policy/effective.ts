@@ -4,6 +4,7 @@
 import canonicalize from 'canonicalize';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { ownValue } from '../names';
 import type { Policy, PolicyBlock } from './schema';
 
 /**
@@ -12,7 +13,7 @@ import type { Policy, PolicyBlock } from './schema';
  * only the policy's own keys count (`constructor` or `toString` find nothing inherited).
  */
 export function effectiveBlock(policy: Policy, server: string): PolicyBlock {
-  const own = Object.hasOwn(policy.servers, server) ? policy.servers[server] : undefined;
+  const own = ownValue(policy.servers, server);
   const block: PolicyBlock = { ...policy.defaults };
   if (own) {
     for (const key of Object.keys(own) as (keyof PolicyBlock)[]) {
