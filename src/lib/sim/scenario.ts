@@ -30,6 +30,7 @@ import {
 } from '../machine/vocabulary';
 import { DEFAULT_PROVIDER, type ProviderSpec } from './provider';
 import { estimateWork, LIMITS, serverRequests, templateChars, workRefusal } from './limits';
+import { jsonInput } from './json-input';
 import { Rng } from './rng';
 import { BEHAVIOURS, BEHAVIOUR_NAMES, createServer } from './servers/behaviours';
 import { DEFAULT_USER, type UserSpec } from './user';
@@ -260,17 +261,9 @@ function inertEnv(name: string): ServerEnv {
  * nothing is half-applied: the caller gets a scenario or a list of errors.
  */
 export function parseScenario(input: unknown): ScenarioParse {
-  let raw = input;
-  if (typeof input === 'string') {
-    try {
-      raw = JSON.parse(input);
-    } catch (e) {
-      return {
-        ok: false,
-        errors: [{ path: '$', message: `not valid JSON: ${(e as Error).message}` }]
-      };
-    }
-  }
+  const json = jsonInput(input);
+  if (!json.ok) return json;
+  const raw = json.value;
   // Before anything recursive sees the value: a scenario is a few levels deep, request params a
   // few more; anything deeper is refused with its path.
   const deep = depthExceeded(raw, LIMITS.paramsDepth);
