@@ -55,12 +55,18 @@ export const CapScopeSchema = z.enum(['per-call', 'session-pool']);
 export const OnExceededSchema = z.enum(['reject', 'truncate']);
 export type OnExceeded = z.infer<typeof OnExceededSchema>;
 
-/** How long a stored decision lives (see reasons.ts). */
-export const TtlSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('session') }),
-  z.object({ kind: z.literal('window') }),
-  z.object({ kind: z.literal('ms'), ms: count })
-]);
+/**
+ * How long a stored decision lives (see reasons.ts). `ms` is the bound on a fixed TTL: a file from
+ * outside (a scenario) states a tighter one than the core can compute with.
+ */
+export function ttlSchema(ms: z.ZodType<number> = count) {
+  return z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('session') }),
+    z.strictObject({ kind: z.literal('window') }),
+    z.strictObject({ kind: z.literal('ms'), ms })
+  ]);
+}
+export const TtlSchema = ttlSchema();
 
 export const ReasonRuleSchema = z.object({
   retryable: z.boolean(),

@@ -26,6 +26,7 @@ import {
   LaneIdSchema,
   OnExceededSchema,
   ReasonCodeSchema,
+  ttlSchema,
   type LaneId
 } from '../machine/vocabulary';
 import { DEFAULT_PROVIDER, type ProviderSpec } from './provider';
@@ -49,11 +50,7 @@ const Ms = z.int().min(0).max(LIMITS.spanMs);
 const Text = (max: number) => z.string().max(max);
 const Probability = z.number().min(0).max(1);
 
-const TtlSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('session') }),
-  z.strictObject({ kind: z.literal('window') }),
-  z.strictObject({ kind: z.literal('ms'), ms: Ms })
-]);
+const TtlSchema = ttlSchema(Ms);
 
 const ReasonOverrideSchema = z.strictObject({
   retryable: z.boolean().optional(),
