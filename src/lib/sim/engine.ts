@@ -21,7 +21,7 @@ import type {
 } from '../machine/types';
 import type { AuditLog } from '../store/audit-log';
 import { buildLaneStore, type DurableProvider } from './lane-store';
-import { ClientHost, type ConsentSource, type ProviderSource } from './client';
+import { ClientHost, type ConsentSource, type Executor, type ProviderSource } from './client';
 import { VirtualClock } from './clock';
 import { callDirect } from './direct';
 import { LaneMetrics } from './metrics';
@@ -76,6 +76,11 @@ export interface SimulationOptions {
   trace?: TraceEvent[];
   /** Sees every change to a lane's decision store (the run's invariants read what was stored). */
   onStore?: (lane: LaneId, event: StoreEvent) => void;
+  /**
+   * How each request's authorisation machine runs (client.ts): `table` (default) interprets the
+   * machine's transition table; `actor` runs an XState actor per request. Same bytes either way.
+   */
+  executor?: Executor;
 }
 
 /** An audit log that forwards records instead of keeping them: runs of millions stay small. */
@@ -209,7 +214,8 @@ export class LaneRuntime {
       clock: sim.clock,
       consent: opts.consent?.(id, user.source) ?? user.source,
       provider: provider.source,
-      lane: id
+      lane: id,
+      executor: opts.executor ?? 'table'
     });
   }
 
@@ -230,7 +236,7 @@ export class LaneRuntime {
       frame: { jsonrpc: '2.0', id, method: 'sampling/createMessage', params }
     });
     const annotate = this.host.config.annotateTrim;
-    this.host.handle(request, (out) => {
+    this.host.authorize(request, (out) => {
       const now = sim.clock.now();
       this.metrics.decided(out, annotate);
       sim.opts.onDecision?.(this.id, request, out);

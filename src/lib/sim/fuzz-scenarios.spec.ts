@@ -4,7 +4,8 @@
  * retryable flips, short TTLs, store scopes, RFC switches), provider faults and users, all short
  * enough that a run stays small — and up to three edits a learner makes mid-run (a lane's whole
  * client configuration, or its policy). Each run is checked by the same invariants as the CLI;
- * every third is run twice to compare its bytes.
+ * every third is run twice to compare its bytes — the second time on the actor executor, so the
+ * same comparison proves the simulation's table executor writes the actor path's bytes.
  *
  * On a failure the message carries the broken guarantee and the scenario JSON, and fast-check
  * prints its seed and path: `FUZZ_SEED=<seed> FUZZ_PATH=<path> npx vitest run <this file>` replays
@@ -13,231 +14,18 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { REASONS } from '../machine/reasons';
 import { sdkFrameProblem } from './conformance';
 import { guardedSimulation } from './guard';
 import { brokenLine, type InvariantResult } from './invariants';
 import { auditLineJson, frameLineJson } from './report';
-import type { ClientConfigInput } from '../machine/config';
-import { parsePolicy } from '../machine/policy';
+import type { Executor } from './client';
+import { applyEdits, caseArb, type Edit } from './fuzz-cases';
 import { parseScenario } from './scenario';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 const SURVEY = process.env.FUZZ_SURVEY === '1';
-
-// ───────────────────────────── the space of valid scenarios ─────────────────────────────
-
-const amount = (lo: number, hi: number) =>
-  fc.integer({ min: lo, max: hi }).map((micros) => (micros / 1_000_000).toFixed(6));
-
-const ttl = fc.oneof(
-  fc.constant({ kind: 'session' as const }),
-  fc.constant({ kind: 'window' as const }),
-  fc.record({ kind: fc.constant('ms' as const), ms: fc.integer({ min: 100, max: 120_000 }) })
-);
-
-const reasons = fc.dictionary(
-  fc.constantFrom(...REASONS),
-  fc.record({ retryable: fc.boolean(), ttl }, { requiredKeys: [] }),
-  { maxKeys: 3 }
-);
-
-const client = fc.record(
-  {
-    store: fc.constantFrom('connection', 'durable'),
-    reasons,
-    silence: fc.boolean(),
-    canonicalize: fc.boolean(),
-    annotateTrim: fc.boolean(),
-    storeAllowed: fc.boolean(),
-    allowedTtl: ttl,
-    consentTimeoutMs: fc.integer({ min: 500, max: 90_000 }),
-    deadlineMs: fc.integer({ min: 500, max: 60_000 }),
-    alert: fc.record({
-      threshold: fc.integer({ min: 1, max: 40 }),
-      windowMs: fc.integer({ min: 1_000, max: 600_000 })
-    }),
-    refusalAs: fc.constantFrom('result', 'error'),
-    capScope: fc.constantFrom('per-call', 'session-pool'),
-    sessionPool: fc.record({ amount: amount(1_000, 200_000), currency: fc.constant('USD') }),
-    advertiseCeiling: fc.boolean(),
-    preflightDefault: fc.constantFrom('reject', 'truncate')
-  },
-  { requiredKeys: ['store'] }
-);
-
-const policyBlock = fc.record({
-  sampling: fc.constantFrom(true, true, true, false),
-  allowedModels: fc.constantFrom(['example-model-v2'], ['*'], ['example-model-lite']),
-  defaultModel: fc.constant('example-model-v2'),
-  maxInputTokens: fc.integer({ min: 50, max: 32_000 }),
-  maxContext: fc.constantFrom('none', 'thisServer', 'allServers'),
-  rateLimit: fc.option(
-    fc.record({
-      requests: fc.integer({ min: 1, max: 30 }),
-      windowMs: fc.integer({ min: 5_000, max: 600_000 })
-    })
-  ),
-  budget: fc.option(
-    fc.record({
-      amount: amount(0, 100_000),
-      currency: fc.constant('USD'),
-      windowMs: fc.integer({ min: 30_000, max: 3_600_000 })
-    })
-  ),
-  perCallCap: fc.option(
-    fc.oneof(
-      fc.record({ amount: amount(1, 60_000), currency: fc.constant('USD') }),
-      fc.record({ tokens: fc.integer({ min: 10, max: 20_000 }) })
-    )
-  ),
-  consent: fc.constantFrom('ask', 'ask', 'allow', 'deny')
-});
-
-const lane = (label: string) =>
-  fc.record({
-    label: fc.constant(label),
-    client,
-    policy: fc.record({ version: fc.constant(1), defaults: policyBlock, servers: fc.constant({}) })
-  });
-
-const PARAMS: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
-  'well-behaved': fc.record({ maxRetries: fc.integer({ min: 0, max: 3 }) }, { requiredKeys: [] }),
-  'naive-retrier': fc.record(
-    { maxRetries: fc.integer({ min: 0, max: 8 }), baseMs: fc.integer({ min: 100, max: 5_000 }) },
-    { requiredKeys: [] }
-  ),
-  'tight-loop': fc.record(
-    {
-      intervalMs: fc.integer({ min: 500, max: 10_000 }),
-      maxRetries: fc.integer({ min: 1, max: 60 })
-    },
-    { requiredKeys: [] }
-  ),
-  reconnector: fc.record(
-    {
-      reconnectMs: fc.integer({ min: 50, max: 2_000 }),
-      maxReconnects: fc.integer({ min: 1, max: 20 })
-    },
-    { requiredKeys: [] }
-  ),
-  'prompt-mutator': fc.record(
-    {
-      intervalMs: fc.integer({ min: 500, max: 5_000 }),
-      maxRetries: fc.integer({ min: 1, max: 40 })
-    },
-    { requiredKeys: [] }
-  ),
-  'context-greedy': fc.constant({}),
-  'budget-shrinker': fc.record(
-    { mode: fc.constantFrom('naive', 'exact'), maxShrinks: fc.integer({ min: 0, max: 3 }) },
-    { requiredKeys: [] }
-  ),
-  'serialiser-variant': fc.record(
-    {
-      intervalMs: fc.integer({ min: 200, max: 5_000 }),
-      maxRetries: fc.integer({ min: 1, max: 20 })
-    },
-    { requiredKeys: [] }
-  ),
-  'timeout-sensitive': fc.record(
-    {
-      maxRetries: fc.integer({ min: 1, max: 15 }),
-      retryDelayMs: fc.integer({ min: 0, max: 2_000 })
-    },
-    { requiredKeys: [] }
-  )
-};
-
-const server = (i: number) =>
-  fc.constantFrom(...Object.keys(PARAMS)).chain((behaviour) =>
-    fc.record({
-      name: fc.constant(`s${i}`),
-      behaviour: fc.constant(behaviour),
-      count: fc.integer({ min: 1, max: 2 }),
-      params: PARAMS[behaviour]!,
-      request: fc.record(
-        {
-          systemPrompt: fc.constantFrom('You summarise.', 'Tu résumes.'),
-          prompt: fc.constantFrom('Summarise item {n}.', 'Draft reply {n}, café.'),
-          promptTokens: fc.integer({ min: 0, max: 30_000 }),
-          includeContext: fc.constantFrom('none', 'thisServer', 'allServers'),
-          maxTokens: fc.integer({ min: 1, max: 4_000 }),
-          budget: fc.record(
-            {
-              intent: fc.record({
-                maxCost: fc.record({ amount: amount(1, 50_000), currency: fc.constant('USD') })
-              }),
-              onExceeded: fc.constantFrom('reject', 'truncate')
-            },
-            { requiredKeys: [] }
-          )
-        },
-        { requiredKeys: ['prompt', 'maxTokens'] }
-      ),
-      intervalMs: fc.integer({ min: 2_000, max: 300_000 }),
-      tasks: fc.integer({ min: 1, max: 4 }),
-      timeoutMs: fc.integer({ min: 1_000, max: 120_000 })
-    })
-  );
-
-const scenarioArb = fc
-  .record({
-    seed: fc.integer({ min: 0, max: 0xffffffff }),
-    durationMs: fc.integer({ min: 30_000, max: 300_000 }),
-    servers: fc
-      .integer({ min: 1, max: 3 })
-      .chain((k) => fc.tuple(...Array.from({ length: k }, (_, i) => server(i + 1)))),
-    provider: fc.record(
-      {
-        cards: fc.constantFrom(undefined, [
-          {
-            model: 'example-model-v2',
-            version: '2026-07-01',
-            currency: 'USD',
-            inputPerMtok: '3.00',
-            outputPerMtok: '15.00',
-            cachedInputPerMtok: '0.30'
-          },
-          {
-            model: 'example-model-lite',
-            version: '2026-07-01',
-            currency: 'USD',
-            inputPerMtok: '0.80',
-            outputPerMtok: '4.00'
-          }
-        ]),
-        latencyMs: fc.integer({ min: 0, max: 3_000 }),
-        chunkTokens: fc.integer({ min: 1, max: 200 }),
-        chunkIntervalMs: fc.integer({ min: 0, max: 400 }),
-        transportFailureRate: fc.double({ min: 0, max: 0.3, noNaN: true }),
-        providerErrorRate: fc.double({ min: 0, max: 0.3, noNaN: true }),
-        slowRate: fc.double({ min: 0, max: 0.5, noNaN: true }),
-        slowFactor: fc.double({ min: 1, max: 100, noNaN: true })
-      },
-      { requiredKeys: [] }
-    ),
-    user: fc.record(
-      {
-        approveBase: fc.double({ min: 0, max: 1, noNaN: true }),
-        fatiguePerPrompt: fc.double({ min: 0, max: 0.2, noNaN: true }),
-        maxApprove: fc.double({ min: 0, max: 1, noNaN: true }),
-        responseMs: fc.integer({ min: 0, max: 200_000 })
-      },
-      { requiredKeys: [] }
-    ),
-    lanes: fc.record({ A: lane('A'), B: lane('B') })
-  })
-  .map((s) => ({
-    version: 1,
-    name: 'fuzz',
-    title: 'A random scenario',
-    start: '2026-03-10T09:00:00Z',
-    ...s,
-    provider: Object.fromEntries(Object.entries(s.provider).filter(([, v]) => v !== undefined))
-  }));
 
 // ───────────────────────────── one run, checked ─────────────────────────────
 
@@ -247,33 +35,8 @@ function digester() {
   return { line: (s: string) => h.update(enc.encode(s + '\n')), hex: () => bytesToHex(h.digest()) };
 }
 
-/** A change the learner makes mid-run: a lane's whole client configuration, or its policy. */
-interface Edit {
-  /** When, as a fraction of the run. */
-  at: number;
-  lane: 'A' | 'B';
-  client?: Record<string, unknown>;
-  policy?: Record<string, unknown>;
-}
-
-const editArb: fc.Arbitrary<Edit> = fc.oneof(
-  fc.record({
-    at: fc.double({ min: 0, max: 1, noNaN: true }),
-    lane: fc.constantFrom('A', 'B'),
-    client
-  }),
-  fc.record({
-    at: fc.double({ min: 0, max: 1, noNaN: true }),
-    lane: fc.constantFrom('A', 'B'),
-    policy: fc.record({ version: fc.constant(1), defaults: policyBlock, servers: fc.constant({}) })
-  })
-) as fc.Arbitrary<Edit>;
-
-/** A scenario and the learner's edits during its run. */
-const caseArb = fc.record({ scenario: scenarioArb, edits: fc.array(editArb, { maxLength: 3 }) });
-
 /** Run `data` to its end under its invariants, applying `edits` on the way. */
-function runOnce(data: unknown, edits: readonly Edit[]) {
+function runOnce(data: unknown, edits: readonly Edit[], executor: Executor = 'table') {
   const parsed = parseScenario(data);
   if (!parsed.ok)
     throw new Error(`the generator made an invalid scenario: ${JSON.stringify(parsed.errors)}`);
@@ -281,18 +44,14 @@ function runOnce(data: unknown, edits: readonly Edit[]) {
   const audit = digester();
   const { sim, guard } = guardedSimulation(
     parsed.scenario,
-    { onFrame: (l) => frames.line(frameLineJson(l)), onAudit: (r) => audit.line(auditLineJson(r)) },
+    {
+      executor,
+      onFrame: (l) => frames.line(frameLineJson(l)),
+      onAudit: (r) => audit.line(auditLineJson(r))
+    },
     { validate: sdkFrameProblem }
   );
-  for (const e of [...edits].sort((a, b) => a.at - b.at)) {
-    sim.advanceTo(sim.start + Math.floor(e.at * parsed.scenario.durationMs));
-    if (e.client) sim.setLaneConfig(e.lane, e.client as ClientConfigInput);
-    if (e.policy) {
-      const p = parsePolicy(e.policy);
-      if (!p.ok) throw new Error(`the generator made an invalid policy: ${JSON.stringify(p)}`);
-      sim.setLanePolicy(e.lane, p.policy);
-    }
-  }
+  applyEdits(sim, parsed.scenario.durationMs, edits);
   sim.runToEnd();
   return { guard, digest: { frames: frames.hex(), audit: audit.hex() } };
 }
@@ -300,7 +59,7 @@ function runOnce(data: unknown, edits: readonly Edit[]) {
 /** Run under the invariants; with `twice`, run again and compare the two runs' bytes. */
 function check(data: unknown, twice: boolean, edits: readonly Edit[] = []): InvariantResult[] {
   const first = runOnce(data, edits);
-  if (twice) first.guard.checker.sameBytes(first.digest, runOnce(data, edits).digest);
+  if (twice) first.guard.checker.sameBytes(first.digest, runOnce(data, edits, 'actor').digest);
   return first.guard.results();
 }
 

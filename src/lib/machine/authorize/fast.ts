@@ -8,7 +8,7 @@
  * observable order — every `after:` timer is set and cleared on the clock at the same point, every
  * invoked step starts and stops at the same point, events from steps queue exactly as in an
  * actor's mailbox — so a run gives byte-identical frames and audit records either way
- * (`fast.equivalence.spec.ts` runs both on every scenario and on fuzzed ones).
+ * (sim/executors.spec.ts runs both on every scenario and on fuzzed ones).
  *
  * Supported, checked when the table is built (anything else throws there, not mid-run): atomic
  * and final states under one root; `entry`, `always`, `on`, `after`, one `invoke` per state with

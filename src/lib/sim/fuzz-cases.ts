@@ -1,0 +1,264 @@
+/**
+ * Test support: random valid scenarios and the edits a learner makes during their run, for
+ * fast-check. The guarantees fuzz (fuzz-scenarios.spec.ts) checks every guarantee on them; the
+ * fast path's equivalence test (machine/authorize/fast.equivalence.spec.ts) runs them on both
+ * executors. Imported by tests only.
+ */
+import fc from 'fast-check';
+import type { ClientConfigInput } from '../machine/config';
+import { parsePolicy } from '../machine/policy';
+import { REASONS } from '../machine/reasons';
+import type { Simulation } from './engine';
+
+// ───────────────────────────── the space of valid scenarios ─────────────────────────────
+
+const amount = (lo: number, hi: number) =>
+  fc.integer({ min: lo, max: hi }).map((micros) => (micros / 1_000_000).toFixed(6));
+
+const ttl = fc.oneof(
+  fc.constant({ kind: 'session' as const }),
+  fc.constant({ kind: 'window' as const }),
+  fc.record({ kind: fc.constant('ms' as const), ms: fc.integer({ min: 100, max: 120_000 }) })
+);
+
+const reasons = fc.dictionary(
+  fc.constantFrom(...REASONS),
+  fc.record({ retryable: fc.boolean(), ttl }, { requiredKeys: [] }),
+  { maxKeys: 3 }
+);
+
+const client = fc.record(
+  {
+    store: fc.constantFrom('connection', 'durable'),
+    reasons,
+    silence: fc.boolean(),
+    canonicalize: fc.boolean(),
+    annotateTrim: fc.boolean(),
+    storeAllowed: fc.boolean(),
+    allowedTtl: ttl,
+    consentTimeoutMs: fc.integer({ min: 500, max: 90_000 }),
+    deadlineMs: fc.integer({ min: 500, max: 60_000 }),
+    alert: fc.record({
+      threshold: fc.integer({ min: 1, max: 40 }),
+      windowMs: fc.integer({ min: 1_000, max: 600_000 })
+    }),
+    refusalAs: fc.constantFrom('result', 'error'),
+    capScope: fc.constantFrom('per-call', 'session-pool'),
+    sessionPool: fc.record({ amount: amount(1_000, 200_000), currency: fc.constant('USD') }),
+    advertiseCeiling: fc.boolean(),
+    preflightDefault: fc.constantFrom('reject', 'truncate')
+  },
+  { requiredKeys: ['store'] }
+);
+
+const policyBlock = fc.record({
+  sampling: fc.constantFrom(true, true, true, false),
+  allowedModels: fc.constantFrom(['example-model-v2'], ['*'], ['example-model-lite']),
+  defaultModel: fc.constant('example-model-v2'),
+  maxInputTokens: fc.integer({ min: 50, max: 32_000 }),
+  maxContext: fc.constantFrom('none', 'thisServer', 'allServers'),
+  rateLimit: fc.option(
+    fc.record({
+      requests: fc.integer({ min: 1, max: 30 }),
+      windowMs: fc.integer({ min: 5_000, max: 600_000 })
+    })
+  ),
+  budget: fc.option(
+    fc.record({
+      amount: amount(0, 100_000),
+      currency: fc.constant('USD'),
+      windowMs: fc.integer({ min: 30_000, max: 3_600_000 })
+    })
+  ),
+  perCallCap: fc.option(
+    fc.oneof(
+      fc.record({ amount: amount(1, 60_000), currency: fc.constant('USD') }),
+      fc.record({ tokens: fc.integer({ min: 10, max: 20_000 }) })
+    )
+  ),
+  consent: fc.constantFrom('ask', 'ask', 'allow', 'deny')
+});
+
+const lane = (label: string) =>
+  fc.record({
+    label: fc.constant(label),
+    client,
+    policy: fc.record({ version: fc.constant(1), defaults: policyBlock, servers: fc.constant({}) })
+  });
+
+const PARAMS: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
+  'well-behaved': fc.record({ maxRetries: fc.integer({ min: 0, max: 3 }) }, { requiredKeys: [] }),
+  'naive-retrier': fc.record(
+    { maxRetries: fc.integer({ min: 0, max: 8 }), baseMs: fc.integer({ min: 100, max: 5_000 }) },
+    { requiredKeys: [] }
+  ),
+  'tight-loop': fc.record(
+    {
+      intervalMs: fc.integer({ min: 500, max: 10_000 }),
+      maxRetries: fc.integer({ min: 1, max: 60 })
+    },
+    { requiredKeys: [] }
+  ),
+  reconnector: fc.record(
+    {
+      reconnectMs: fc.integer({ min: 50, max: 2_000 }),
+      maxReconnects: fc.integer({ min: 1, max: 20 })
+    },
+    { requiredKeys: [] }
+  ),
+  'prompt-mutator': fc.record(
+    {
+      intervalMs: fc.integer({ min: 500, max: 5_000 }),
+      maxRetries: fc.integer({ min: 1, max: 40 })
+    },
+    { requiredKeys: [] }
+  ),
+  'context-greedy': fc.constant({}),
+  'budget-shrinker': fc.record(
+    { mode: fc.constantFrom('naive', 'exact'), maxShrinks: fc.integer({ min: 0, max: 3 }) },
+    { requiredKeys: [] }
+  ),
+  'serialiser-variant': fc.record(
+    {
+      intervalMs: fc.integer({ min: 200, max: 5_000 }),
+      maxRetries: fc.integer({ min: 1, max: 20 })
+    },
+    { requiredKeys: [] }
+  ),
+  'timeout-sensitive': fc.record(
+    {
+      maxRetries: fc.integer({ min: 1, max: 15 }),
+      retryDelayMs: fc.integer({ min: 0, max: 2_000 })
+    },
+    { requiredKeys: [] }
+  )
+};
+
+const server = (i: number) =>
+  fc.constantFrom(...Object.keys(PARAMS)).chain((behaviour) =>
+    fc.record({
+      name: fc.constant(`s${i}`),
+      behaviour: fc.constant(behaviour),
+      count: fc.integer({ min: 1, max: 2 }),
+      params: PARAMS[behaviour]!,
+      request: fc.record(
+        {
+          systemPrompt: fc.constantFrom('You summarise.', 'Tu résumes.'),
+          prompt: fc.constantFrom('Summarise item {n}.', 'Draft reply {n}, café.'),
+          promptTokens: fc.integer({ min: 0, max: 30_000 }),
+          includeContext: fc.constantFrom('none', 'thisServer', 'allServers'),
+          maxTokens: fc.integer({ min: 1, max: 4_000 }),
+          budget: fc.record(
+            {
+              intent: fc.record({
+                maxCost: fc.record({ amount: amount(1, 50_000), currency: fc.constant('USD') })
+              }),
+              onExceeded: fc.constantFrom('reject', 'truncate')
+            },
+            { requiredKeys: [] }
+          )
+        },
+        { requiredKeys: ['prompt', 'maxTokens'] }
+      ),
+      intervalMs: fc.integer({ min: 2_000, max: 300_000 }),
+      tasks: fc.integer({ min: 1, max: 4 }),
+      timeoutMs: fc.integer({ min: 1_000, max: 120_000 })
+    })
+  );
+
+const scenarioArb = fc
+  .record({
+    seed: fc.integer({ min: 0, max: 0xffffffff }),
+    durationMs: fc.integer({ min: 30_000, max: 300_000 }),
+    servers: fc
+      .integer({ min: 1, max: 3 })
+      .chain((k) => fc.tuple(...Array.from({ length: k }, (_, i) => server(i + 1)))),
+    provider: fc.record(
+      {
+        cards: fc.constantFrom(undefined, [
+          {
+            model: 'example-model-v2',
+            version: '2026-07-01',
+            currency: 'USD',
+            inputPerMtok: '3.00',
+            outputPerMtok: '15.00',
+            cachedInputPerMtok: '0.30'
+          },
+          {
+            model: 'example-model-lite',
+            version: '2026-07-01',
+            currency: 'USD',
+            inputPerMtok: '0.80',
+            outputPerMtok: '4.00'
+          }
+        ]),
+        latencyMs: fc.integer({ min: 0, max: 3_000 }),
+        chunkTokens: fc.integer({ min: 1, max: 200 }),
+        chunkIntervalMs: fc.integer({ min: 0, max: 400 }),
+        transportFailureRate: fc.double({ min: 0, max: 0.3, noNaN: true }),
+        providerErrorRate: fc.double({ min: 0, max: 0.3, noNaN: true }),
+        slowRate: fc.double({ min: 0, max: 0.5, noNaN: true }),
+        slowFactor: fc.double({ min: 1, max: 100, noNaN: true })
+      },
+      { requiredKeys: [] }
+    ),
+    user: fc.record(
+      {
+        approveBase: fc.double({ min: 0, max: 1, noNaN: true }),
+        fatiguePerPrompt: fc.double({ min: 0, max: 0.2, noNaN: true }),
+        maxApprove: fc.double({ min: 0, max: 1, noNaN: true }),
+        responseMs: fc.integer({ min: 0, max: 200_000 })
+      },
+      { requiredKeys: [] }
+    ),
+    lanes: fc.record({ A: lane('A'), B: lane('B') })
+  })
+  .map((s) => ({
+    version: 1,
+    name: 'fuzz',
+    title: 'A random scenario',
+    start: '2026-03-10T09:00:00Z',
+    ...s,
+    provider: Object.fromEntries(Object.entries(s.provider).filter(([, v]) => v !== undefined))
+  }));
+
+/** A change the learner makes mid-run: a lane's whole client configuration, or its policy. */
+export interface Edit {
+  /** When, as a fraction of the run. */
+  at: number;
+  lane: 'A' | 'B';
+  client?: Record<string, unknown>;
+  policy?: Record<string, unknown>;
+}
+
+const editArb: fc.Arbitrary<Edit> = fc.oneof(
+  fc.record({
+    at: fc.double({ min: 0, max: 1, noNaN: true }),
+    lane: fc.constantFrom('A', 'B'),
+    client
+  }),
+  fc.record({
+    at: fc.double({ min: 0, max: 1, noNaN: true }),
+    lane: fc.constantFrom('A', 'B'),
+    policy: fc.record({ version: fc.constant(1), defaults: policyBlock, servers: fc.constant({}) })
+  })
+) as fc.Arbitrary<Edit>;
+
+/** A scenario and the learner's edits during its run. */
+export const caseArb = fc.record({
+  scenario: scenarioArb,
+  edits: fc.array(editArb, { maxLength: 3 })
+});
+
+/** Apply `edits` to `sim` at their times (fractions of `durationMs`), in time order. */
+export function applyEdits(sim: Simulation, durationMs: number, edits: readonly Edit[]): void {
+  for (const e of [...edits].sort((a, b) => a.at - b.at)) {
+    sim.advanceTo(sim.start + Math.floor(e.at * durationMs));
+    if (e.client) sim.setLaneConfig(e.lane, e.client as ClientConfigInput);
+    if (e.policy) {
+      const p = parsePolicy(e.policy);
+      if (!p.ok) throw new Error(`the generator made an invalid policy: ${JSON.stringify(p)}`);
+      sim.setLanePolicy(e.lane, p.policy);
+    }
+  }
+}
