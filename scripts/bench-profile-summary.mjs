@@ -27,7 +27,7 @@ function moduleOf(url, line) {
     if (existsSync(path)) {
       const lines = readFileSync(path, 'utf8').split('\n');
       lines.forEach((l, i) => {
-        const m = /^\/\/ ((?:src|node_modules|scripts)\/\S+)$/.exec(l);
+        const m = /^\/\/ (\S+\.(?:[cm]?js|ts))$/.exec(l);
         if (m) starts.push([i, m[1]]);
       });
     }

@@ -1,7 +1,11 @@
 /**
- * `node --cpu-prof --cpu-prof-dir=DIR --import tsx scripts/bench-profile.ts [hours] [guarded]`:
- * the small-request retry storm (bench.ts's "small" class) for a CPU profile; summarise the
- * profile with `node scripts/bench-profile-summary.mjs DIR/*.cpuprofile`.
+ * A run to profile: `npm run bench:profile -- [hours] [scenario.json] [--guarded] [--as-written]`
+ * bundles this script (so the profile names source modules, see bench-profile-summary.mjs), runs
+ * it under `node --cpu-prof` and prints where the time went.
+ *
+ * Default: 1 simulated hour of bench/retry-storm.json as bench.ts's "small" class (its requests'
+ * padding removed: ~200 bytes of params). `--as-written` keeps the scenario's request sizes;
+ * `--guarded` checks the run's invariants as the CLI does.
  */
 import { readFileSync } from 'node:fs';
 import { sdkFrameProblem } from '../src/lib/sim/conformance';
@@ -9,17 +13,18 @@ import { Simulation } from '../src/lib/sim/engine';
 import { guardedSimulation } from '../src/lib/sim/guard';
 import { parseScenario, type Scenario } from '../src/lib/sim/scenario';
 
-const parsed = parseScenario(readFileSync('bench/retry-storm.json', 'utf8'));
-if (!parsed.ok) throw new Error('bench/retry-storm.json does not parse');
-const hours = Number(process.argv[2] ?? 0.5);
-const guarded = process.argv[3] === 'guarded';
+const args = process.argv.slice(2);
+const flags = new Set(args.filter((a) => a.startsWith('--')));
+const [hoursArg, file = 'bench/retry-storm.json'] = args.filter((a) => !a.startsWith('--'));
+const parsed = parseScenario(readFileSync(file, 'utf8'));
+if (!parsed.ok) throw new Error(`${file} does not parse`);
+const hours = Number(hoursArg ?? 1);
 const s: Scenario = {
   ...parsed.scenario,
   durationMs: hours * 3_600_000,
-  servers: parsed.scenario.servers.map((x) => ({
-    ...x,
-    request: { ...x.request, promptTokens: 0 }
-  }))
+  servers: flags.has('--as-written')
+    ? parsed.scenario.servers
+    : parsed.scenario.servers.map((x) => ({ ...x, request: { ...x.request, promptTokens: 0 } }))
 };
 let requests = 0;
 const opts = {
@@ -27,9 +32,12 @@ const opts = {
     if (l.direction === 'in') requests++;
   }
 };
-const sim = guarded
+const sim = flags.has('--guarded')
   ? guardedSimulation(s, opts, { validate: sdkFrameProblem }).sim
   : new Simulation(s, opts);
 const t0 = performance.now();
 sim.runToEnd();
-console.log(`${requests} requests in ${(performance.now() - t0).toFixed(0)} ms`);
+const ms = performance.now() - t0;
+console.log(
+  `${file}: ${requests} requests, ${hours} h simulated in ${ms.toFixed(0)} ms (${((ms * 1000) / requests).toFixed(1)} µs/request)`
+);

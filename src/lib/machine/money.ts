@@ -71,14 +71,24 @@ function typeOf(v: unknown): string {
   return `a ${typeof v}`;
 }
 
+/** Amounts `toMicros` has parsed (bounded: cleared when full). */
+const PARSED_MAX = 4_096;
+const parsed = new Map<string, number>();
+
 /**
  * Parse an amount for internal use, where the string was already validated (a policy that passed
  * its schema, a rate card shipped with the product). Throws: a bad amount here is a bug, not input.
  */
 export function toMicros(amount: string): number {
+  let micros = parsed.get(amount);
+  if (micros !== undefined) return micros;
   const r = parseMoneyAmount(amount);
   if (!r.ok) throw new Error(`toMicros: ${r.error}`);
-  return r.micros;
+  micros = r.micros;
+  // The same few amounts (rate-card prices, limits, "0.0000") are parsed on every request.
+  if (parsed.size >= PARSED_MAX) parsed.clear();
+  parsed.set(amount, micros);
+  return micros;
 }
 
 /** How `fromMicros` rounds when the requested decimals drop digits. */

@@ -100,40 +100,49 @@ export class VirtualClock {
     while (this.#heap.length > 0 && this.#heap[0]!.cancelled) this.#pop();
   }
 
-  #less(a: Entry, b: Entry): boolean {
-    return a.at < b.at || (a.at === b.at && a.seq < b.seq);
-  }
+  // A binary heap on (at, seq). Keys are unique (seq), so the order entries leave in does not
+  // depend on how the heap is laid out. The sifts move a hole instead of swapping pairs: this
+  // runs for every timer of every request (most are cancelled step timeouts), so it is hot.
 
   #push(e: Entry): void {
     const h = this.#heap;
+    let i = h.length;
     h.push(e);
-    let i = h.length - 1;
     while (i > 0) {
       const p = (i - 1) >> 1;
-      if (!this.#less(h[i]!, h[p]!)) break;
-      [h[i], h[p]] = [h[p]!, h[i]!];
+      const q = h[p]!;
+      if (q.at < e.at || (q.at === e.at && q.seq < e.seq)) break;
+      h[i] = q;
       i = p;
     }
+    h[i] = e;
   }
 
   #pop(): Entry | undefined {
     const h = this.#heap;
     const top = h[0];
     const last = h.pop();
-    if (h.length > 0 && last) {
-      h[0] = last;
-      let i = 0;
-      for (;;) {
-        const l = 2 * i + 1;
-        const r = l + 1;
-        let m = i;
-        if (l < h.length && this.#less(h[l]!, h[m]!)) m = l;
-        if (r < h.length && this.#less(h[r]!, h[m]!)) m = r;
-        if (m === i) break;
-        [h[i], h[m]] = [h[m]!, h[i]!];
-        i = m;
+    const n = h.length;
+    if (n === 0 || !last) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      let c = h[l]!;
+      let m = l;
+      if (r < n) {
+        const y = h[r]!;
+        if (y.at < c.at || (y.at === c.at && y.seq < c.seq)) {
+          c = y;
+          m = r;
+        }
       }
+      if (last.at < c.at || (last.at === c.at && last.seq < c.seq)) break;
+      h[i] = c;
+      i = m;
     }
+    h[i] = last;
     return top;
   }
 }

@@ -23,10 +23,10 @@ import {
   transportErrorFrame,
   trimmedFrame
 } from '../frames';
-import { requestIdentity } from '../identity';
 import { fromMicros } from '../money';
 import { DEFAULT_RETRY_AFTER_MS, type ReasonCode } from '../reasons';
 import type { AuditRecord, Frame, Outcome } from '../types';
+import { memoisedIdentity } from './fast-identity';
 import {
   EMPTY_GEN,
   allowedDecision,
@@ -153,7 +153,7 @@ export const authorizationMachine = setup({
   },
   actions: {
     identify: assign(({ context }) => ({
-      identity: requestIdentity(context.request.server, context.request.params, {
+      identity: memoisedIdentity(context.request.server, context.request.params, {
         fields: context.config.identityFields,
         canonicalize: context.config.canonicalize
       })
