@@ -44,3 +44,32 @@ describe('the memoised identity', () => {
       expect(memoisedIdentity('s', v, {})).toBe(requestIdentity('s', v));
   });
 });
+
+describe('the memoised identity on the canonical payload', () => {
+  it('gives a serialiser variant (other key order, other normalisation) the identity it has', () => {
+    const p = params();
+    const variant = {
+      maxTokens: 100,
+      messages: [{ content: { text: 'Summarise 2.3, cafe\u0301.', type: 'text' }, role: 'user' }],
+      systemPrompt: 'You summarise.'
+    };
+    expect(memoisedIdentity('s', p, {})).toBe(requestIdentity('s', p));
+    expect(memoisedIdentity('s', variant, {})).toBe(requestIdentity('s', variant));
+    expect(requestIdentity('s', variant)).toBe(requestIdentity('s', p));
+    // Teaching mode hashes the text as received: the variant is a different request there.
+    expect(memoisedIdentity('s', variant, { canonicalize: false })).toBe(
+      requestIdentity('s', variant, { canonicalize: false })
+    );
+    expect(memoisedIdentity('s', variant, { canonicalize: false })).not.toBe(
+      memoisedIdentity('s', p, { canonicalize: false })
+    );
+  });
+
+  it('keeps servers apart for the same text', () => {
+    const a = memoisedIdentity('a', params(), {});
+    const b = memoisedIdentity('b', params(), {});
+    expect(a).toBe(requestIdentity('a', params()));
+    expect(b).toBe(requestIdentity('b', params()));
+    expect(a).not.toBe(b);
+  });
+});

@@ -1,20 +1,46 @@
 /**
- * A request's identity, memoised on its params object: a server that retries sends the same
- * params object again (servers/base.ts), and hashing it again gives the same digest. The identity
- * is a pure function of (server, params value, field set, canonicalisation switch), and a params
- * object is never changed once it was sent — it is the request's frame — so the digest of the
- * first presentation is the digest of every later one. Requests that only look alike (a wire
- * variant, a mutated prompt, a trace's parsed line) are new objects and are hashed afresh.
+ * A request's identity, memoised twice over — both are the same pure function of the same input:
+ *
+ * - on its params object: a server that retries sends the same params object again
+ *   (servers/base.ts); a params object is never changed once sent (it is the request's frame), so
+ *   the digest of its first presentation is the digest of every later one;
+ * - on its canonical payload: a request that is new as an object but asks for the same thing (a
+ *   serialiser's variant: other key order, other normalisation form) canonicalises to the same
+ *   text, and the same text has the same SHA-256 — the canonicalisation runs, the hash does not.
  *
  * Kept apart from `requestIdentity` on purpose: the benchmark's identity floor calls that one, and
- * must keep measuring the hashing itself.
+ * must keep measuring the whole of the hashing.
  */
-import { DEFAULT_IDENTITY_FIELDS, requestIdentity, type IdentityOptions } from '../identity';
+import {
+  canonicalIdentityPayload,
+  DEFAULT_IDENTITY_FIELDS,
+  identityOfPayload,
+  type IdentityOptions
+} from '../identity';
 
 /** Digests by params object, then by server, field set and switch; the weak map lets them go. */
-const memo = new WeakMap<object, Map<string, string>>();
+const byObject = new WeakMap<object, Map<string, string>>();
 /** A field set's part of the key, by array (a lane's config holds one array for its life). */
 const fieldKeys = new WeakMap<readonly string[], string>();
+/**
+ * Digests by server, then by a fingerprint of the canonical payload, then the payload itself
+ * (compared whole: a fingerprint only narrows the search). Not keyed on the payload directly: V8
+ * hashes a string longer than 16,383 characters by its length alone, so 16 KB payloads would all
+ * share one hash bucket. Bounded by the payloads' total length.
+ */
+const byPayload = new Map<string, Map<string, { payload: string; id: string }[]>>();
+let payloadChars = 0;
+/** 16 M characters of payload text (32 MB) at most; then it starts again empty. */
+const PAYLOAD_CHARS_MAX = 16 * 2 ** 20;
+
+/** The payload's length, its first 256 characters and 64 more sampled across it. */
+function fingerprint(payload: string): string {
+  const n = payload.length;
+  if (n <= 1_024) return payload;
+  let sample = `${n}\u0000${payload.slice(0, 256)}`;
+  for (let i = 1; i <= 64; i++) sample += payload[Math.floor((i * (n - 1)) / 64)];
+  return sample;
+}
 
 function fieldKey(fields: readonly string[]): string {
   let k = fieldKeys.get(fields);
@@ -25,19 +51,46 @@ function fieldKey(fields: readonly string[]): string {
   return k;
 }
 
-/** {@link requestIdentity}, computed once per params object and options. */
-export function memoisedIdentity(server: string, params: unknown, opts: IdentityOptions): string {
-  if (typeof params !== 'object' || params === null) return requestIdentity(server, params, opts);
-  const key = `${opts.canonicalize === false ? 0 : 1}${fieldKey(opts.fields ?? DEFAULT_IDENTITY_FIELDS)}${server}`;
-  let byKey = memo.get(params);
-  const hit = byKey?.get(key);
-  if (hit !== undefined) return hit;
-  // A throw (params nested too deep) is not memoised: it is thrown again on every presentation.
-  const id = requestIdentity(server, params, opts);
-  if (!byKey) {
-    byKey = new Map();
-    memo.set(params, byKey);
+/** {@link identityOfPayload} of a canonical payload, hashed once per server and text. */
+function payloadIdentity(server: string, payload: string): string {
+  const fp = fingerprint(payload);
+  let forServer = byPayload.get(server);
+  let bucket = forServer?.get(fp);
+  if (bucket) for (const e of bucket) if (e.payload === payload) return e.id;
+  const id = identityOfPayload(server, payload);
+  if (payloadChars + payload.length > PAYLOAD_CHARS_MAX) {
+    byPayload.clear();
+    payloadChars = 0;
+    forServer = undefined;
+    bucket = undefined;
   }
-  byKey.set(key, id);
+  if (!forServer) {
+    forServer = new Map();
+    byPayload.set(server, forServer);
+  }
+  if (!bucket) {
+    bucket = [];
+    forServer.set(fp, bucket);
+  }
+  bucket.push({ payload, id });
+  payloadChars += payload.length;
+  return id;
+}
+
+/** `requestIdentity(server, params, opts)`, memoised as above. */
+export function memoisedIdentity(server: string, params: unknown, opts: IdentityOptions): string {
+  // A throw (params nested too deep) is not memoised: it is thrown again on every presentation.
+  if (typeof params !== 'object' || params === null)
+    return payloadIdentity(server, canonicalIdentityPayload(params, opts));
+  const key = `${opts.canonicalize === false ? 0 : 1}${fieldKey(opts.fields ?? DEFAULT_IDENTITY_FIELDS)}${server}`;
+  let forObject = byObject.get(params);
+  const hit = forObject?.get(key);
+  if (hit !== undefined) return hit;
+  const id = payloadIdentity(server, canonicalIdentityPayload(params, opts));
+  if (!forObject) {
+    forObject = new Map();
+    byObject.set(params, forObject);
+  }
+  forObject.set(key, id);
   return id;
 }

@@ -151,7 +151,12 @@ export function estimateTokens(text: string): number {
   return Math.ceil(codePoints(text) / 4);
 }
 
+const HIGH_SURROGATE = /[\uD800-\uDBFF]/;
+
 function codePoints(text: string): number {
+  // No high surrogate, no pair: one code point per UTF-16 unit (the regex scan is native, the
+  // loop below is not — this runs over every prompt of every evaluation).
+  if (!HIGH_SURROGATE.test(text)) return text.length;
   let n = 0;
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
