@@ -54,8 +54,20 @@ try {
   });
   const total = files.reduce((a, f) => a + f.gz, 0);
   const kb = (b) => (b / 1024).toFixed(1);
-  const kind = (p) =>
-    p.includes('/workers/') ? 'worker' : /uPlot|uplot/i.test(p) ? 'charts' : 'page';
+  // Which file is uPlot: the client manifest names each chunk's source (the worker is a file
+  // under workers/).
+  const manifest = JSON.parse(
+    readFileSync(
+      new URL('../.svelte-kit/output/client/.vite/manifest.json', import.meta.url),
+      'utf8'
+    )
+  );
+  const charts = new Set(
+    Object.entries(manifest)
+      .filter(([src]) => src.toLowerCase().includes('uplot'))
+      .map(([, v]) => `/${v.file}`)
+  );
+  const kind = (p) => (p.includes('/workers/') ? 'worker' : charts.has(p) ? 'charts' : 'page');
   const by = { page: 0, worker: 0, charts: 0 };
   for (const f of files) by[kind(f.p)] += f.gz;
   console.log(
