@@ -17,6 +17,11 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { runInNewContext } from 'node:vm';
 import { setFlagsFromString } from 'node:v8';
+import {
+  clearPayloadMemo,
+  identityMemoStats,
+  useIdentityMemo
+} from '../src/lib/machine/authorize/fast-identity';
 import { requestIdentity } from '../src/lib/machine/identity';
 import { sdkFrameProblem } from '../src/lib/sim/conformance';
 import { Simulation, type SimulationOptions } from '../src/lib/sim/engine';
@@ -98,6 +103,8 @@ function run(s: Scenario, hours: number, keepEvery: number, guarded = false): Ru
   const scenario = { ...s, durationMs: hours * HOUR };
   const g = guarded ? guardedSimulation(scenario, opts, { validate: sdkFrameProblem }) : null;
   const sim = g ? g.sim : new Simulation(scenario, opts);
+  // Each run hashes its own requests: none starts with the canonical texts of the one before.
+  clearPayloadMemo();
   const t0 = performance.now();
   const c0 = process.cpuUsage();
   sim.runToEnd();
@@ -136,7 +143,11 @@ function requestClass(label: string, s: Scenario, hours: number, keepEvery: numb
   // Warm the JIT on the same run first, so neither side pays for compilation (the floor warms in
   // its own loop): a short warm-up left the first simulated hour half compiled.
   run(s, hours, keepEvery);
+  const m0 = { ...identityMemoStats };
   const e = run(s, hours, keepEvery);
+  const memo = (k: keyof typeof identityMemoStats) => identityMemoStats[k] - m0[k];
+  const share = (k: keyof typeof identityMemoStats) =>
+    `${((memo(k) / (memo('byObject') + memo('byPayload') + memo('hashed'))) * 100).toFixed(0)} %`;
   const engineRps = (e.requests / e.ms) * 1000;
   const engineCpuRps = (e.requests / e.cpuMs) * 1000;
   const f = floor(e.kept);
@@ -144,7 +155,12 @@ function requestClass(label: string, s: Scenario, hours: number, keepEvery: numb
   // wall clock, so the ratio is taken on it (wall-clock figures beside it).
   const ratio = engineCpuRps / f.cpuRps;
   console.log(
-    `${label.padEnd(6)} ${Math.round(meanBytes(e.kept))} B params: engine ${fmt(engineRps)} req/s wall, ${fmt(engineCpuRps)} req/s cpu (${fmt(e.requests)} requests, ${hours} h simulated in ${(e.ms / 1000).toFixed(2)} s); floor ${fmt(f.rps)} req/s wall, ${fmt(f.cpuRps)} req/s cpu; ratio ${ratio.toFixed(3)} (wall ${(engineRps / f.rps).toFixed(3)})  [${load()}]`
+    `${label} ${Math.round(meanBytes(e.kept))} B params: engine ${fmt(engineRps)} req/s wall, ${fmt(engineCpuRps)} req/s cpu (${fmt(e.requests)} requests, ${hours} h simulated in ${(e.ms / 1000).toFixed(2)} s); floor ${fmt(f.rps)} req/s wall, ${fmt(f.cpuRps)} req/s cpu; ratio ${ratio.toFixed(3)} (wall ${(engineRps / f.rps).toFixed(3)})  [${load()}]`
+  );
+  // The engine hashes a params object once (a retry resends the same object) and a canonical
+  // text once (a serialiser's variant canonicalises alike); the floor hashes every request.
+  console.log(
+    `       identity: ${share('hashed')} of requests hashed, ${share('byObject')} answered for the same params object, ${share('byPayload')} for the same canonical text`
   );
   return ratio;
 }
@@ -152,6 +168,11 @@ function requestClass(label: string, s: Scenario, hours: number, keepEvery: numb
 console.log(`scenario ${large.name} (${large.servers.length} servers, 2 lanes)`);
 const smallRatio = requestClass('small', small, 1, 1);
 requestClass('16 KB', large, 1, 4);
+// The same two classes with every request hashed: the engine's own cost beside the floor's.
+useIdentityMemo(false);
+requestClass('small, memo off', small, 1, 1);
+requestClass('16 KB, memo off', large, 1, 4);
+useIdentityMemo(true);
 
 if (!skip.has('guard')) {
   run(small, 0.05, 1, true);

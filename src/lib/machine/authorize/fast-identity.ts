@@ -42,6 +42,27 @@ function fingerprint(payload: string): string {
   return sample;
 }
 
+/** How often each memo answered, since the module loaded (the benchmark prints them). */
+export const identityMemoStats = { byObject: 0, byPayload: 0, hashed: 0 };
+
+/**
+ * Forget every canonical text (the per-object memo goes with its objects). A pure function's
+ * memo is never wrong to keep; the benchmark clears it so that a run does not start with the
+ * texts of the run before it.
+ */
+export function clearPayloadMemo(): void {
+  byPayload.clear();
+  payloadChars = 0;
+}
+
+let enabled = true;
+
+/** Turn both memos off or on: the benchmark reports the engine with every request hashed too. */
+export function useIdentityMemo(on: boolean): void {
+  enabled = on;
+  clearPayloadMemo();
+}
+
 function fieldKey(fields: readonly string[]): string {
   let k = fieldKeys.get(fields);
   if (k === undefined) {
@@ -56,7 +77,13 @@ function payloadIdentity(server: string, payload: string): string {
   const fp = fingerprint(payload);
   let forServer = byPayload.get(server);
   let bucket = forServer?.get(fp);
-  if (bucket) for (const e of bucket) if (e.payload === payload) return e.id;
+  if (bucket)
+    for (const e of bucket)
+      if (e.payload === payload) {
+        identityMemoStats.byPayload++;
+        return e.id;
+      }
+  identityMemoStats.hashed++;
   const id = identityOfPayload(server, payload);
   if (payloadChars + payload.length > PAYLOAD_CHARS_MAX) {
     byPayload.clear();
@@ -79,13 +106,20 @@ function payloadIdentity(server: string, payload: string): string {
 
 /** `requestIdentity(server, params, opts)`, memoised as above. */
 export function memoisedIdentity(server: string, params: unknown, opts: IdentityOptions): string {
+  if (!enabled) {
+    identityMemoStats.hashed++;
+    return identityOfPayload(server, canonicalIdentityPayload(params, opts));
+  }
   // A throw (params nested too deep) is not memoised: it is thrown again on every presentation.
   if (typeof params !== 'object' || params === null)
     return payloadIdentity(server, canonicalIdentityPayload(params, opts));
   const key = `${opts.canonicalize === false ? 0 : 1}${fieldKey(opts.fields ?? DEFAULT_IDENTITY_FIELDS)}${server}`;
   let forObject = byObject.get(params);
   const hit = forObject?.get(key);
-  if (hit !== undefined) return hit;
+  if (hit !== undefined) {
+    identityMemoStats.byObject++;
+    return hit;
+  }
   const id = payloadIdentity(server, canonicalIdentityPayload(params, opts));
   if (!forObject) {
     forObject = new Map();
