@@ -17,7 +17,7 @@ const args = process.argv.slice(2);
 const flags = new Set(args.filter((a) => a.startsWith('--')));
 const [hoursArg, file = 'bench/retry-storm.json'] = args.filter((a) => !a.startsWith('--'));
 const parsed = parseScenario(readFileSync(file, 'utf8'));
-if (!parsed.ok) throw new Error(`${file} does not parse`);
+if (!parsed.ok) throw new Error(`${file}: ${parsed.errors[0]?.path}: ${parsed.errors[0]?.message}`);
 const hours = Number(hoursArg ?? 1);
 const s: Scenario = {
   ...parsed.scenario,

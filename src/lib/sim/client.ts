@@ -48,6 +48,9 @@ export interface HostClock {
   now(): number;
   setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
   clearTimeout(id: unknown): void;
+  /** Timer reservations (the virtual clock has them): the table executor uses them when present. */
+  reserve?(ms: number): unknown;
+  insert?(reservation: unknown, fn: () => void): unknown;
 }
 
 /** Answers a consent dialog: call `answer` once, now or later. Returns a cancel function. */

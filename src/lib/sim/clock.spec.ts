@@ -69,3 +69,28 @@ describe('Rng', () => {
     }
   });
 });
+
+describe('reservations', () => {
+  it('an inserted reservation fires in the place it was reserved, not where it was inserted', () => {
+    const clock = new VirtualClock(0);
+    const fired: string[] = [];
+    const r = clock.reserve(10);
+    clock.setTimeout(() => fired.push('set after, same time'), 10);
+    clock.setTimeout(() => fired.push('earlier'), 5);
+    clock.insert(r, () => fired.push('reserved first'));
+    clock.runUntil(20);
+    expect(fired).toEqual(['earlier', 'reserved first', 'set after, same time']);
+  });
+
+  it('a reservation never inserted never fires, and a cancelled insertion neither', () => {
+    const clock = new VirtualClock(0);
+    const fired: string[] = [];
+    clock.reserve(10);
+    const id = clock.insert(clock.reserve(10), () => fired.push('cancelled'));
+    clock.clearTimeout(id);
+    clock.setTimeout(() => fired.push('kept'), 10);
+    clock.runUntil(20);
+    expect(fired).toEqual(['kept']);
+    expect(clock.pending).toBe(0);
+  });
+});

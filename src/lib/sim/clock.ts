@@ -17,6 +17,12 @@ interface Entry {
 
 export type TimerId = number;
 
+/** A timer's place in the clock's order, taken before its entry is inserted. */
+export interface Reservation {
+  at: number;
+  seq: number;
+}
+
 export class VirtualClock {
   #now: number;
   #seq = 0;
@@ -56,6 +62,23 @@ export class VirtualClock {
   }
 
   /** Pending (not cancelled) events. */
+  /**
+   * A timer set now whose entry goes into the heap later, with {@link insert}: it orders among
+   * the others exactly as if set now. The table executor sets a step's timeout this way, and
+   * mostly cancels it before the callback it was set in returns — a reservation never inserted
+   * costs nothing. Insert before the clock moves (within the same callback).
+   */
+  reserve(ms: number): Reservation {
+    return { at: this.#now + Math.max(0, Math.round(ms)), seq: ++this.#seq };
+  }
+
+  insert(r: Reservation, fn: () => void): TimerId {
+    const e: Entry = { at: Math.max(r.at, this.#now), seq: r.seq, fn, cancelled: false };
+    this.#byId.set(e.seq, e);
+    this.#push(e);
+    return e.seq;
+  }
+
   get pending(): number {
     return this.#byId.size;
   }

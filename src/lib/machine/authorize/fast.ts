@@ -24,10 +24,16 @@ export type StepLogic = (args: {
   sendBack: (event: AuthEvent) => void;
 }) => (() => void) | void;
 
-/** What the fast path needs of time: XState's Clock. */
+/**
+ * What the fast path needs of time: XState's Clock, and optionally reservations (the simulation's
+ * virtual clock): a timer reserved now and inserted when the run rests orders exactly as one set
+ * now, and one cancelled before that never touches the clock's heap.
+ */
 export interface StepClock {
   setTimeout(fn: () => void, ms: number): unknown;
   clearTimeout(id: unknown): void;
+  reserve?(ms: number): unknown;
+  insert?(reservation: unknown, fn: () => void): unknown;
 }
 
 type Ev = { type: string; [k: string]: unknown };
@@ -256,6 +262,8 @@ export class FastRun {
   #child: Child | null = null;
   /** Pending `after:` timers by their event type. */
   #timers = new Map<string, unknown>();
+  /** Timers reserved on the clock, not yet inserted, by their event type (see `StepClock`). */
+  #reserved = new Map<string, { reservation: unknown; event: Ev }>();
   /** Events waiting while a step runs (an actor's mailbox); closed until `start()`. */
   #queue: Ev[] = [];
   #busy = true;
@@ -304,6 +312,7 @@ export class FastRun {
     this.#busy = false;
     if (this.status === 'done') this.#complete();
     else if (this.#queue.length > 0) this.#drain();
+    this.#insertReserved();
   }
 
   send(event: AuthEvent | Ev): void {
@@ -329,10 +338,27 @@ export class FastRun {
       if ((this.status as FastRun['status']) === 'done') {
         this.#busy = false;
         this.#complete();
+        this.#insertReserved();
         return;
       }
     }
     this.#busy = false;
+    this.#insertReserved();
+  }
+
+  /** The run rests: the timers it reserved and did not cancel go onto the clock. */
+  #insertReserved(): void {
+    if (this.#busy || this.#reserved.size === 0) return;
+    for (const [type, { reservation, event }] of this.#reserved)
+      this.#timers.set(type, this.clock.insert!(reservation, this.#fire(event)));
+    this.#reserved.clear();
+  }
+
+  #fire(event: Ev): () => void {
+    return () => {
+      this.#timers.delete(event.type);
+      this.send(event);
+    };
   }
 
   /** Run the deferred side effects of the last macrostep, in order. */
@@ -361,6 +387,7 @@ export class FastRun {
     this.#busy = false;
     for (const id of this.#timers.values()) this.clock.clearTimeout(id);
     this.#timers.clear();
+    this.#reserved.clear();
     if (this.#child) this.#stop(this.#child);
     this.observer.error(e, before);
   }
@@ -495,15 +522,14 @@ export class FastRun {
         if (typeof ms !== 'number') unsupported(`delay '${String(d)}'`);
         const event = a.event!;
         this.#deferred.push(() => {
-          const id = this.clock.setTimeout(() => {
-            this.#timers.delete(event.type);
-            this.send(event);
-          }, ms);
-          this.#timers.set(event.type, id);
+          if (this.clock.reserve && this.clock.insert)
+            this.#reserved.set(event.type, { reservation: this.clock.reserve(ms), event });
+          else this.#timers.set(event.type, this.clock.setTimeout(this.#fire(event), ms));
         });
       } else {
         const type = a.event!.type;
         this.#deferred.push(() => {
+          if (this.#reserved.delete(type)) return;
           const id = this.#timers.get(type);
           if (id === undefined) return;
           this.#timers.delete(type);
