@@ -160,6 +160,8 @@ export class ClientHost {
    * runs would each be granted the whole remainder, and together overdraw it.
    */
   #reserved = new Map<string, { server: string; connection: string; micros: number }>();
+  /** The reservations' sums by server and by connection (kept with `#reserved`, read per call). */
+  #heldBy = { server: new Map<string, number>(), connection: new Map<string, number>() };
   /** Identities being decided, by store scope key: later presentations join them. */
   #flights = new Map<string, Flight>();
   /** Which flight each leading request (by connection and id) decides. */
@@ -502,7 +504,7 @@ export class ClientHost {
       // Spend and the audit record, before the frame leaves: the log answers "why did the
       // bill triple" a month later, so nothing reaches a server unrecorded.
       out.audit.seq = ++this.#seq;
-      this.#reserved.delete(reservationKey(request.connection, request.id));
+      this.#release(reservationKey(request.connection, request.id));
       this.#charge(out.audit);
       void this.audit.append(out.audit);
       onDone(out);
@@ -559,9 +561,30 @@ export class ClientHost {
   }
 
   #held(key: 'server' | 'connection', value: string): number {
-    let n = 0;
-    for (const r of this.#reserved.values()) if (r[key] === value) n += r.micros;
-    return n;
+    return this.#heldBy[key].get(value) ?? 0;
+  }
+
+  #hold(key: 'server' | 'connection', value: string, micros: number): void {
+    const m = this.#heldBy[key];
+    const n = (m.get(value) ?? 0) + micros;
+    if (n === 0) m.delete(value);
+    else m.set(value, n);
+  }
+
+  /** Hold `micros` against the call's server and connection until it finishes. */
+  #reserve(key: string, r: { server: string; connection: string; micros: number }): void {
+    this.#release(key);
+    this.#reserved.set(key, r);
+    this.#hold('server', r.server, r.micros);
+    this.#hold('connection', r.connection, r.micros);
+  }
+
+  #release(key: string): void {
+    const r = this.#reserved.get(key);
+    if (!r) return;
+    this.#reserved.delete(key);
+    this.#hold('server', r.server, -r.micros);
+    this.#hold('connection', r.connection, -r.micros);
   }
 
   #evaluate(input: EvaluateRequest) {
@@ -595,7 +618,7 @@ export class ClientHost {
       // A truncating call can never spend past its limit: hold no more than that.
       const micros =
         evaluation.limitMicros === null ? estimate : Math.min(estimate, evaluation.limitMicros);
-      this.#reserved.set(reservationKey(input.connection, input.requestId), {
+      this.#reserve(reservationKey(input.connection, input.requestId), {
         server: input.server,
         connection: input.connection,
         micros
