@@ -344,6 +344,7 @@ export class Simulation {
   #nextSample: number;
   #events = 0;
   #halt = false;
+  #recording = true;
 
   constructor(
     readonly scenario: Scenario,
@@ -386,6 +387,24 @@ export class Simulation {
     const at = [...(scenario.data?.restarts ?? []), ...(opts.restartAt ?? [])];
     for (const ms of [...new Set(at)].sort((a, b) => a - b))
       this.clock.schedule(this.start + ms, () => this.#restart());
+  }
+
+  #record(a: TimelineAction): void {
+    if (this.#recording) this.actions.push(a);
+  }
+
+  /**
+   * Run `fn` without recording the actions it applies: a fork schedules the other lane's later
+   * history as events of its own branch, which re-creating the branch schedules again (fork.ts).
+   */
+  unrecorded(fn: () => void): void {
+    const was = this.#recording;
+    this.#recording = false;
+    try {
+      fn();
+    } finally {
+      this.#recording = was;
+    }
   }
 
   /** Virtual time at which the run ends (extendTo moves it). */
@@ -507,14 +526,14 @@ export class Simulation {
 
   /** Change a lane's client configuration mid-run; it applies to requests from now on. */
   setLaneConfig(lane: LaneId, input: ClientConfigInput, what = 'configuration changed'): void {
-    this.actions.push({ ...this.position, kind: 'config', lane, client: input, what });
+    this.#record({ ...this.position, kind: 'config', lane, client: input, what });
     this.lanes[lane].setConfig(input);
     this.marks.push({ t: this.clock.now(), lane, what });
   }
 
   /** Apply a validated policy to a lane mid-run; returns the invalidated decisions per server. */
   setLanePolicy(lane: LaneId, policy: Policy): Record<string, number> {
-    this.actions.push({ ...this.position, kind: 'policy', lane, policy });
+    this.#record({ ...this.position, kind: 'policy', lane, policy });
     const out = this.lanes[lane].setPolicy(policy);
     const n = Object.values(out).reduce((a, b) => a + b, 0);
     this.marks.push({
@@ -531,7 +550,7 @@ export class Simulation {
    * the durable lane's kept. Returns the counts per lane; the timeline marks it.
    */
   restartClient(): RestartReport {
-    this.actions.push({ ...this.position, kind: 'restart' });
+    this.#record({ ...this.position, kind: 'restart' });
     return this.#restart();
   }
 
@@ -561,7 +580,7 @@ export class Simulation {
     const check = extensionProblem(this.scenario, end);
     if (check) return { ok: false, message: check };
     if (end <= this.#end) return { ok: true };
-    this.actions.push({ ...this.position, kind: 'extend', end });
+    this.#record({ ...this.position, kind: 'extend', end });
     this.#end = end;
     for (const lane of LANE_IDS)
       this.marks.push({
