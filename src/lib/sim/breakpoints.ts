@@ -164,6 +164,7 @@ export class BreakpointWatcher {
   readonly #fired = new Set<BreakCondition>();
   readonly #denied = new Map<BreakCondition, Set<string>>();
   #sim: Simulation | null = null;
+  #awaiting: { lane: LaneId; request: IncomingRequest; out: AuthOutput } | null = null;
 
   constructor(
     readonly conditions: readonly BreakCondition[],
@@ -175,7 +176,16 @@ export class BreakpointWatcher {
       ...next,
       onDecision: (lane, request, out) => {
         next.onDecision?.(lane, request, out);
-        this.#decided(lane, request, out);
+        // A guarantee is judged on the frame too, which leaves after the decision: wait for it.
+        if (out.frame) this.#awaiting = { lane, request, out };
+        this.#decided(lane, request, out, !out.frame);
+      },
+      onFrame: (l) => {
+        next.onFrame?.(l);
+        const w = this.#awaiting;
+        if (!w || l.direction !== 'out' || l.frame !== w.out.frame) return;
+        this.#awaiting = null;
+        this.#decided(w.lane, w.request, w.out, true);
       }
     };
   }
@@ -190,11 +200,15 @@ export class BreakpointWatcher {
     this.hit = null;
   }
 
-  #decided(lane: LaneId, request: IncomingRequest, out: AuthOutput): void {
+  /** `judged`: the request's frame has been sent (or there is none): guarantees may be read. */
+  #decided(lane: LaneId, request: IncomingRequest, out: AuthOutput, judged: boolean): void {
     const sim = this.#sim;
     if (!sim || this.hit || this.conditions.length === 0) return;
     for (const c of this.conditions) {
       if (this.#fired.has(c) || (c.lane && c.lane !== lane)) continue;
+      // Guarantees once the frame is out; everything else at the decision itself.
+      const now = c.kind === 'invariant' ? judged : !judged || !out.frame;
+      if (!now) continue;
       const holds = this.#holds(c, lane, out);
       if (!holds) continue;
       if (c.kind !== 'denial' || c.server !== null) this.#fired.add(c);
