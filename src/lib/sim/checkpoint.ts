@@ -141,6 +141,11 @@ export class CheckpointRecorder {
     this.#last = this.checkpoints[i - 1]?.t ?? -Infinity;
   }
 
+  /** Audit rows and frame lines seen so far (the page trims its table to these after a seek). */
+  counts(): { auditRows: number; frames: number } {
+    return { auditRows: this.#audit, frames: this.#frames };
+  }
+
   /** Continue counting from a checkpoint (after a restore, the hooks were quiet up to it). */
   resumeFrom(cp: Pick<ViewCheckpoint, 'auditRows' | 'frames'>): void {
     this.#audit = cp.auditRows;

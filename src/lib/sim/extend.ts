@@ -18,7 +18,11 @@ export function formatSpan(ms: number): string {
     const h = Math.round((ms - d * DAY) / HOUR);
     return h ? `${d} d ${h} h` : `${d} d`;
   }
-  if (ms >= HOUR && ms % HOUR === 0) return `${ms / HOUR} h`;
+  if (ms >= HOUR) {
+    const h = Math.floor(ms / HOUR);
+    const m = Math.round((ms - h * HOUR) / MINUTE);
+    return m ? `${h} h ${m} min` : `${h} h`;
+  }
   if (ms >= MINUTE) return `${Math.round(ms / MINUTE)} min`;
   return `${Math.round(ms / 1000)} s`;
 }

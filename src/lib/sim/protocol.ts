@@ -12,6 +12,9 @@ import type { LaneCounters, LaneSeries } from './metrics';
 import type { RunDigest } from './report';
 import type { LaneId, ScenarioError } from './scenario';
 import type { TraceEvent } from './trace';
+import type { BreakFacts } from './breakpoints';
+import type { ViewCheckpoint } from './checkpoint';
+import type { RestartReport } from './restart';
 
 export type Command =
   | {
@@ -32,6 +35,25 @@ export type Command =
   /** Run until virtual time `to` (clamped to the end), at most `maxEvents` events. */
   | { type: 'advance'; to: number; maxEvents?: number }
   | { type: 'step' }
+  // ---- time travel (issue #10; session.ts "Time travel") ----
+  /** Restart the client now, both lanes (sim/restart.ts). */
+  | { type: 'restart' }
+  /**
+   * Move the run to virtual time `t`: forward by running, back by re-simulating from the start
+   * (sim/checkpoint.ts). Before a seek back, the worker opens a fresh durable namespace with
+   * `setStorage`, or the restored run keeps its durable decisions in memory.
+   */
+  | { type: 'seek'; t: number }
+  /** The view checkpoints so far (the scrubber's stops). */
+  | { type: 'checkpoints' }
+  /** Fork: a ForkSpec (sim/fork.ts), validated here; its errors come back with their paths. */
+  | { type: 'fork'; fork: unknown }
+  /** Replace the breakpoints (sim/breakpoints.ts syntax); all or nothing. */
+  | { type: 'setBreakpoints'; conditions: string[] }
+  /** Go on after a breakpoint held (the next `advance` or `fastForward` runs on). */
+  | { type: 'resume' }
+  /** Let the run go on past the scenario's end, to virtual time `end` (sim/extend.ts). */
+  | { type: 'extend'; end: number }
   /** Run `ms` of virtual time in slices, reporting progress; `cancel` stops it between slices. */
   | { type: 'fastForward'; ms: number }
   | { type: 'cancel' }
@@ -109,6 +131,8 @@ export interface Snapshot {
   events: number;
   /** The run's guarantees as they stand (the Guarantees panel). */
   guarantees: InvariantResult[];
+  /** A breakpoint held: the run is paused on this decision until `resume`. */
+  paused?: BreakFacts | null;
 }
 
 export interface Inspection {
@@ -146,6 +170,23 @@ export type Reply =
   | { type: 'loaded'; ok: false; errors: ScenarioError[] }
   | { type: 'progress'; done: number; total: number }
   | { type: 'fastForwardDone'; cancelled: boolean }
+  // ---- time travel (issue #10) ----
+  /** `notice`: "Client restarted: lane A lost 5 stored decisions, lane B kept 14". */
+  | { type: 'restarted'; report: RestartReport; notice: string }
+  /**
+   * The run is at `t`; the page keeps its first `auditRows` audit rows (and drops the rest: a
+   * branch no longer taken) and shows `checkpoint` until the next snapshot.
+   */
+  | { type: 'seeked'; t: number; auditRows: number; checkpoint: ViewCheckpoint | null }
+  | { type: 'checkpoints'; checkpoints: ViewCheckpoint[] }
+  | { type: 'forked'; ok: true; t: number; auditRows: number }
+  | { type: 'forked'; ok: false; errors: ScenarioError[] }
+  | { type: 'breakpoints'; ok: true; conditions: string[] }
+  | { type: 'breakpoints'; ok: false; errors: string[] }
+  /** "Simulate N h" asked for more than the scenario has left: it stops at the end, and says so. */
+  | { type: 'fastForwardClamped'; message: string; extendTo: number | null }
+  | { type: 'extended'; ok: true; end: number }
+  | { type: 'extended'; ok: false; message: string }
   | { type: 'policyApplied'; lane: LaneId; invalidated: Record<string, number> }
   | { type: 'cleared'; lane: LaneId; count: number }
   | ({ type: 'storage' } & StorageView)
