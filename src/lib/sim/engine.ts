@@ -483,11 +483,9 @@ export class Simulation {
     let n = 0;
     this.#halt = false;
     // Sample on the way so the series have points at every sampleMs, however big the slice.
-    while (n < limit) {
+    while (this.clock.now() < target && n < limit) {
       const stop = Math.min(target, this.#nextSample);
-      // Events still due at the current instant (a cut slice) run before time moves on.
-      if (this.clock.now() >= target && (this.clock.nextAt() ?? Infinity) > this.clock.now()) break;
-      const ran = this.clock.runUntil(Math.max(stop, this.clock.now()), limit - n);
+      const ran = this.clock.runUntil(stop, limit - n);
       n += ran;
       this.#events += ran;
       this.#sample();
