@@ -35,6 +35,8 @@ import type { TraceEvent } from './trace';
 
 /** How many finished requests per lane the inspector can look up (the most recent ones). */
 export const INSPECT_WINDOW = 5_000;
+/** Checkpoints a run keeps at most (about 1.6 KiB each; see scripts/bench-seek.ts). */
+export const MAX_CHECKPOINTS = 2_000;
 /** Events per fast-forward slice by default (the worker adapts it to wall time). */
 export const SLICE_EVENTS = 20_000;
 
@@ -328,7 +330,10 @@ export class Session {
     const run = this.#run!;
     const auditLog = storage?.audit ?? null;
     const guard = (this.#guard = new RunGuard(run.scenario, { validate: sdkFrameProblem }));
-    const recorder = (this.#recorder = new CheckpointRecorder());
+    // At most about 2,000 checkpoints a run (a few MB), however fine its sampling.
+    const recorder = (this.#recorder = new CheckpointRecorder(
+      Math.floor(run.scenario.durationMs / MAX_CHECKPOINTS)
+    ));
     const watcher = (this.#watcher = new BreakpointWatcher(this.#conditions, guard));
     const opts = watcher.options(
       recorder.options({
