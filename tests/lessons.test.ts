@@ -204,6 +204,8 @@ test('keyboard only: pick a lesson, predict, run, explain, try, and back to the 
   await page.keyboard.press('ArrowLeft');
   await expect(page).toHaveURL(/\/run\/$/);
   await page.keyboard.press('ArrowRight');
+  // One step at a time: a key pressed while the next step is still loading is not a second step.
+  await expect(page).toHaveURL(/\/explain\/$/);
   await page.keyboard.press('ArrowRight');
   await expect(page).toHaveURL(/\/try\/$/);
   const tryButton = page.getByRole('button', { name: l.try.label });

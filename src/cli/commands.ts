@@ -14,7 +14,7 @@ export interface Io {
   stdin(): Promise<string>;
 }
 
-export const processIo: Io = {
+const processIo: Io = {
   out: (s) => void process.stdout.write(s),
   err: (s) => void process.stderr.write(s),
   stdin: readStdin

@@ -21,6 +21,7 @@ import { inputTokensOf, preflight, preflightTokens, type RateCard } from './budg
 import { currencyMismatch, fromMicrosExact, toMicros } from './money';
 import type { PolicyBlock } from './policy';
 import type { ReasonCode } from './reasons';
+import type { ClientConfig, OnExceeded } from './vocabulary';
 import type {
   BudgetDecision,
   IncludeContext,
@@ -151,12 +152,12 @@ export interface EvaluateInput {
    */
   rateCounted?: boolean;
   /** Per-call caps from the policy, or one pool per session replacing them (RFC open question). */
-  capScope: 'per-call' | 'session-pool';
+  capScope: ClientConfig['capScope'];
   /** The pool's size; required when capScope is 'session-pool'. */
   sessionPool?: Money;
   capState?: CapState;
   /** What to do over the cap when the request states no `budget.onExceeded`. */
-  preflightDefault: 'reject' | 'truncate';
+  preflightDefault: OnExceeded;
 }
 
 export type Evaluation =

@@ -14,7 +14,7 @@ import type { Money } from './types';
 export const MICROS_PER_UNIT = 1_000_000;
 
 /** How many decimals an amount may carry: one more would be a fraction of a micro-unit. */
-export const MAX_DECIMALS = 6;
+const MAX_DECIMALS = 6;
 
 /**
  * The grammar of an amount: digits, optionally a point and one to six digits. No sign (a budget,

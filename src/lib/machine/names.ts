@@ -17,7 +17,7 @@ import { z } from 'zod';
 z.config({ jitless: true });
 
 /** A fresh object with no prototype: `o["__proto__"] = v` makes an own member, nothing more. */
-export function bareObject<V>(): Record<string, V> {
+function bareObject<V>(): Record<string, V> {
   return Object.create(null) as Record<string, V>;
 }
 

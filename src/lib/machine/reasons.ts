@@ -74,13 +74,6 @@ export const DEFAULT_REASONS: ReasonTable = {
   }
 };
 
-/** Under uncertainty `false` is the safe default: a loop is unbounded, a give-up is one worse answer. */
-export const UNKNOWN_REASON_RULE: ReasonRule = {
-  retryable: false,
-  ttl: SESSION,
-  why: 'A permanent refusal marked retryable makes a loop; a transient one marked permanent costs one degraded answer.'
-};
-
 export type ReasonOverrides = Partial<
   Record<ReasonCode, Partial<Pick<ReasonRule, 'retryable' | 'ttl'>>>
 >;

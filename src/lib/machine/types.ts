@@ -3,12 +3,13 @@
  * it crosses a Web Worker boundary, lands in IndexedDB and in JSONL files unchanged.
  */
 import type { ReasonCode } from './reasons';
-import type { BudgetDecision, IncludeContext, Money } from './vocabulary';
+import type { BudgetDecision, IncludeContext, JsonRpcId, Money, OnExceeded } from './vocabulary';
 
 export type {
   AuditRecord,
   BudgetDecision,
   IncludeContext,
+  JsonRpcId,
   Money,
   Outcome,
   StoredDecision
@@ -40,7 +41,7 @@ export interface ModelPreferences {
 /** The RFC's optional, advisory budget member of a request. */
 export interface BudgetIntent {
   intent?: { maxCost?: Money };
-  onExceeded?: 'reject' | 'truncate';
+  onExceeded?: OnExceeded;
 }
 
 /** `sampling/createMessage` params as a server sends them (MCP schema plus the RFC's `budget`). */
@@ -56,8 +57,6 @@ export interface SamplingParams {
   budget?: BudgetIntent;
   [k: string]: unknown;
 }
-
-export type JsonRpcId = string | number;
 
 export interface SamplingRequest {
   jsonrpc: '2.0';

@@ -7,6 +7,8 @@
  * lanes, the client configuration, stored decisions, audit records); the protocol frames stay in
  * types.ts, the policy in policy.ts.
  */
+// names.ts first: it turns zod's JIT off before any schema here is built (the site's CSP).
+import './names';
 import { z } from 'zod';
 import { REASONS } from './reasons';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN } from './money';
@@ -45,12 +47,26 @@ export type LaneId = z.infer<typeof LaneIdSchema>;
 
 export const ReasonCodeSchema = z.enum(REASONS);
 
-/** How long a stored decision lives (see reasons.ts). */
-export const TtlSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('session') }),
-  z.object({ kind: z.literal('window') }),
-  z.object({ kind: z.literal('ms'), ms: count })
-]);
+/** A pre-flight cost refusal sent as a result (`budget_exceeded`) or as an error. */
+export const RefusalAsSchema = z.enum(['result', 'error']);
+/** A per-call cap, or a money pool per connection. */
+export const CapScopeSchema = z.enum(['per-call', 'session-pool']);
+/** What to do when the estimate exceeds the limit: refuse pre-flight, or run and stop at the cap. */
+export const OnExceededSchema = z.enum(['reject', 'truncate']);
+export type OnExceeded = z.infer<typeof OnExceededSchema>;
+
+/**
+ * How long a stored decision lives (see reasons.ts). `ms` is the bound on a fixed TTL: a file from
+ * outside (a scenario) states a tighter one than the core can compute with.
+ */
+export function ttlSchema(ms: z.ZodType<number> = count) {
+  return z.discriminatedUnion('kind', [
+    z.strictObject({ kind: z.literal('session') }),
+    z.strictObject({ kind: z.literal('window') }),
+    z.strictObject({ kind: z.literal('ms'), ms })
+  ]);
+}
+export const TtlSchema = ttlSchema();
 
 export const ReasonRuleSchema = z.object({
   retryable: z.boolean(),
@@ -67,7 +83,7 @@ export const ReasonTableSchema = z.object(
 
 /** The retry-loop alert: an identity presented `threshold` times within `windowMs` (SPEC §4). */
 export const AlertConfigSchema = z.object({
-  threshold: z.number().int().min(1).max(1_000_000),
+  threshold: z.int().min(1).max(1_000_000),
   windowMs: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER)
 });
 export type AlertConfig = z.infer<typeof AlertConfigSchema>;
@@ -96,14 +112,14 @@ export const ClientConfigSchema = z.object({
   /** The retry-loop alert, read live on every presentation. */
   alert: AlertConfigSchema,
   /** RFC open question: a pre-flight cost refusal as a result (`budget_exceeded`) or as an error. */
-  refusalAs: z.enum(['result', 'error']),
+  refusalAs: RefusalAsSchema,
   /** RFC open question: a per-call cap, or a pool per connection. */
-  capScope: z.enum(['per-call', 'session-pool']),
+  capScope: CapScopeSchema,
   sessionPool: MoneySchema,
   /** RFC open question: advertise the per-call ceiling at initialize. */
   advertiseCeiling: z.boolean(),
   /** When a request states no `budget.onExceeded`: refuse pre-flight, or run and stop at the cap. */
-  preflightDefault: z.enum(['reject', 'truncate'])
+  preflightDefault: OnExceededSchema
 });
 export type ClientConfig = z.infer<typeof ClientConfigSchema>;
 
@@ -150,6 +166,7 @@ export const StoredDecisionSchema = z.object({
 export type StoredDecision = z.infer<typeof StoredDecisionSchema>;
 
 export const JsonRpcIdSchema = z.union([z.string(), z.number()]);
+export type JsonRpcId = z.infer<typeof JsonRpcIdSchema>;
 
 export const AuditRecordSchema = z.object({
   seq: count,

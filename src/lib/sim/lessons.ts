@@ -7,14 +7,17 @@
  *
  * Validated in zod like the scenario file; every error names its JSON path.
  */
+// names first: it turns zod's JIT off before any schema here is built (the site's CSP).
+import '../machine/names';
 import { z } from 'zod';
 import { fromMicros } from '../machine/money';
 import { formatPath } from '../machine/policy';
 import { SERIES_KEYS, type LaneCounters } from './metrics';
+import { jsonInput } from './json-input';
 import type { LaneId, ScenarioError } from './scenario';
 
 /** The numbers a lesson may show or quote: every lane counter, and `denied` (frames + silenced). */
-export const METRIC_KEYS = [
+const METRIC_KEYS = [
   'requests',
   'denied',
   'silenced',
@@ -135,17 +138,9 @@ export function templateErrors(template: string): string[] {
 
 /** Validate a lesson (an object, or JSON text); every problem comes back with its JSON path. */
 export function parseLesson(input: unknown): LessonParse {
-  let raw = input;
-  if (typeof input === 'string') {
-    try {
-      raw = JSON.parse(input);
-    } catch (e) {
-      return {
-        ok: false,
-        errors: [{ path: '$', message: `not valid JSON: ${(e as Error).message}` }]
-      };
-    }
-  }
+  const json = jsonInput(input);
+  if (!json.ok) return json;
+  const raw = json.value;
   const r = LessonSchema.safeParse(raw);
   if (!r.success) {
     return {

@@ -13,6 +13,7 @@
  * request ends: asking again afterwards is legitimate.
  */
 import type { AuditRecord } from '../machine/types';
+import type { StoreScope } from '../machine/vocabulary';
 import type { StoreEvent } from './store-tap';
 
 interface Span {
@@ -42,7 +43,7 @@ export function lifetimeBroken(r: Repeat): string {
 const PRUNE_EVERY = 4096;
 
 export class LifetimeTracker {
-  readonly #scope = new Map<string, 'connection' | 'durable'>();
+  readonly #scope = new Map<string, StoreScope>();
   readonly #keys = new Map<string, KeyState>();
   /**
    * Per lane and server: the policy hashes its commits carried since the last edit, and those an

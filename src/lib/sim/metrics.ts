@@ -4,17 +4,10 @@
  */
 import type { AuthOutput } from '../machine/authorize';
 import type { Outcome } from '../machine/types';
+import { OutcomeSchema } from '../machine/vocabulary';
 import type { ServerReport } from './world';
 
-export const OUTCOMES: readonly Outcome[] = [
-  'allowed',
-  'trimmed',
-  'denied',
-  'budget_exceeded',
-  'budget_exhausted',
-  'transport_error',
-  'provider_error'
-];
+const OUTCOMES: readonly Outcome[] = OutcomeSchema.options;
 
 export interface LaneCounters {
   /** Requests the client received. */

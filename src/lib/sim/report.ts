@@ -30,7 +30,7 @@ export interface LaneSummary {
   denials: Record<string, number>;
 }
 
-export function laneSummary(sim: Simulation, id: LaneId): LaneSummary {
+function laneSummary(sim: Simulation, id: LaneId): LaneSummary {
   const lane = sim.lanes[id];
   const c = lane.metrics.counters;
   return {

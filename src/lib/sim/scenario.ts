@@ -18,9 +18,20 @@ import {
   type PathSegment,
   type Policy
 } from '../machine/policy';
-import { REASONS } from '../machine/reasons';
+import { CURRENCY_PATTERN } from '../machine/money';
+import {
+  AlertConfigSchema,
+  ClientConfigSchema,
+  IncludeContextSchema,
+  LaneIdSchema,
+  OnExceededSchema,
+  ReasonCodeSchema,
+  ttlSchema,
+  type LaneId
+} from '../machine/vocabulary';
 import { DEFAULT_PROVIDER, type ProviderSpec } from './provider';
 import { estimateWork, LIMITS, serverRequests, templateChars, workRefusal } from './limits';
+import { jsonInput } from './json-input';
 import { Rng } from './rng';
 import { BEHAVIOURS, BEHAVIOUR_NAMES, createServer } from './servers/behaviours';
 import { DEFAULT_USER, type UserSpec } from './user';
@@ -32,50 +43,40 @@ const Amount = z
     new RegExp(`^\\d{1,${LIMITS.amountDigits}}(\\.\\d{1,6})?$`),
     `a decimal string such as "0.05" (at most ${LIMITS.amountDigits} digits before the point, 6 after)`
   );
-const Currency = z.string().regex(/^[A-Z]{3}$/, 'a three-letter currency code such as "USD"');
+const Currency = z.string().regex(CURRENCY_PATTERN, 'a three-letter currency code such as "USD"');
 const MoneySchema = z.strictObject({ amount: Amount, currency: Currency });
 const Ms = z.int().min(0).max(LIMITS.spanMs);
 /** Free text shown to the learner: bounded so a file cannot make the page lay out megabytes. */
 const Text = (max: number) => z.string().max(max);
 const Probability = z.number().min(0).max(1);
 
-const TtlSchema = z.discriminatedUnion('kind', [
-  z.strictObject({ kind: z.literal('session') }),
-  z.strictObject({ kind: z.literal('window') }),
-  z.strictObject({ kind: z.literal('ms'), ms: Ms })
-]);
+const TtlSchema = ttlSchema(Ms);
 
 const ReasonOverrideSchema = z.strictObject({
   retryable: z.boolean().optional(),
   ttl: TtlSchema.optional()
 });
 
-export const ClientConfigSchema = z
+/**
+ * A client configuration as a scenario states it: the members of the vocabulary's ClientConfig
+ * (the switches and enums taken from there as they are), every one optional, with the reasons as
+ * overrides and every number and list bounded for a file from outside.
+ */
+const ClientConfigInputSchema = z
   .strictObject({
-    store: z.enum(['connection', 'durable']).optional(),
-    reasons: nameRecord(z.enum(REASONS), ReasonOverrideSchema, undefined, {
-      partial: true
-    }).optional(),
-    silence: z.boolean().optional(),
-    canonicalize: z.boolean().optional(),
-    identityFields: z.array(z.string().min(1).max(200)).min(1).max(100).optional(),
-    annotateTrim: z.boolean().optional(),
-    storeAllowed: z.boolean().optional(),
-    allowedTtl: TtlSchema.optional(),
-    consentTimeoutMs: Ms.optional(),
-    deadlineMs: Ms.optional(),
-    alert: z
-      .strictObject({
-        threshold: z.int().min(1).max(1_000_000).optional(),
-        windowMs: Ms.optional()
-      })
-      .optional(),
-    refusalAs: z.enum(['result', 'error']).optional(),
-    capScope: z.enum(['per-call', 'session-pool']).optional(),
-    sessionPool: MoneySchema.optional(),
-    advertiseCeiling: z.boolean().optional(),
-    preflightDefault: z.enum(['reject', 'truncate']).optional()
+    ...ClientConfigSchema.shape,
+    reasons: nameRecord(ReasonCodeSchema, ReasonOverrideSchema, undefined, { partial: true }),
+    identityFields: z.array(z.string().min(1).max(200)).min(1).max(100),
+    allowedTtl: TtlSchema,
+    consentTimeoutMs: Ms,
+    deadlineMs: Ms,
+    alert: z.strictObject({
+      threshold: AlertConfigSchema.shape.threshold.optional(),
+      windowMs: Ms.optional()
+    }),
+    sessionPool: MoneySchema
   })
+  .partial()
   .describe('A client configuration; members left out take their defaults.');
 
 const RequestTemplateSchema = z.strictObject({
@@ -83,14 +84,14 @@ const RequestTemplateSchema = z.strictObject({
   prompt: Text(LIMITS.tokens * 4).min(1),
   promptTokens: z.int().min(0).max(LIMITS.tokens).optional(),
   prefixTokens: z.int().min(0).max(LIMITS.tokens).optional(),
-  includeContext: z.enum(['none', 'thisServer', 'allServers']).optional(),
+  includeContext: IncludeContextSchema.optional(),
   modelHints: z.array(z.string().min(1).max(200)).max(100).optional(),
   maxTokens: z.int().positive().max(LIMITS.tokens),
   temperature: z.number().min(0).max(2).optional(),
   budget: z
     .strictObject({
       intent: z.strictObject({ maxCost: MoneySchema.optional() }).optional(),
-      onExceeded: z.enum(['reject', 'truncate']).optional()
+      onExceeded: OnExceededSchema.optional()
     })
     .optional()
 });
@@ -151,7 +152,7 @@ const UserSchema = z.strictObject({
 
 const LaneSchema = z.strictObject({
   label: z.string().min(1).max(80),
-  client: ClientConfigSchema.default({}),
+  client: ClientConfigInputSchema.default({}),
   policy: PolicySchema,
   /** SEP-2577's baseline: servers call the provider with their own key; the client is bypassed. */
   direct: z.boolean().optional()
@@ -164,7 +165,7 @@ const LessonSchema = z.strictObject({
   watch: z.array(Text(200)).max(50).optional()
 });
 
-export const ScenarioSchema = z
+const ScenarioSchema = z
   .strictObject({
     version: z.literal(1),
     name: z.string().min(1).max(200),
@@ -187,8 +188,8 @@ export const ScenarioSchema = z
 export type ScenarioInput = z.input<typeof ScenarioSchema>;
 export type ScenarioData = z.output<typeof ScenarioSchema>;
 
-export type LaneId = 'A' | 'B';
-export const LANE_IDS: readonly LaneId[] = ['A', 'B'];
+export type { LaneId };
+export const LANE_IDS: readonly LaneId[] = LaneIdSchema.options;
 
 /** A validated scenario with its defaults filled in and its server groups expanded. */
 export interface Scenario {
@@ -257,17 +258,9 @@ function inertEnv(name: string): ServerEnv {
  * nothing is half-applied: the caller gets a scenario or a list of errors.
  */
 export function parseScenario(input: unknown): ScenarioParse {
-  let raw = input;
-  if (typeof input === 'string') {
-    try {
-      raw = JSON.parse(input);
-    } catch (e) {
-      return {
-        ok: false,
-        errors: [{ path: '$', message: `not valid JSON: ${(e as Error).message}` }]
-      };
-    }
-  }
+  const json = jsonInput(input);
+  if (!json.ok) return json;
+  const raw = json.value;
   // Before anything recursive sees the value: a scenario is a few levels deep, request params a
   // few more; anything deeper is refused with its path.
   const deep = depthExceeded(raw, LIMITS.paramsDepth);
@@ -352,13 +345,13 @@ export function parseScenario(input: unknown): ScenarioParse {
       lanes: {
         A: {
           label: data.lanes.A.label,
-          client: data.lanes.A.client as ClientConfigInput,
+          client: data.lanes.A.client,
           policy: data.lanes.A.policy,
           ...(data.lanes.A.direct ? { direct: true } : {})
         },
         B: {
           label: data.lanes.B.label,
-          client: data.lanes.B.client as ClientConfigInput,
+          client: data.lanes.B.client,
           policy: data.lanes.B.policy,
           ...(data.lanes.B.direct ? { direct: true } : {})
         }
@@ -377,17 +370,4 @@ function scenarioIssues(issues: readonly unknown[], raw: unknown): ScenarioError
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
-
-/** One line per error, prefixed with the file name: what the CLI prints. */
-export function formatScenarioErrors(file: string, errors: ScenarioError[]): string {
-  return errors.map((e) => `${file}: ${e.path}: ${e.message}`).join('\n');
-}
-
-/** The scenario format as JSON Schema, for editors. */
-export function scenarioJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(ScenarioSchema, { target: 'draft-2020-12', io: 'input' }) as Record<
-    string,
-    unknown
-  >;
 }

@@ -8,9 +8,13 @@
  * `t` is milliseconds from the start of the trace. A trace replays against a scenario's two lanes
  * instead of the simulated population: the servers in it do not react to the frames.
  */
+// names first: it turns zod's JIT off before any schema here is built (the site's CSP).
+import '../machine/names';
 import { z } from 'zod';
 import { depthExceeded, depthPathText } from '../machine/identity';
+import { AMOUNT_PATTERN, CURRENCY_PATTERN } from '../machine/money';
 import { describeIssues } from '../machine/policy';
+import { IncludeContextSchema, OnExceededSchema } from '../machine/vocabulary';
 import type { SamplingParams } from '../machine/types';
 import { LIMITS, workRefusal } from './limits';
 
@@ -18,7 +22,7 @@ const Content = z.looseObject({ type: z.string().min(1) });
 const TextContent = z.looseObject({ type: z.literal('text'), text: z.string() });
 
 /** The sampling params a trace may carry: the MCP shape, checked before anything runs. */
-export const SamplingParamsSchema = z.looseObject({
+const SamplingParamsSchema = z.looseObject({
   messages: z
     .array(
       z.looseObject({
@@ -28,7 +32,7 @@ export const SamplingParamsSchema = z.looseObject({
     )
     .min(1),
   systemPrompt: z.string().optional(),
-  includeContext: z.enum(['none', 'thisServer', 'allServers']).optional(),
+  includeContext: IncludeContextSchema.optional(),
   modelPreferences: z
     .looseObject({
       hints: z.array(z.looseObject({ name: z.string().optional() })).optional(),
@@ -47,13 +51,13 @@ export const SamplingParamsSchema = z.looseObject({
         .looseObject({
           maxCost: z
             .strictObject({
-              amount: z.string().regex(/^\d+(\.\d{1,6})?$/),
-              currency: z.string().regex(/^[A-Z]{3}$/)
+              amount: z.string().regex(AMOUNT_PATTERN),
+              currency: z.string().regex(CURRENCY_PATTERN)
             })
             .optional()
         })
         .optional(),
-      onExceeded: z.enum(['reject', 'truncate']).optional()
+      onExceeded: OnExceededSchema.optional()
     })
     .optional()
 });
@@ -84,7 +88,7 @@ export type TraceParse =
   { ok: true; events: TraceEvent[] } | { ok: false; error: string; line: number };
 
 /** The largest trace accepted: a bound on what a pasted or uploaded file can make the page do. */
-export const MAX_TRACE_EVENTS = 200_000;
+const MAX_TRACE_EVENTS = 200_000;
 
 /**
  * Parse a JSONL trace. The first bad line stops the parse with an error naming the line, the JSON
@@ -160,9 +164,4 @@ export function parseTrace(text: string): TraceParse {
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-/** Write events back as JSONL (the playground's "record a trace"). */
-export function toTraceJsonl(events: readonly TraceEvent[]): string {
-  return events.map((e) => JSON.stringify(e)).join('\n') + '\n';
 }

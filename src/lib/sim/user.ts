@@ -34,7 +34,7 @@ export interface UserStats {
 }
 
 /** The chance of approving after `shown` prompts. */
-export function approveChance(spec: UserSpec, shown: number): number {
+function approveChance(spec: UserSpec, shown: number): number {
   return Math.min(spec.maxApprove, spec.approveBase + spec.fatiguePerPrompt * shown);
 }
 

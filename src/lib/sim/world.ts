@@ -5,7 +5,7 @@
  * frames that come back (or do not), and its own timers. It never sees the client's decision
  * store or policy; a behaviour is a reaction to frames.
  */
-import type { Frame, JsonRpcId, Money, SamplingParams } from '../machine/types';
+import type { Frame, IncludeContext, JsonRpcId, Money, SamplingParams } from '../machine/types';
 import type { Rng } from './rng';
 
 /** One unit of work a server wants done: a task may take several requests (retries). */
@@ -83,7 +83,7 @@ export interface RequestTemplate {
   promptTokens?: number;
   /** A shared prefix (e.g. a long document) sent before the prompt: the prompt cache warms on it. */
   prefixTokens?: number;
-  includeContext?: 'none' | 'thisServer' | 'allServers';
+  includeContext?: IncludeContext;
   modelHints?: string[];
   maxTokens: number;
   temperature?: number;

@@ -8,7 +8,7 @@ import { orderRecord } from './audit-export';
 import type { MaybePromise } from './decision-store';
 import { prefixRange, type Namespace } from './durable-store';
 import { inTransaction, openIdbStore, storageError, type OpenResult, type UseStore } from './idb';
-import { WriteBehind, type StorageFailure } from './write-behind';
+import { WrittenBehind, type StorageFailure } from './write-behind';
 
 export interface AuditLog {
   /** Append one record; order of appends is the order of `all()`. */
@@ -44,7 +44,7 @@ export class MemoryAuditLog implements AuditLog {
 }
 
 /** The default database; separate from the decisions database (one object store per database). */
-export const DEFAULT_AUDIT_DB = 'sampling-policy-lab-audit';
+const DEFAULT_AUDIT_DB = 'sampling-policy-lab-audit';
 /** The object store name inside the audit database. */
 export const AUDIT_STORE = 'audit';
 
@@ -80,32 +80,29 @@ export interface AuditStatus {
  * `all()` and `count()` flush first, so they include every append made before the call that could
  * be written.
  */
-export class DurableAuditLog implements AuditLog {
+export class DurableAuditLog extends WrittenBehind<[number, AuditRecord]> implements AuditLog {
   readonly dbName: string;
   readonly namespace: Namespace;
-  #store: UseStore;
   #next: number;
   #saved: number;
-  readonly #writer: WriteBehind<[number, AuditRecord]>;
 
   private constructor(store: UseStore, dbName: string, ns: Namespace, next: number, saved: number) {
-    this.#store = store;
+    super(store, { noun: 'audit record(s)', storeName: AUDIT_STORE });
     this.dbName = dbName;
     this.namespace = ns;
     this.#next = next;
     this.#saved = saved;
-    this.#writer = new WriteBehind<[number, AuditRecord]>({
-      noun: 'audit record(s)',
-      storeName: AUDIT_STORE,
-      write: (batch) =>
-        inTransaction<void>(this.#store, 'readwrite', (s, done) => {
-          for (const [n, record] of batch) s.put(record, [...this.namespace, n]);
-          done(undefined);
-        }),
-      committed: (batch) => {
-        this.#saved += batch.length;
-      }
+  }
+
+  protected writeBatch(batch: readonly [number, AuditRecord][]): Promise<void> {
+    return inTransaction<void>(this.store, 'readwrite', (s, done) => {
+      for (const [n, record] of batch) s.put(record, [...this.namespace, n]);
+      done(undefined);
     });
+  }
+
+  protected committedBatch(batch: readonly [number, AuditRecord][]): void {
+    this.#saved += batch.length;
   }
 
   /** Open (or create) the audit database; `{ ok: false, error }` in plain words when unavailable. */
@@ -158,50 +155,27 @@ export class DurableAuditLog implements AuditLog {
 
   /** Records appended but not yet committed to IndexedDB (including a batch being written now). */
   get pendingWrites(): number {
-    return this.#writer.pending;
+    return this.writer.pending;
   }
 
   status(): AuditStatus {
     return {
       saved: this.#saved,
-      heldInMemory: this.#writer.pending,
-      failure: this.#writer.failure
+      heldInMemory: this.writer.pending,
+      failure: this.writer.failure
     };
   }
 
   /** Queue one record; it is copied now, so later changes to the caller's object are not logged. */
   append(r: AuditRecord): void {
-    this.#writer.enqueue([this.#next, orderRecord(r)]);
+    this.writer.enqueue([this.#next, orderRecord(r)]);
     this.#next += 1;
-  }
-
-  /**
-   * Write every queued record in one transaction. Resolves true once everything appended before
-   * the call is on disk; false when storage has failed (see `status().failure`). Never rejects.
-   */
-  flush(): Promise<boolean> {
-    return this.#writer.flush();
-  }
-
-  /** Try again after a failure: write everything held in memory since. */
-  retry(): Promise<boolean> {
-    return this.#writer.retry();
-  }
-
-  /** Point at a freshly opened database (after the old connection was lost) before a retry. */
-  reattach(store: UseStore): void {
-    this.#store = store;
-  }
-
-  /** Mark the log failed from outside (the worker's time limit on a write that never settles). */
-  fail(failure: StorageFailure): void {
-    this.#writer.fail(failure);
   }
 
   async all(): Promise<AuditRecord[]> {
     await this.flush();
     try {
-      return await inTransaction<AuditRecord[]>(this.#store, 'readonly', (s, done) => {
+      return await inTransaction<AuditRecord[]>(this.store, 'readonly', (s, done) => {
         const req = s.getAll(prefixRange(this.namespace));
         req.onsuccess = () => done(req.result as AuditRecord[]);
       });
@@ -213,7 +187,7 @@ export class DurableAuditLog implements AuditLog {
   async count(): Promise<number> {
     await this.flush();
     try {
-      return await inTransaction<number>(this.#store, 'readonly', (s, done) => {
+      return await inTransaction<number>(this.store, 'readonly', (s, done) => {
         const req = s.count(prefixRange(this.namespace));
         req.onsuccess = () => done(req.result);
       });
@@ -224,10 +198,10 @@ export class DurableAuditLog implements AuditLog {
 
   /** Drop every record of this namespace, queued or stored. Keys keep counting up, never reused. */
   async clear(): Promise<void> {
-    this.#writer.discardAll();
-    await this.#writer.flush();
+    this.writer.discardAll();
+    await this.writer.flush();
     try {
-      await inTransaction<void>(this.#store, 'readwrite', (s, done) => {
+      await inTransaction<void>(this.store, 'readwrite', (s, done) => {
         const range = prefixRange(this.namespace);
         if (range === undefined) s.clear();
         else s.delete(range);

@@ -35,7 +35,7 @@ import {
 } from './durable-store';
 import { ExpiryHeap, heapNeedsRebuild } from './expiry';
 import { inTransaction, openIdbStore, storageError, type OpenResult, type UseStore } from './idb';
-import { WriteBehind, type StorageFailure } from './write-behind';
+import { WrittenBehind, type StorageFailure } from './write-behind';
 
 /** One queued write, applied in order inside one transaction. */
 type PendingOp =
@@ -61,11 +61,10 @@ export interface DurableStatus {
 /** server → identity → T */
 type Nested<T> = Map<string, Map<string, T>>;
 
-export class CachedDurableStore implements DecisionStore {
+export class CachedDurableStore extends WrittenBehind<PendingOp> implements DecisionStore {
   readonly scope = 'durable' as const;
   readonly dbName: string;
   readonly namespace: Namespace;
-  #store: UseStore;
   /** The live entries. */
   readonly #index: Nested<StoredDecision> = new Map();
   #size = 0;
@@ -75,45 +74,46 @@ export class CachedDurableStore implements DecisionStore {
   /** Live entries whose key is not on disk. */
   #heldOnly = 0;
   readonly #expiry = new ExpiryHeap<[server: string, identity: string]>();
-  readonly #writer: WriteBehind<PendingOp>;
 
   private constructor(store: UseStore, dbName: string, ns: Namespace) {
-    this.#store = store;
-    this.dbName = dbName;
-    this.namespace = ns;
-    this.#writer = new WriteBehind<PendingOp>({
+    super(store, {
       noun: 'decision change(s)',
       storeName: DECISIONS_STORE,
       keyOf: (o) =>
-        o.op === 'put' || o.op === 'del' ? JSON.stringify([o.server, o.identity]) : null,
-      write: (batch) =>
-        inTransaction<void>(this.#store, 'readwrite', (s, done) => {
-          for (const o of batch) {
-            if (o.op === 'put') s.put(o.value, this.#key(o.server, o.identity));
-            else if (o.op === 'del') s.delete(this.#key(o.server, o.identity));
-            else if (o.op === 'server') s.delete(prefixRange([...this.namespace, o.server])!);
-            else {
-              const all = prefixRange(this.namespace);
-              if (all === undefined) s.clear();
-              else s.delete(all);
-            }
-          }
-          done(undefined);
-        }),
-      committed: (batch) => {
-        for (const o of batch) {
-          if (o.op === 'put') this.#markSaved(o.server, o.identity);
-          else if (o.op === 'del') this.#markUnsaved(o.server, o.identity);
-          else if (o.op === 'server') {
-            for (const identity of [...(this.#saved.get(o.server) ?? [])])
-              this.#markUnsaved(o.server, identity);
-          } else {
-            for (const [server, ids] of [...this.#saved])
-              for (const identity of [...ids]) this.#markUnsaved(server, identity);
-          }
+        o.op === 'put' || o.op === 'del' ? JSON.stringify([o.server, o.identity]) : null
+    });
+    this.dbName = dbName;
+    this.namespace = ns;
+  }
+
+  protected writeBatch(batch: readonly PendingOp[]): Promise<void> {
+    return inTransaction<void>(this.store, 'readwrite', (s, done) => {
+      for (const o of batch) {
+        if (o.op === 'put') s.put(o.value, this.#key(o.server, o.identity));
+        else if (o.op === 'del') s.delete(this.#key(o.server, o.identity));
+        else if (o.op === 'server') s.delete(prefixRange([...this.namespace, o.server])!);
+        else {
+          const all = prefixRange(this.namespace);
+          if (all === undefined) s.clear();
+          else s.delete(all);
         }
       }
+      done(undefined);
     });
+  }
+
+  protected committedBatch(batch: readonly PendingOp[]): void {
+    for (const o of batch) {
+      if (o.op === 'put') this.#markSaved(o.server, o.identity);
+      else if (o.op === 'del') this.#markUnsaved(o.server, o.identity);
+      else if (o.op === 'server') {
+        for (const identity of [...(this.#saved.get(o.server) ?? [])])
+          this.#markUnsaved(o.server, identity);
+      } else {
+        for (const [server, ids] of [...this.#saved])
+          for (const identity of [...ids]) this.#markUnsaved(server, identity);
+      }
+    }
   }
 
   /**
@@ -160,7 +160,7 @@ export class CachedDurableStore implements DecisionStore {
 
   /** Queued operations not yet committed to IndexedDB (including a batch being written now). */
   get pendingWrites(): number {
-    return this.#writer.pending;
+    return this.writer.pending;
   }
 
   status(): DurableStatus {
@@ -168,8 +168,8 @@ export class CachedDurableStore implements DecisionStore {
       live: this.#size,
       saved: this.#savedCount,
       heldInMemory: this.#heldOnly,
-      pending: this.#writer.pending,
-      failure: this.#writer.failure
+      pending: this.writer.pending,
+      failure: this.writer.failure
     };
   }
 
@@ -185,12 +185,12 @@ export class CachedDurableStore implements DecisionStore {
     if (d === undefined) return null;
     if (classifyEntry(d, policyHash, now) !== 'hit') {
       this.#remove(server, identity);
-      this.#writer.enqueue({ op: 'del', server, identity });
+      this.writer.enqueue({ op: 'del', server, identity });
       return null;
     }
     recordPresentation(d);
     // `represented` must survive a reload too.
-    this.#writer.enqueue({ op: 'put', server, identity, value: d });
+    this.writer.enqueue({ op: 'put', server, identity, value: d });
     return { decision: d };
   }
 
@@ -198,7 +198,7 @@ export class CachedDurableStore implements DecisionStore {
   commit(_connection: string, decision: StoredDecision): void {
     const stored = toStoredDecision(decision);
     this.#put(stored);
-    this.#writer.enqueue({
+    this.writer.enqueue({
       op: 'put',
       server: stored.server,
       identity: stored.identity,
@@ -212,7 +212,7 @@ export class CachedDurableStore implements DecisionStore {
     for (const identity of [...(byIdentity?.keys() ?? [])]) this.#remove(server, identity);
     // A range delete rather than one delete per known key: it also removes entries another tab
     // of the same run wrote, which a policy edit must invalidate just the same.
-    this.#writer.enqueue({ op: 'server', server });
+    this.writer.enqueue({ op: 'server', server });
     return dropped;
   }
 
@@ -225,7 +225,7 @@ export class CachedDurableStore implements DecisionStore {
       const d = this.#index.get(server)?.get(identity);
       if (d === undefined || d.expiresAt !== at) return;
       this.#remove(server, identity);
-      this.#writer.enqueue({ op: 'del', server, identity });
+      this.writer.enqueue({ op: 'del', server, identity });
       n += 1;
     });
     if (heapNeedsRebuild(this.#expiry.size, this.#size)) {
@@ -254,31 +254,8 @@ export class CachedDurableStore implements DecisionStore {
     this.#expiry.clear();
     // Keys on disk stay counted as saved until the clear commits.
     this.#heldOnly = 0;
-    this.#writer.discardAll({ op: 'clear' });
+    this.writer.discardAll({ op: 'clear' });
     return dropped;
-  }
-
-  /**
-   * Write every queued change in one transaction. Resolves true once everything committed before
-   * the call is on disk; false when storage has failed (see `status().failure`). Never rejects.
-   */
-  flush(): Promise<boolean> {
-    return this.#writer.flush();
-  }
-
-  /** Try again after a failure: write everything held in memory since. */
-  retry(): Promise<boolean> {
-    return this.#writer.retry();
-  }
-
-  /** Point at a freshly opened database (after the old connection was lost) before a retry. */
-  reattach(store: UseStore): void {
-    this.#store = store;
-  }
-
-  /** Mark the store failed from outside (the worker's time limit on a write that never settles). */
-  fail(failure: StorageFailure): void {
-    this.#writer.fail(failure);
   }
 
   #key(server: string, identity: string): DecisionKey {

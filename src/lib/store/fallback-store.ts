@@ -9,7 +9,7 @@
  */
 import type { StoredDecision } from '../machine/types';
 import { ConnectionDecisionStore } from './connection-store';
-import type { DecisionStore, LookupResult } from './decision-store';
+import type { DecisionStore, LookupResult, StoreScope } from './decision-store';
 import { toFailure, type StorageFailure } from './write-behind';
 
 /** The durable half (a DurableDecisionStore). */
@@ -26,7 +26,7 @@ export class FallbackDurableStore implements DecisionStore {
   }
 
   /** Durable while IndexedDB works; connection-scoped once it has failed. */
-  get scope(): 'durable' | 'connection' {
+  get scope(): StoreScope {
     return this.#failure ? 'connection' : 'durable';
   }
 

@@ -12,7 +12,7 @@
  * writes nothing more until `retry()` — a full disk is not hammered, no later batch can land ahead
  * of the failed one, and the owner can say how much is held in memory only.
  */
-import { describeStorageError, type OpenFailureKind } from './idb';
+import { describeStorageError, type OpenFailureKind, type UseStore } from './idb';
 
 /** A storage failure in words a learner can act on, plus the technical error for the console. */
 export interface StorageFailure {
@@ -191,5 +191,57 @@ export class WriteBehind<Op> {
     for (const k of segment.keys()) this.#latest.set(k, i++);
     close();
     this.#queue = out;
+  }
+}
+
+/**
+ * An IndexedDB object store written behind: what the durable decision store and the durable audit
+ * log share. The owner applies a change to memory, queues it on `writer`, and says how a batch is
+ * written (`writeBatch`, inside one transaction on `store`) and what a committed batch means to
+ * it (`committedBatch`).
+ */
+export abstract class WrittenBehind<Op> {
+  /** The open object store; replaced by {@link reattach} after a lost connection. */
+  protected store: UseStore;
+  protected readonly writer: WriteBehind<Op>;
+
+  protected constructor(
+    store: UseStore,
+    opts: Omit<WriteBehindOptions<Op>, 'write' | 'committed'>
+  ) {
+    this.store = store;
+    this.writer = new WriteBehind<Op>({
+      ...opts,
+      write: (batch) => this.writeBatch(batch),
+      committed: (batch) => this.committedBatch(batch)
+    });
+  }
+
+  /** Apply a batch in one transaction on `store`; resolve once committed. */
+  protected abstract writeBatch(batch: readonly Op[]): Promise<void>;
+  /** A batch is on disk: move it to the "saved" view. */
+  protected abstract committedBatch(batch: readonly Op[]): void;
+
+  /**
+   * Write every queued change in one transaction. Resolves true once everything queued before the
+   * call is on disk; false when storage has failed (see `status().failure`). Never rejects.
+   */
+  flush(): Promise<boolean> {
+    return this.writer.flush();
+  }
+
+  /** Try again after a failure: write everything held in memory since. */
+  retry(): Promise<boolean> {
+    return this.writer.retry();
+  }
+
+  /** Point at a freshly opened database (after the old connection was lost) before a retry. */
+  reattach(store: UseStore): void {
+    this.store = store;
+  }
+
+  /** Mark the store failed from outside (the worker's time limit on a write that never settles). */
+  fail(failure: StorageFailure): void {
+    this.writer.fail(failure);
   }
 }

@@ -27,7 +27,7 @@ export interface RateCard {
 export const TOKEN_UNIT = 'tokens';
 
 /** Tokens per "Mtok": prices are per million tokens. */
-export const MTOK = 1_000_000;
+const MTOK = 1_000_000;
 
 export interface Prices {
   inPerMtok: number;

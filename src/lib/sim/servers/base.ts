@@ -13,7 +13,7 @@ import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle 
 import { buildParams, type BuildOptions } from './request';
 
 /** How long a server waits before trying again to send on a closed connection. */
-export const RECONNECT_POLL_MS = 500;
+const RECONNECT_POLL_MS = 500;
 
 /** Parameters every behaviour understands. */
 export const BASE_DEFAULTS: Record<string, unknown> = {
@@ -78,7 +78,7 @@ function decisionOf(v: unknown): BudgetDecision | null {
 }
 
 /** Reads a failure frame defensively: a server never trusts the shape of what it receives. */
-export function failureOf(kind: FrameKind, frame: unknown): Failure {
+function failureOf(kind: FrameKind, frame: unknown): Failure {
   const f = isObject(frame) ? frame : {};
   const error = isObject(f.error) ? f.error : {};
   const data = isObject(error.data) ? error.data : {};

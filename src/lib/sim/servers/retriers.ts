@@ -123,7 +123,7 @@ export class PromptMutator extends BaseServer {
 }
 
 /** The serialisers an honest retry may go through, in turn. */
-export const WIRE_STYLES: readonly WireStyle[] = [
+const WIRE_STYLES: readonly WireStyle[] = [
   {},
   { reverseKeys: true },
   { nfd: true },

@@ -7,58 +7,22 @@
  * The checker is told what it cannot see in the stream (the lane's silence switch when a request
  * arrived, the budget in force when a call was charged) by its caller, `guard.ts`.
  */
-import { estimateCostMicros, type RateCard } from '../machine/budget';
-import { toMicros } from '../machine/money';
-import type { AuditRecord, Frame, StoredDecision } from '../machine/types';
-import type { LaneCounters } from './metrics';
-import { lifetimeBroken, LifetimeTracker } from './lifetimes';
-import { LoopTracker, type AlertSettings } from './loops';
-import type { StoreEvent } from './store-tap';
-
-export const INVARIANTS = {
-  'one-frame': 'Every request gets exactly one frame and one audit record',
-  'one-consent': 'At most one consent dialog per identity per store lifetime',
-  'no-overdraw': 'No budget window or session pool is overdrawn',
-  'call-within-limit': 'No call costs more than the limit it was given',
-  'tokens-paid': 'Every token generated is paid for',
-  'loops-flagged':
-    'An identity presented as often as the alert threshold within its window is flagged',
-  'replays-no-model':
-    'Replays never ask the user or call the model; completions are never replayed',
-  'verdicts-only': 'The store holds verdicts only, never a completion',
-  'frames-conform': 'Every frame conforms to the MCP SDK schema',
-  'totals-match': "The lane's counters equal its audit log",
-  'same-bytes': 'The same scenario and seed give the same bytes'
-} as const;
-export type InvariantId = keyof typeof INVARIANTS;
-
-/** `held`: no violation; `broken`: at least one; `waived`: given up on purpose (silence is on). */
-export type GuaranteeStatus = 'held' | 'broken' | 'waived';
-
-/** One request (or stored decision, or counter) that breaks a guarantee. */
-export interface Offender {
-  lane: string;
-  /** The audit record's seq, when there is one: the audit table can show the row. */
-  seq: number | null;
-  /** `connection/id` of the request, when the offence is about one. */
-  request: string | null;
-  t: number;
-  what: string;
-}
-
-export interface InvariantResult {
-  id: InvariantId;
-  title: string;
-  status: GuaranteeStatus;
-  /** One line for the panel and the CLI: "664 of 664 requests answered". */
-  summary: string;
-  checked: number;
-  violations: number;
-  /** The first offenders (at most {@link MAX_OFFENDERS}); `violations` counts them all. */
-  offenders: Offender[];
-}
-
-export const MAX_OFFENDERS = 50;
+import { estimateCostMicros, type RateCard } from '../../machine/budget';
+import { toMicros } from '../../machine/money';
+import type { AuditRecord, Frame, StoredDecision } from '../../machine/types';
+import type { LaneCounters } from '../metrics';
+import { lifetimeBroken, LifetimeTracker } from '../lifetimes';
+import { LoopTracker, type AlertSettings } from '../loops';
+import type { StoreEvent } from '../store-tap';
+import {
+  INVARIANTS,
+  n,
+  Tally,
+  type InvariantId,
+  type InvariantResult,
+  type Offender
+} from './catalogue';
+import { summarise, type Pending } from './summaries';
 
 /** Returns what is wrong with a frame, or null when it conforms. */
 export type FrameValidator = (frame: Frame) => string | null;
@@ -76,18 +40,6 @@ export interface ChargeContext {
   pool: { micros: number; currency: string } | null;
   /** The lane's retry-loop alert settings; without them, loops are not judged. */
   alert?: AlertSettings;
-}
-
-const n = (x: number): string => x.toLocaleString('en-US');
-const plural = (x: number, one: string, many = `${one}s`): string =>
-  `${n(x)} ${x === 1 ? one : many}`;
-
-interface Pending {
-  t: number;
-  silence: boolean;
-  seq: number | null;
-  audited: boolean;
-  tokensOut: number;
 }
 
 const STORED_KEYS = new Set([
@@ -113,16 +65,6 @@ export function storedDecisionProblem(d: StoredDecision): string | null {
   if ((d.verdict === 'denied') !== (typeof d.reason === 'string'))
     return `verdict '${d.verdict}' with reason ${JSON.stringify(d.reason)}`;
   return null;
-}
-
-class Tally {
-  checked = 0;
-  violations = 0;
-  readonly offenders: Offender[] = [];
-  add(o: Offender): void {
-    this.violations++;
-    if (this.offenders.length < MAX_OFFENDERS) this.offenders.push(o);
-  }
 }
 
 export interface CheckerOptions {
@@ -366,250 +308,28 @@ export class InvariantChecker {
   }
 
   /**
-   * The guarantees as they stand at virtual time `now`. `counters` are the lanes' own counters
-   * (held against the audit log); `stuckAfterMs` is how long a request may stay unanswered before
-   * it counts as never answered (the machine's own timeouts bound every wait).
+   * The guarantees as they stand at virtual time `now`: see {@link summarise}.
    */
-  results(now: number, counters: Record<string, LaneCounters>, stuckAfterMs: number) {
-    const out: InvariantResult[] = [];
-    const t = this.#t;
-    // One frame: the requests still in flight, and those that waited too long.
-    const frame = new Tally();
-    frame.violations = t['one-frame'].violations;
-    frame.offenders.push(...t['one-frame'].offenders);
-    let inFlight = 0;
-    for (const [key, p] of this.#pending) {
-      const [lane = '', connection = '', id = ''] = key.split('\u0000');
-      const o = { lane, seq: p.seq, request: `${connection}/${id}`, t: p.t };
-      if (p.audited) frame.add({ ...o, what: 'an audit record but no frame' });
-      else if (now - p.t > stuckAfterMs)
-        frame.add({ ...o, what: `no answer after ${n(now - p.t)} ms` });
-      else inFlight++;
-    }
-    const decided = this.#received - inFlight;
-    const flight = inFlight ? ` (${n(inFlight)} in flight)` : '';
-    out.push(
-      frame.violations
-        ? this.#result(
-            'one-frame',
-            frame,
-            decided,
-            `${plural(frame.violations, 'request')} without exactly one frame${flight}`
-          )
-        : this.#silenced
-          ? {
-              ...this.#result(
-                'one-frame',
-                frame,
-                decided,
-                `${plural(this.#silenced, 'request')} got no frame — silence is on${flight}`
-              ),
-              status: 'waived'
-            }
-          : this.#result(
-              'one-frame',
-              frame,
-              decided,
-              `${n(this.#answered)} of ${n(decided)} requests answered${flight}`
-            )
-    );
-    const c = t['one-consent'];
-    out.push(
-      this.#result(
-        'one-consent',
-        c,
-        c.checked,
-        c.violations
-          ? `${plural(c.violations, 'consent dialog')} repeated within a store lifetime`
-          : `${plural(c.checked, 'consent dialog')}, none repeated`
-      )
-    );
-    const o = t['no-overdraw'];
-    out.push(
-      this.#result(
-        'no-overdraw',
-        o,
-        o.checked,
-        o.violations
-          ? `${plural(o.violations, 'window')} overdrawn`
-          : `no window overdrawn (${plural(o.checked, 'window')} charged)`
-      )
-    );
-    const l = t['call-within-limit'];
-    out.push(
-      this.#result(
-        'call-within-limit',
-        l,
-        l.checked,
-        l.violations
-          ? `${plural(l.violations, 'call')} over its limit`
-          : l.checked
-            ? `${n(l.checked)} of ${n(l.checked)} metered calls within their limit`
-            : 'no metered calls'
-      )
-    );
-    const tp = t['tokens-paid'];
-    out.push(
-      this.#result(
-        'tokens-paid',
-        tp,
-        tp.checked,
-        `${n(tp.checked - tp.violations)} of ${n(tp.checked)} calls that generated tokens paid for them`
-      )
-    );
-    const lf = t['loops-flagged'];
-    out.push(
-      this.#result(
-        'loops-flagged',
-        lf,
-        lf.checked,
-        lf.checked
-          ? `${n(lf.checked - lf.violations)} of ${n(lf.checked)} presentations in a retry loop flagged`
-          : 'no retry loop yet'
-      )
-    );
-    const r = t['replays-no-model'];
-    out.push(
-      this.#result(
-        'replays-no-model',
-        r,
-        r.checked,
-        r.violations
-          ? `${plural(r.violations, 'stored answer')} reached the user or the model`
-          : `${plural(this.#replays, 'stored denial')} sent, no model call; ${plural(r.checked - this.#replays, 'completion')}, each its own call`
-      )
-    );
-    const v = t['verdicts-only'];
-    out.push(
-      this.#result(
-        'verdicts-only',
-        v,
-        v.checked,
-        `${n(v.checked - v.violations)} of ${n(v.checked)} stored decisions hold verdicts only`
-      )
-    );
-    if (this.#validate) {
-      const f = t['frames-conform'];
-      out.push(
-        this.#result(
-          'frames-conform',
-          f,
-          f.checked,
-          `${n(f.checked - f.violations)} of ${n(f.checked)} frames conform`
-        )
-      );
-    }
-    out.push(this.#totalsResult(now, counters));
-    if (this.#same) {
-      const s = new Tally();
-      s.checked = 2;
-      if (this.#same.problem)
-        s.add({ lane: '', seq: null, request: null, t: now, what: this.#same.problem });
-      out.push(
-        this.#result(
-          'same-bytes',
-          s,
-          2,
-          this.#same.problem ?? 'two runs, byte-identical frames and audit'
-        )
-      );
-    }
-    return out;
-  }
-
-  #totalsResult(now: number, counters: Record<string, LaneCounters>): InvariantResult {
-    const tally = new Tally();
-    for (const [lane, c] of Object.entries(counters)) {
-      const a = this.#totals.get(lane);
-      tally.checked++;
-      const pairs: [string, number, number][] = [
-        ['consent prompts', c.consentPrompts, a?.consentPrompts ?? 0],
-        ['spend (µ$)', c.spendMicros, a?.spendMicros ?? 0],
-        ['tokens in', c.tokensIn, a?.tokensIn ?? 0],
-        ['tokens out', c.tokensOut, a?.tokensOut ?? 0],
-        ['replays', c.replays, a?.replays ?? 0],
-        ['fresh evaluations', c.fresh, a?.fresh ?? 0],
-        ['silenced', c.silenced, a?.silenced ?? 0]
-      ];
-      for (const [o, x] of Object.entries(c.frames))
-        pairs.push([`${o} frames`, x, a?.frames[o as keyof LaneCounters['frames']] ?? 0]);
-      for (const [name, shown, logged] of pairs)
-        if (shown !== logged)
-          tally.add({
-            lane,
-            seq: null,
-            request: null,
-            t: now,
-            what: `lane ${lane} shows ${n(shown)} ${name}, its audit log ${n(logged)}`
-          });
-    }
-    return this.#result(
-      'totals-match',
-      tally,
-      tally.checked,
-      tally.violations
-        ? `${plural(tally.violations, 'counter')} differ from the audit log`
-        : `every counter of ${plural(tally.checked, 'lane')} matches its audit log`
+  results(
+    now: number,
+    counters: Record<string, LaneCounters>,
+    stuckAfterMs: number
+  ): InvariantResult[] {
+    return summarise(
+      {
+        tallies: this.#t,
+        pending: this.#pending,
+        received: this.#received,
+        answered: this.#answered,
+        silenced: this.#silenced,
+        replays: this.#replays,
+        same: this.#same,
+        totals: this.#totals,
+        validating: this.#validate !== undefined
+      },
+      now,
+      counters,
+      stuckAfterMs
     );
   }
-
-  #result(id: InvariantId, t: Tally, checked: number, summary: string): InvariantResult {
-    return {
-      id,
-      title: INVARIANTS[id],
-      status: t.violations ? 'broken' : 'held',
-      summary,
-      checked,
-      violations: t.violations,
-      offenders: t.offenders.slice()
-    };
-  }
-}
-
-/**
- * The audit rows behind a guarantee that holds: what the audit table shows when the learner
- * follows the panel's link. (A broken guarantee links to its offenders instead.)
- */
-export function rowsBehind(id: InvariantId, status: GuaranteeStatus, r: AuditRecord): boolean {
-  switch (id) {
-    case 'one-frame':
-      return status === 'waived' ? r.silenced : true;
-    case 'one-consent':
-      return r.consentShown;
-    case 'no-overdraw':
-      return toMicros(r.cost) > 0;
-    case 'call-within-limit':
-      return r.budgetDecision?.actualCost !== undefined;
-    case 'tokens-paid':
-      return r.tokensOut > 0;
-    case 'loops-flagged':
-      return r.alert;
-    case 'replays-no-model':
-      return r.replayed || (r.tokensOut > 0 && !r.silenced);
-    case 'verdicts-only':
-      // The presentations that stored a verdict: fresh denials and approvals.
-      return !r.replayed && (r.outcome === 'denied' || r.consent === 'approved');
-    case 'frames-conform':
-      return !r.silenced;
-    case 'totals-match':
-    case 'same-bytes':
-      return true;
-  }
-}
-
-/** The first broken guarantee as one line: `name: what (lane A, request c#1/4, audit seq 9)`. */
-export function brokenLine(results: readonly InvariantResult[]): string | null {
-  const r = results.find((x) => x.status === 'broken');
-  if (!r) return null;
-  const o = r.offenders[0];
-  const where = o
-    ? [
-        o.lane ? `lane ${o.lane}` : '',
-        o.request ? `request ${o.request}` : '',
-        o.seq !== null ? `audit seq ${o.seq}` : ''
-      ]
-        .filter(Boolean)
-        .join(', ')
-    : '';
-  return `invariant ${r.id} broken: ${o?.what ?? r.summary}${where ? ` (${where})` : ''}${r.violations > 1 ? `, and ${n(r.violations - 1)} more` : ''}`;
 }

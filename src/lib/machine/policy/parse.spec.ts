@@ -1,19 +1,8 @@
 import { describe, expect, it } from 'vitest';
-// ajv ships with the MCP SDK (a dev dependency): used here to check that the exported JSON
-// Schema — what the editor validates against — agrees with the zod schema the runtime uses.
-import Ajv2020 from 'ajv/dist/2020.js';
-import {
-  DEFAULT_POLICY,
-  changedServers,
-  defaultPolicy,
-  effectiveBlock,
-  formatPath,
-  parsePolicy,
-  policyHash,
-  policyJsonSchema,
-  type Policy,
-  type PolicyError
-} from './policy';
+import { effectiveBlock } from './effective';
+import { parsePolicy, type PolicyError } from './parse';
+import { formatPath } from './path';
+import { DEFAULT_POLICY, defaultPolicy, type Policy } from './schema';
 
 /** The policy from the brief, as text. */
 const BRIEF_POLICY = `{ "version": 1,
@@ -364,119 +353,5 @@ describe('formatPath', () => {
     expect(formatPath(['defaults', 'allowedModels', 0])).toBe('$.defaults.allowedModels[0]');
     expect(formatPath(['servers', 'a"b'])).toBe('$.servers["a\\"b"]');
     expect(formatPath(['servers', '0'])).toBe('$.servers["0"]');
-  });
-});
-
-describe('the JSON Schema', () => {
-  const schema = policyJsonSchema();
-
-  it('is a draft 2020-12 object schema with the policy’s members', () => {
-    expect(schema['$schema']).toBe('https://json-schema.org/draft/2020-12/schema');
-    expect(schema['type']).toBe('object');
-    const props = schema['properties'] as Record<string, Record<string, unknown>>;
-    expect(Object.keys(props)).toEqual(['version', 'defaults', 'servers']);
-    expect(props['defaults']!['additionalProperties']).toBe(false);
-    expect(Object.keys(props['defaults']!['properties'] as object)).toEqual([
-      'sampling',
-      'allowedModels',
-      'defaultModel',
-      'maxInputTokens',
-      'maxContext',
-      'rateLimit',
-      'budget',
-      'perCallCap',
-      'consent'
-    ]);
-    expect(props['servers']!['additionalProperties']).toMatchObject({
-      type: 'object',
-      additionalProperties: false
-    });
-  });
-
-  it('describes every member (the editor’s hovers)', () => {
-    const undocumented: string[] = [];
-    const walk = (node: unknown, path: string) => {
-      if (!node || typeof node !== 'object') return;
-      const n = node as Record<string, unknown>;
-      for (const [key, sub] of Object.entries((n['properties'] as Record<string, unknown>) ?? {})) {
-        if (!(sub as Record<string, unknown>)['description']) undocumented.push(`${path}.${key}`);
-        walk(sub, `${path}.${key}`);
-      }
-      for (const k of ['anyOf', 'oneOf']) for (const s of (n[k] as unknown[]) ?? []) walk(s, path);
-      if (n['additionalProperties'] && typeof n['additionalProperties'] === 'object') {
-        walk(n['additionalProperties'], `${path}[*]`);
-      }
-    };
-    walk(schema, '$');
-    expect(undocumented).toEqual([]);
-  });
-
-  it('agrees with the runtime validation', () => {
-    const validate = new Ajv2020({ allErrors: true, strict: false }).compile(schema);
-    const cases: unknown[] = [
-      DEFAULT_POLICY,
-      edited((p) => (p.defaults.perCallCap = { tokens: 100 })),
-      edited((p) => (p.defaults.perCallCap = { amount: '1e-3', currency: 'USD' })),
-      edited((p) => (p.defaults.budget = { amount: '1', currency: 'usd', windowMs: 1 })),
-      edited((p) => (p.servers['x'] = { consent: 'maybe' as 'ask' })),
-      { ...DEFAULT_POLICY, extra: true },
-      { ...DEFAULT_POLICY, version: 2 },
-      edited((p) => (p.defaults.maxInputTokens = 1.5))
-    ];
-    for (const c of cases) expect(validate(c), JSON.stringify(c)).toBe(parsePolicy(c).ok);
-  });
-});
-
-describe('effective blocks and policy hashes', () => {
-  it('merges member by member; a nested object replaces, never merges', () => {
-    const b = effectiveBlock(DEFAULT_POLICY, 'release-notes');
-    expect(b.budget).toEqual({ amount: '0.50', currency: 'USD', windowMs: 86_400_000 });
-    expect(b.perCallCap).toEqual(DEFAULT_POLICY.defaults.perCallCap);
-    const p = edited((p) => (p.servers['x'] = { rateLimit: null }));
-    expect(effectiveBlock(p, 'x').rateLimit).toBeNull();
-  });
-
-  it('gives unknown servers the defaults, including names that exist on Object.prototype', () => {
-    for (const name of ['nobody', 'constructor', 'toString', '__proto__', 'hasOwnProperty']) {
-      expect(effectiveBlock(DEFAULT_POLICY, name)).toEqual(DEFAULT_POLICY.defaults);
-    }
-  });
-
-  it('is 16 hex digits, deterministic, and blind to key order and whitespace', () => {
-    const h = policyHash(DEFAULT_POLICY, 'release-notes');
-    expect(h).toMatch(/^[0-9a-f]{16}$/);
-    const reordered = parsePolicy(
-      '{"servers":{"release-notes":{"budget":{"windowMs":86400000,"currency":"USD","amount":"0.50"}}},' +
-        `"defaults":${JSON.stringify(DEFAULT_POLICY.defaults)},"version":1}`
-    );
-    expect(reordered.ok && policyHash(reordered.policy, 'release-notes')).toBe(h);
-    expect(policyHash(DEFAULT_POLICY, 'a')).not.toBe(h);
-  });
-
-  it("an edit to one server's block changes only that server's hash", () => {
-    const servers = ['release-notes', 'summariser', 'translator'];
-    const next = edited(
-      (p) => (p.servers['release-notes']!.perCallCap = { amount: '0.01', currency: 'USD' })
-    );
-    expect(changedServers(DEFAULT_POLICY, next, servers)).toEqual(['release-notes']);
-  });
-
-  it('an edit to defaults changes every server that does not override the edited member', () => {
-    const servers = ['release-notes', 'summariser', 'translator'];
-    const budget = edited(
-      (p) => (p.defaults.budget = { amount: '9.00', currency: 'USD', windowMs: 86_400_000 })
-    );
-    expect(changedServers(DEFAULT_POLICY, budget, servers)).toEqual(['summariser', 'translator']);
-    const cap = edited((p) => (p.defaults.perCallCap = null));
-    expect(changedServers(DEFAULT_POLICY, cap, servers)).toEqual(servers);
-  });
-
-  it('an override equal to the default changes nothing: the hash is of the effective block', () => {
-    const same = edited((p) => (p.servers['translator'] = { consent: 'ask' }));
-    expect(changedServers(DEFAULT_POLICY, same, ['translator', 'translator'])).toEqual([]);
-    const moved = edited((p) => (p.servers['translator'] = { consent: 'allow' }));
-    expect(changedServers(DEFAULT_POLICY, moved, ['translator', 'translator'])).toEqual([
-      'translator'
-    ]);
   });
 });

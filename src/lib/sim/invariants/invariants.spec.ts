@@ -3,8 +3,8 @@
  * naming the request, on the run that violates it.
  */
 import { describe, expect, it } from 'vitest';
-import type { AuditRecord, Frame, StoredDecision } from '../machine/types';
-import { sdkFrameProblem } from './conformance';
+import type { AuditRecord, Frame, StoredDecision } from '../../machine/types';
+import { sdkFrameProblem } from '../conformance';
 import {
   brokenLine,
   InvariantChecker,
@@ -12,9 +12,9 @@ import {
   type ChargeContext,
   type InvariantId,
   type InvariantResult
-} from './invariants';
-import { emptyCounters, type LaneCounters } from './metrics';
-import { DEFAULT_PROVIDER, cardsByModel } from './provider';
+} from './index';
+import { emptyCounters, type LaneCounters } from '../metrics';
+import { DEFAULT_PROVIDER, cardsByModel } from '../provider';
 
 const T0 = Date.parse('2026-03-10T09:00:00Z');
 const NO_LIMITS: ChargeContext = { budget: null, pool: null };
