@@ -182,6 +182,26 @@ export interface Inspection {
   audit?: AuditRecord;
 }
 
+/**
+ * What the page posts to the worker: a command and an id, unique per page, that every reply it
+ * causes echoes. Replies are matched by that id, never by their type, so an error from one
+ * command cannot reject a request waiting on another.
+ */
+export interface WorkerRequest {
+  id: number;
+  cmd: Command;
+}
+
+/**
+ * What the worker posts: a reply and the id of the request it answers — a fast-forward's slices
+ * answer the `fastForward` that started it — or null for news nobody asked for (storage status
+ * after a group commit).
+ */
+export interface WorkerReply {
+  re: number | null;
+  reply: Reply;
+}
+
 export type Reply =
   | Snapshot
   | {

@@ -12,7 +12,7 @@ import type { TraceEvent } from '$lib/sim/trace';
 import { AuditTableState } from './audit-table.svelte';
 import { downloadBlob } from './download';
 import { focusOf, type AuditFocus } from './guarantees';
-import { SimClient } from './sim-client';
+import { SimClient } from './worker/client';
 
 /** Speeds on a logarithmic slider: 1× to 1000× simulated time. */
 export const MIN_SPEED = 1;

@@ -5,7 +5,7 @@ import { toCsv, toJsonl } from '$lib/store/audit-export';
 import { auditTotals, queryAudit } from '$lib/store/audit-query';
 import { Session } from '$lib/sim/session';
 import { AuditService, type RecordReader } from './audit-service';
-import { focusOf } from './guarantees';
+import { focusOf } from '../guarantees';
 
 function runLog(file: string, minutes: number): AuditRecord[] {
   const scenario = JSON.parse(readFileSync(`static/scenarios/${file}`, 'utf8')) as unknown;

@@ -14,16 +14,16 @@
  * that never answers or a write that never settles marks storage as failed in words, and the
  * simulation goes on from memory.
  */
-import { AUDIT_STORE, DurableAuditLog } from '../store/audit-log';
-import { CachedDurableStore } from '../store/cached-durable-store';
-import { DECISIONS_STORE, prefixRange } from '../store/durable-store';
-import { inTransaction, openIdbStore, type OpenResult, type UseStore } from '../store/idb';
-import type { StorageFailure } from '../store/write-behind';
-import type { AuditRecord } from '../machine/types';
-import type { Command, Reply } from '../sim/protocol';
+import { AUDIT_STORE, DurableAuditLog } from '../../store/audit-log';
+import { CachedDurableStore } from '../../store/cached-durable-store';
+import { DECISIONS_STORE, prefixRange } from '../../store/durable-store';
+import { inTransaction, openIdbStore, type OpenResult, type UseStore } from '../../store/idb';
+import type { StorageFailure } from '../../store/write-behind';
+import type { AuditRecord } from '../../machine/types';
+import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/protocol';
 import { AuditService, type RecordReader } from './audit-service';
-import { LANE_IDS, type LaneId } from '../sim/scenario';
-import { Session, type RunStorage } from '../sim/session';
+import { LANE_IDS, type LaneId } from '../../sim/scenario';
+import { Session, type RunStorage } from '../../sim/session';
 
 const DECISION_DB = 'sampling-policy-lab-run-decisions';
 const AUDIT_DB = 'sampling-policy-lab-run-audit';
@@ -234,7 +234,8 @@ function takeAudit(records: AuditRecord[] = session.drainAudit()): void {
   if (records.length > 0) auditRows.append(records, auditNotOnDisk());
 }
 
-const post = (replies: Reply[]) => {
+/** Post replies, each naming the request it answers (`re`; null: news nobody asked for). */
+const post = (replies: Reply[], re: number | null) => {
   for (const r of replies) {
     if (r.type === 'snapshot') {
       // The page gets the table's view, never the records themselves.
@@ -242,7 +243,7 @@ const post = (replies: Reply[]) => {
       r.audit = [];
       r.auditView = auditRows.view();
     }
-    self.postMessage(r);
+    self.postMessage({ re, reply: r } satisfies WorkerReply);
   }
 };
 
@@ -282,18 +283,21 @@ function idbReader(run: string, key0: number): RecordReader {
 }
 
 /** The audit table's questions, each answered with its id. */
-async function answerAudit(cmd: Extract<Command, { type: `audit${string}` }>): Promise<void> {
+async function answerAudit(
+  cmd: Extract<Command, { type: `audit${string}` }>,
+  re: number
+): Promise<void> {
   try {
     switch (cmd.type) {
       case 'auditWindow':
         auditRows.window = Math.max(1, Math.floor(cmd.window));
         return;
       case 'auditQuery':
-        post([{ type: 'auditView', id: cmd.id, view: auditRows.setQuery(cmd.id, cmd.query) }]);
+        post([{ type: 'auditView', id: cmd.id, view: auditRows.setQuery(cmd.id, cmd.query) }], re);
         return;
       case 'auditRows': {
         const r = await auditRows.rows(cmd.start, cmd.count);
-        post([{ type: 'auditRows', id: cmd.id, start: cmd.start, ...r }]);
+        post([{ type: 'auditRows', id: cmd.id, start: cmd.start, ...r }], re);
         return;
       }
       case 'auditExport': {
@@ -304,17 +308,17 @@ async function answerAudit(cmd: Extract<Command, { type: `audit${string}` }>): P
           const now = performance.now();
           if (now - last < 100 && done < of) return;
           last = now;
-          post([{ type: 'auditExportProgress', id: cmd.id, done, of }]);
+          post([{ type: 'auditExportProgress', id: cmd.id, done, of }], re);
         });
-        post([{ type: 'auditExport', id: cmd.id, ok: true, ...r }]);
+        post([{ type: 'auditExport', id: cmd.id, ok: true, ...r }], re);
         return;
       }
     }
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
     if (cmd.type === 'auditExport')
-      post([{ type: 'auditExport', id: cmd.id, ok: false, error: message }]);
-    else if (cmd.type !== 'auditWindow') post([{ type: 'auditError', id: cmd.id, message }]);
+      post([{ type: 'auditExport', id: cmd.id, ok: false, error: message }], re);
+    else if (cmd.type !== 'auditWindow') post([{ type: 'auditError', id: cmd.id, message }], re);
   }
 }
 
@@ -326,7 +330,7 @@ function postStorage(): void {
   const json = JSON.stringify(view);
   if (json === lastStorage) return;
   lastStorage = json;
-  post([{ type: 'storage', ...view }]);
+  post([{ type: 'storage', ...view }], null);
 }
 
 let flushing = false;
@@ -371,11 +375,13 @@ async function retryStorage(): Promise<void> {
  */
 const SLICE_MS = 40;
 let sliceEvents = 500;
+/** The `fastForward` request the running fast-forward's slices answer. */
+let fastForwardRe: number | null = null;
 
 function pump() {
   if (!session.fastForwarding) return;
   const t0 = performance.now();
-  post(session.fastForwardSlice(sliceEvents));
+  post(session.fastForwardSlice(sliceEvents), fastForwardRe);
   takeAudit();
   const took = Math.max(1, performance.now() - t0);
   sliceEvents = Math.max(50, Math.min(50_000, Math.round((sliceEvents * SLICE_MS) / took)));
@@ -395,16 +401,16 @@ try {
 
 // Commands are handled in order.
 let queue = Promise.resolve();
-self.onmessage = (e: MessageEvent<Command>) => {
-  const cmd = e.data;
+self.onmessage = (e: MessageEvent<WorkerRequest>) => {
+  const { id, cmd } = e.data;
   queue = queue.then(async () => {
     try {
       await opening;
       if (cmd.type.startsWith('audit')) {
         const audit = cmd as Extract<Command, { type: `audit${string}` }>;
         // An export takes a while: answer later commands meanwhile.
-        if (audit.type === 'auditExport') void answerAudit(audit);
-        else await answerAudit(audit);
+        if (audit.type === 'auditExport') void answerAudit(audit, id);
+        else await answerAudit(audit, id);
         return;
       }
       if (cmd.type === 'load') {
@@ -418,12 +424,13 @@ self.onmessage = (e: MessageEvent<Command>) => {
         const run = current?.storage.run;
         auditRows.reset(log && run ? idbReader(run, log.nextKey) : null);
       }
-      post(replies);
+      post(replies, id);
       if (cmd.type === 'retryStorage') await retryStorage();
       else void flush();
+      if (session.fastForwarding && cmd.type === 'fastForward') fastForwardRe = id;
       if (!wasRunning && session.fastForwarding) setTimeout(pump, 0);
     } catch (err) {
-      post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }]);
+      post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }], id);
     }
   });
 };
