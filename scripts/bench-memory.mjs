@@ -62,12 +62,17 @@ try {
     const m = await cdp.send('Performance.getMetrics');
     const pageHeap = m.metrics.find((x) => x.name === 'JSHeapUsedSize').value;
     let workerHeap = NaN;
+    // ArrayBuffer backing stores (the worker's column index) live outside the V8 heap: Chromium
+    // reports them separately, as `backingStorageSize`, where it does.
+    let workerBuffers = NaN;
     if (workerSession) {
       await inWorker('HeapProfiler.collectGarbage');
-      workerHeap = (await inWorker('Runtime.getHeapUsage')).usedSize;
+      const u = await inWorker('Runtime.getHeapUsage');
+      workerHeap = u.usedSize;
+      workerBuffers = u.backingStorageSize ?? NaN;
     }
     const idb = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
-    return { pageHeap, workerHeap, idb };
+    return { pageHeap, workerHeap, workerBuffers, idb };
   }
 
   const matching = page.locator('dt:text-is("Matching records") + dd').first();
@@ -87,7 +92,7 @@ try {
   const start = await heaps();
   console.log(`${name}: grow the audit log to ${target.toLocaleString('en-US')} rows`);
   console.log(
-    `at start              page ${mb(start.pageHeap)}   worker ${mb(start.workerHeap)}   IndexedDB ${mb(start.idb)}`
+    `at start              page ${mb(start.pageHeap)}   worker ${mb(start.workerHeap)} + buffers ${mb(start.workerBuffers)}   IndexedDB ${mb(start.idb)}`
   );
   const t0 = Date.now();
   let rows = 0;
@@ -107,7 +112,7 @@ try {
     rows = num(await matching.textContent());
     const secs = ((Date.now() - t0) / 1000).toFixed(0);
     console.log(
-      `after ${String(h).padStart(2)} h (${secs.padStart(4)} s)  page ${mb(last.pageHeap)}   worker ${mb(last.workerHeap)}   IndexedDB ${mb(last.idb)}   audit rows ${rows.toLocaleString('en-US')}   (clock ${await clock.textContent()})`
+      `after ${String(h).padStart(2)} h (${secs.padStart(4)} s)  page ${mb(last.pageHeap)}   worker ${mb(last.workerHeap)} + buffers ${mb(last.workerBuffers)}   IndexedDB ${mb(last.idb)}   audit rows ${rows.toLocaleString('en-US')}   (clock ${await clock.textContent()})`
     );
   }
   const perRow = (a, b) => (rows > 0 ? ((b - a) / rows).toFixed(1) : '—');
@@ -173,7 +178,7 @@ try {
   await grid.count();
   const after = await heaps();
   console.log(
-    `after the table work  page ${mb(after.pageHeap)}   worker ${mb(after.workerHeap)}   IndexedDB ${mb(after.idb)}`
+    `after the table work  page ${mb(after.pageHeap)}   worker ${mb(after.workerHeap)} + buffers ${mb(after.workerBuffers)}   IndexedDB ${mb(after.idb)}`
   );
 } finally {
   await browser.close();
