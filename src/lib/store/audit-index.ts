@@ -1,6 +1,6 @@
 /**
  * The audit log in a compact, columnar form for the audit table at a million rows (issue #8:
- * memory over a long session). A record object costs the page ~400 bytes; here a row is ~40:
+ * memory over a long session). A record object costs the page ~400 bytes; here a row is 57:
  * numbers in typed arrays and every string (server, reason, model, outcome, lane, currency,
  * consent) as an index into a dictionary. That is enough to filter, to total and to find the rows
  * behind a guarantee without the records themselves, which stay in IndexedDB (or, for the most
