@@ -192,6 +192,12 @@ export class Session {
           this.snapshot()
         ];
       }
+      case 'auditQuery':
+      case 'auditRows':
+      case 'auditExport':
+      case 'auditWindow':
+        // The audit table's questions are the browser worker's (ui/audit-service.ts).
+        return [];
       case 'digest': {
         const r = parseScenario(cmd.scenario);
         if (!r.ok) return [{ type: 'digest', ok: false, errors: r.errors }];
@@ -223,6 +229,16 @@ export class Session {
     if (!done) return [progress];
     this.#ff = null;
     return [progress, { type: 'fastForwardDone', cancelled: false }, this.snapshot()];
+  }
+
+  /**
+   * The audit records since the last snapshot or drain, handed over and forgotten: the worker
+   * drains after every fast-forward slice, so a simulated week never piles up here.
+   */
+  drainAudit(): AuditRecord[] {
+    const out = this.#audit;
+    this.#audit = [];
+    return out;
   }
 
   snapshot(): Snapshot {
