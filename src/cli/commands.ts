@@ -4,7 +4,9 @@ import {
   MAX_PARAMS_DEPTH,
   requestIdentity
 } from '../lib/machine/identity';
-import { parseArgs, readStdin } from './io';
+import { parseBreak, BREAK_SYNTAX, type BreakCondition } from '../lib/sim/breakpoints';
+import { parseArgs, parseSpan, readStdin } from './io';
+import { formatSpan } from '../lib/sim/extend';
 import { CliError, loadScenario, loadTrace, reportRun, runAndWrite } from './run';
 
 /** Where a command reads and writes: the process, or a test capturing both streams. */
@@ -86,10 +88,43 @@ function guarded(f: () => number): number {
   }
 }
 
+/** `--restart-at 30m` (repeatable, or comma-separated): virtual ms from the start, or an error. */
+function restartTimes(texts: string[]): number[] | string {
+  const out: number[] = [];
+  for (const text of texts.flatMap((t) => t.split(','))) {
+    const ms = parseSpan(text);
+    if (ms === null)
+      return `--restart-at: '${text}' is not a time such as 30m, 1h30m, 90s or 1500 (ms)`;
+    out.push(ms);
+  }
+  return out;
+}
+
+/** `--break COND` (repeatable): the conditions, or the first error. */
+function breakConditions(texts: string[]): BreakCondition[] | string {
+  const out: BreakCondition[] = [];
+  for (const text of texts) {
+    const r = parseBreak(text);
+    if (!r.ok) return `--break: ${r.error}`;
+    out.push(r.condition);
+  }
+  return out;
+}
+
 const run: Command = {
-  usage: 'run SCENARIO.json [--seed N] [--out DIR] [--twice]',
+  usage: `run SCENARIO.json [--seed N] [--out DIR] [--twice] [--restart-at TIME]... [--break COND]...
+      --restart-at TIME  restart the client at that virtual time (30m, 1h30m, 90s, 1500 = ms):
+                         connections drop and reopen, lane decisions on connections are lost,
+                         durable ones kept (repeatable)
+      --break COND       stop when COND first holds and print the facts as JSON (repeatable):
+                         ${BREAK_SYNTAX}
+      exit codes: 0 ran to the end, 2 bad input, 3 a guarantee broken, 4 stopped at a breakpoint`,
   async run(args) {
-    const a = parseArgs(args, { values: ['seed', 'out'], flags: ['twice'] });
+    const a = parseArgs(args, {
+      values: ['seed', 'out'],
+      flags: ['twice'],
+      lists: ['restart-at', 'break']
+    });
     if (!a.ok) return fail(`run: ${a.error}`);
     const [file, extra] = a.positional;
     if (!file || extra) return fail('run: give exactly one scenario file');
@@ -99,15 +134,26 @@ const run: Command = {
       if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
         return fail(`run: --seed must be an integer from 0 to 4294967295, got '${a.values.seed}'`);
     }
+    const restartAt = restartTimes(a.lists['restart-at'] ?? []);
+    if (typeof restartAt === 'string') return fail(`run: ${restartAt}`);
+    const breaks = breakConditions(a.lists.break ?? []);
+    if (typeof breaks === 'string') return fail(`run: ${breaks}`);
     return guarded(() => {
       const scenario = loadScenario(file);
+      const late = restartAt.find((ms) => ms > scenario.durationMs);
+      if (late !== undefined)
+        return fail(
+          `run: --restart-at ${formatSpan(late)} is past the scenario's end (${formatSpan(scenario.durationMs)})`
+        );
       const out = a.values.out;
       return reportRun(
         runAndWrite({
           scenario,
           ...(seed !== undefined ? { seed } : {}),
           ...(out ? { out } : {}),
-          twice: !!a.flags.twice
+          twice: !!a.flags.twice,
+          restartAt,
+          breaks
         }),
         io
       );

@@ -6,15 +6,18 @@ export type ParsedArgs =
       positional: string[];
       values: Record<string, string>;
       flags: Record<string, boolean>;
+      /** Options that may be given more than once (`--break a --break b`), in order. */
+      lists: Record<string, string[]>;
     }
   | { ok: false; error: string };
 
 /** `--name value`, `--name=value` and bare `--flag`; anything unknown is an error, not ignored. */
 export function parseArgs(
   args: string[],
-  spec: { values?: string[]; flags?: string[] }
+  spec: { values?: string[]; flags?: string[]; lists?: string[] }
 ): ParsedArgs {
   const values: Record<string, string> = {};
+  const lists: Record<string, string[]> = {};
   const flags: Record<string, boolean> = {};
   const positional: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -25,18 +28,42 @@ export function parseArgs(
     }
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq === -1 ? undefined : eq);
-    if (spec.values?.includes(name)) {
+    if (spec.values?.includes(name) || spec.lists?.includes(name)) {
       const v = eq === -1 ? args[++i] : arg.slice(eq + 1);
       if (v === undefined || (eq === -1 && v.startsWith('--')))
         return { ok: false, error: `--${name} needs a value` };
-      values[name] = v;
+      if (spec.lists?.includes(name)) (lists[name] ??= []).push(v);
+      else values[name] = v;
     } else if (spec.flags?.includes(name)) {
       flags[name] = true;
     } else {
       return { ok: false, error: `unknown option --${name}` };
     }
   }
-  return { ok: true, positional, values, flags };
+  return { ok: true, positional, values, flags, lists };
+}
+
+const UNIT_MS: Record<string, number> = {
+  ms: 1,
+  s: 1_000,
+  m: 60_000,
+  min: 60_000,
+  h: 3_600_000,
+  d: 86_400_000
+};
+
+/**
+ * A virtual time from the start, as typed: `30m`, `1h30m`, `90s`, `1500ms`, `2d`; a bare number is
+ * milliseconds. Null when it is not one.
+ */
+export function parseSpan(text: string): number | null {
+  const t = text.trim();
+  if (/^\d+$/.test(t)) return Number(t);
+  if (!/^(\d+(\.\d+)?(ms|min|s|m|h|d))+$/.test(t)) return null;
+  let ms = 0;
+  for (const [, n, unit] of t.matchAll(/(\d+(?:\.\d+)?)(ms|min|s|m|h|d)/g))
+    ms += Number(n) * UNIT_MS[unit!]!;
+  return Math.round(ms);
 }
 
 export async function readStdin(): Promise<string> {

@@ -2,10 +2,12 @@
  * `npm run --silent lab -- <command>`: the simulation engine from the command line.
  *
  *   identity --server NAME            read a request's params (JSON) on stdin, print NAME:<32 hex>
- *   run SCENARIO.json [--seed N] [--out DIR]
+ *   run SCENARIO.json [--seed N] [--out DIR] [--restart-at TIME]... [--break COND]...
  *   replay TRACE.jsonl --scenario SCENARIO.json [--out DIR]
+ *   help                              the usage, with every option and the exit codes
  *
- * Errors: one line on standard error, exit code 2.
+ * Exit codes: 0 done; 2 bad input (one line on standard error); 3 a guarantee broken;
+ * 4 `run --break` stopped at a breakpoint (its facts as JSON on standard output).
  */
 import { commands } from './commands';
 
@@ -14,10 +16,14 @@ export class UsageError extends Error {}
 async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   const command = name ? commands[name] : undefined;
+  const usage = Object.values(commands)
+    .map((c) => `  ${c.usage}`)
+    .join('\n');
+  if (name === 'help' || name === '--help' || name === '-h') {
+    process.stdout.write(`usage: lab <command>\n${usage}\n`);
+    return 0;
+  }
   if (!command) {
-    const usage = Object.values(commands)
-      .map((c) => `  ${c.usage}`)
-      .join('\n');
     process.stderr.write(
       `${name ? `lab: unknown command '${name}'` : 'lab: no command given'}\nusage:\n${usage}\n`
     );

@@ -5,7 +5,7 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { sdkFrameProblem } from '../lib/sim/conformance';
 import type { FrameLine } from '../lib/sim/engine';
-import { guardedSimulation } from '../lib/sim/guard';
+import { RunGuard } from '../lib/sim/guard';
 import { brokenLine, type FrameValidator } from '../lib/sim/invariants';
 import {
   auditLineJson,
@@ -17,6 +17,9 @@ import {
 } from '../lib/sim/report';
 import { parseScenario, type Scenario } from '../lib/sim/scenario';
 import { parseTrace, type TraceEvent } from '../lib/sim/trace';
+import { BreakpointWatcher, type BreakCondition, type BreakFacts } from '../lib/sim/breakpoints';
+import { restartNotice } from '../lib/sim/restart';
+import { formatSpan as spanText } from '../lib/sim/extend';
 import type { AuditRecord } from '../lib/machine/types';
 
 /** Buffered line writer: a simulated day can produce millions of lines. */
@@ -80,12 +83,18 @@ export interface RunOptions {
   twice?: boolean;
   /** How frames are validated: the MCP SDK's schemas unless a test says otherwise. */
   validate?: FrameValidator;
+  /** Restart the client at these virtual ms from the start (`--restart-at`). */
+  restartAt?: number[];
+  /** Stop when one of these first holds (`--break`). */
+  breaks?: BreakCondition[];
 }
 
 /** What a run printed, and the first broken guarantee as one line (exit code 3), if any. */
 export interface RunOutcome {
   text: string;
   broken: string | null;
+  /** The run stopped at a breakpoint: the facts (printed as JSON, exit code 4). */
+  paused?: BreakFacts | null;
 }
 
 /** A running SHA-256 of the lines a file gets, so a second run can be compared byte for byte. */
@@ -113,26 +122,37 @@ export function runAndWrite(o: RunOptions): RunOutcome {
   const digest = o.twice ? { frames: lineDigest(), audit: lineDigest() } : null;
   const runOpts = {
     ...(o.seed !== undefined ? { seed: o.seed } : {}),
-    ...(o.trace ? { trace: o.trace } : {})
+    ...(o.trace ? { trace: o.trace } : {}),
+    ...(o.restartAt?.length ? { restartAt: o.restartAt } : {})
   };
-  const { sim, guard } = guardedSimulation(
-    o.scenario,
-    {
-      ...runOpts,
-      onFrame: (l: FrameLine) => {
-        const s = frameLineJson(l);
-        frames?.line(s);
-        digest?.frames.line(s);
-      },
-      onAudit: (r: AuditRecord) => {
-        const s = auditLineJson(r);
-        audit?.line(s);
-        digest?.audit.line(s);
-      }
-    },
-    { validate: o.validate ?? sdkFrameProblem }
+  const guard = new RunGuard(o.scenario, { validate: o.validate ?? sdkFrameProblem });
+  const watcher = new BreakpointWatcher(o.breaks ?? [], guard);
+  const sim = watcher.attach(
+    guard.simulate(
+      o.scenario,
+      watcher.options({
+        ...runOpts,
+        onFrame: (l: FrameLine) => {
+          const s = frameLineJson(l);
+          frames?.line(s);
+          digest?.frames.line(s);
+        },
+        onAudit: (r: AuditRecord) => {
+          const s = auditLineJson(r);
+          audit?.line(s);
+          digest?.audit.line(s);
+        }
+      })
+    )
   );
-  sim.runToEnd();
+  sim.advanceTo(sim.end);
+  if (watcher.hit) {
+    frames?.close();
+    audit?.close();
+    const guarantees = guard.results();
+    if (o.out) writeFileSync(join(o.out, 'metrics.json'), metricsJson(sim, guarantees));
+    return { text: JSON.stringify(watcher.hit, null, 2), broken: null, paused: watcher.hit };
+  }
   frames?.close();
   audit?.close();
   if (digest) {
@@ -141,8 +161,12 @@ export function runAndWrite(o: RunOptions): RunOutcome {
   }
   const guarantees = guard.results();
   if (o.out) writeFileSync(join(o.out, 'metrics.json'), metricsJson(sim, guarantees));
+  const restarts = sim.restarts.length
+    ? '\n\nclient restarts\n' +
+      sim.restarts.map((r) => `  at +${spanText(r.t - sim.start)}: ${restartNotice(r)}`).join('\n')
+    : '';
   return {
-    text: summaryTable(sim) + '\n\n' + guaranteesTable(guarantees),
+    text: summaryTable(sim) + restarts + '\n\n' + guaranteesTable(guarantees),
     broken: brokenLine(guarantees)
   };
 }
@@ -158,9 +182,13 @@ const processStreams: RunStreams = {
   err: (s) => void process.stderr.write(s)
 };
 
-/** Print a run's outcome: the summary on stdout; a broken guarantee as one line on stderr, exit 3. */
+/**
+ * Print a run's outcome: the summary on stdout; a broken guarantee as one line on stderr, exit 3;
+ * a breakpoint's facts as JSON on stdout, exit 4.
+ */
 export function reportRun(r: RunOutcome, io: RunStreams = processStreams): number {
   io.out(r.text + '\n');
+  if (r.paused) return 4;
   if (!r.broken) return 0;
   io.err(`lab: ${r.broken}\n`);
   return 3;

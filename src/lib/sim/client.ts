@@ -186,9 +186,13 @@ export class ClientHost {
     const steps = {
       lookupDecision: ({ input, sendBack }) => {
         let live = true;
-        this.#present(input as LookupInput, (ev) => {
-          if (live) sendBack(ev);
-        });
+        this.#present(
+          input as LookupInput,
+          (ev) => {
+            if (live) sendBack(ev);
+          },
+          () => live
+        );
         return () => {
           live = false;
         };
@@ -272,21 +276,26 @@ export class ClientHost {
    * — when the same identity is being decided in the same scope — from that decision once it
    * lands: one consent dialog and one rate-limit count per identity, not one per retry.
    */
-  #present(input: LookupInput, send: (ev: AuthEvent) => void): void {
+  #present(input: LookupInput, send: (ev: AuthEvent) => void, alive: () => boolean): void {
     const { alert } = this.presentations.record(
       `${input.server}\u0000${input.identity}`,
       this.clock.now(),
       this.config.alert
     );
-    this.#enter(input, alert, send);
+    this.#enter(input, alert, send, alive);
   }
 
-  #enter(input: LookupInput, alert: boolean, send: (ev: AuthEvent) => void): void {
+  #enter(
+    input: LookupInput,
+    alert: boolean,
+    send: (ev: AuthEvent) => void,
+    alive: () => boolean
+  ): void {
     const key = this.#flightKey(input);
     const flight = this.#flights.get(key);
     if (flight) {
       send({ type: 'store.joining', at: this.clock.now() });
-      flight.waiters.push((verdict) => this.#join(input, flight, verdict, alert, send));
+      flight.waiters.push((verdict) => this.#join(input, flight, verdict, alert, send, alive));
       return;
     }
     const lead = () => {
@@ -328,10 +337,13 @@ export class ClientHost {
     flight: Flight,
     verdict: StoredDecision | null,
     alert: boolean,
-    send: (ev: AuthEvent) => void
+    send: (ev: AuthEvent) => void,
+    alive: () => boolean
   ): void {
     if (!verdict) {
-      this.#enter(input, alert, send);
+      // A waiter whose request already ended (cancelled by a client restart) must not lead a new
+      // decision: no request would ever land it, and every later presentation would wait on it.
+      if (alive()) this.#enter(input, alert, send, alive);
       return;
     }
     const direct = () => {
@@ -639,6 +651,11 @@ export class ClientHost {
     this.#ledger.set(server, addSpend(this.#volume(server, t), block, t, micros));
     const pool = (this.#pools.get(connection) ?? 0) + micros;
     this.#pools.set(connection, Math.min(pool, Number.MAX_SAFE_INTEGER));
+  }
+
+  /** The server's rate and budget windows as they stand at `now` (a breakpoint shows them). */
+  volumeAt(server: string, now: number): VolumeState {
+    return this.#volume(server, now);
   }
 
   /** Spent in the server's current budget window, in micro-units. */

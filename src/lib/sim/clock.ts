@@ -28,6 +28,7 @@ export class VirtualClock {
   #seq = 0;
   #heap: Entry[] = [];
   #byId = new Map<number, Entry>();
+  #interrupted = false;
 
   /** @param start virtual epoch milliseconds (a run starts at its scenario's start time). */
   constructor(start = 0) {
@@ -101,12 +102,21 @@ export class VirtualClock {
   }
 
   /**
+   * Stop the `runUntil` in progress after the event now running (a breakpoint held): time stays
+   * at that event, and the events after it wait for the next call.
+   */
+  interrupt(): void {
+    this.#interrupted = true;
+  }
+
+  /**
    * Run every event due at or before `t`, then set the time to `t`. Returns the number of
    * events run. `limit` bounds the work of one call (the UI slices fast-forwards with it);
    * when it is hit, time stays at the last event run.
    */
   runUntil(t: number, limit = Infinity): number {
     let n = 0;
+    this.#interrupted = false;
     for (;;) {
       if (n >= limit) return n;
       this.#dropCancelled();
@@ -114,6 +124,10 @@ export class VirtualClock {
       if (!top || top.at > t) break;
       this.step();
       n++;
+      if (this.#interrupted) {
+        this.#interrupted = false;
+        return n;
+      }
     }
     if (t > this.#now) this.#now = t;
     return n;

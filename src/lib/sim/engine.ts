@@ -8,6 +8,7 @@
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
  */
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
+import type { RunHandle } from './client';
 import { resolveClientConfig, type ClientConfig, type ClientConfigInput } from '../machine/config';
 import { toMicros } from '../machine/money';
 import type { Policy } from '../machine/policy';
@@ -27,12 +28,14 @@ import { callDirect } from './direct';
 import { LaneMetrics } from './metrics';
 import { cardsByModel, createProvider } from './provider';
 import { Rng } from './rng';
+import { extensionProblem, formatSpan } from './extend';
 import { LANE_IDS, type LaneId, type Scenario } from './scenario';
 import { applyWireStyle } from './servers/request';
 import { createServer } from './servers/behaviours';
 import type { TraceEvent } from './trace';
 import { tapStore, type StoreEvent } from './store-tap';
 import { createUser } from './user';
+import { restartLane, type RestartReport } from './restart';
 import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from './world';
 
 /** One line of `frames.jsonl`: a frame in either direction, as sent. */
@@ -51,7 +54,28 @@ export interface TimelineMark {
   t: number;
   lane: LaneId;
   what: string;
+  /** What kind of moment it is; absent on configuration and policy edits (older marks). */
+  kind?: 'restart' | 'fork' | 'extend';
 }
+
+/**
+ * Where in a run something happened: the virtual time and how many clock events had run. Two
+ * actions at the same virtual time are told apart by the event count, so re-simulating a run and
+ * applying its actions at the same positions gives the same bytes (checkpoint.ts).
+ */
+export interface RunPosition {
+  t: number;
+  events: number;
+}
+
+/** A change applied to a running simulation from outside it, at its position (checkpoint.ts). */
+export type TimelineAction = RunPosition &
+  (
+    | { kind: 'config'; lane: LaneId; client: ClientConfigInput; what: string }
+    | { kind: 'policy'; lane: LaneId; policy: Policy }
+    | { kind: 'restart' }
+    | { kind: 'extend'; end: number }
+  );
 
 export interface SimulationOptions {
   /** Override the scenario's seed. */
@@ -81,6 +105,12 @@ export interface SimulationOptions {
    * machine's transition table; `actor` runs an XState actor per request. Same bytes either way.
    */
   executor?: Executor;
+  /** Restart the client at these virtual ms from the start (as the scenario's `restarts` does). */
+  restartAt?: readonly number[];
+  /** Receives every client restart's report (the page's notice; the CLI's summary line). */
+  onRestart?: (report: RestartReport) => void;
+  /** Called after each metrics sample at `t`, every event up to `t` run (checkpoint.ts). */
+  onSample?: (t: number) => void;
 }
 
 /** An audit log that forwards records instead of keeping them: runs of millions stay small. */
@@ -179,6 +209,8 @@ export class LaneRuntime {
   readonly direct: boolean;
   readonly #provider: ProviderSource;
   readonly #cards: Scenario['provider']['cards'];
+  /** Requests being decided, in arrival order: a client restart cancels them (restart.ts). */
+  readonly inFlight = new Map<string, RunHandle>();
 
   constructor(
     readonly sim: Simulation,
@@ -236,7 +268,11 @@ export class LaneRuntime {
       frame: { jsonrpc: '2.0', id, method: 'sampling/createMessage', params }
     });
     const annotate = this.host.config.annotateTrim;
-    this.host.authorize(request, (out) => {
+    const key = `${connection}\u0000${String(id)}`;
+    let done = false;
+    const handle = this.host.authorize(request, (out) => {
+      done = true;
+      this.inFlight.delete(key);
       const now = sim.clock.now();
       this.metrics.decided(out, annotate);
       sim.opts.onDecision?.(this.id, request, out);
@@ -257,6 +293,7 @@ export class LaneRuntime {
           server.agent?.onFrame(id, frame);
       });
     });
+    if (!done) this.inFlight.set(key, handle);
   }
 
   /** No frame, no audit record, no dialog: the client never sees the request. */
@@ -303,10 +340,17 @@ export class Simulation {
   readonly clock: VirtualClock;
   readonly lanes: Record<LaneId, LaneRuntime>;
   readonly start: number;
-  readonly end: number;
   readonly seed: number;
   readonly marks: TimelineMark[] = [];
+  /** Every change applied from outside, at its position: enough to re-simulate the run. */
+  readonly actions: TimelineAction[] = [];
+  /** Every client restart, scheduled or asked for. */
+  readonly restarts: RestartReport[] = [];
+  #end: number;
   #nextSample: number;
+  #events = 0;
+  #halt = false;
+  #recording = true;
 
   constructor(
     readonly scenario: Scenario,
@@ -314,7 +358,7 @@ export class Simulation {
   ) {
     this.seed = opts.seed ?? scenario.seed;
     this.start = scenario.start;
-    this.end = scenario.start + scenario.durationMs;
+    this.#end = scenario.start + scenario.durationMs;
     this.clock = new VirtualClock(this.start);
     const root = new Rng(this.seed);
     this.lanes = {
@@ -344,6 +388,52 @@ export class Simulation {
           s.connect();
           s.agent!.start();
         }
+    // Restarts written into the scenario (a lesson's) or asked for on the command line run as
+    // events of their own, so they fall at the same place in every run of the same input.
+    const at = [...(scenario.data?.restarts ?? []), ...(opts.restartAt ?? [])];
+    for (const ms of [...new Set(at)].sort((a, b) => a - b))
+      this.clock.schedule(this.start + ms, () => this.#restart());
+  }
+
+  #record(a: TimelineAction): void {
+    if (this.#recording) this.actions.push(a);
+  }
+
+  /**
+   * Run `fn` without recording the actions it applies: a fork schedules the other lane's later
+   * history as events of its own branch, which re-creating the branch schedules again (fork.ts).
+   */
+  unrecorded(fn: () => void): void {
+    const was = this.#recording;
+    this.#recording = false;
+    try {
+      fn();
+    } finally {
+      this.#recording = was;
+    }
+  }
+
+  /** Virtual time at which the run ends (extendTo moves it). */
+  get end(): number {
+    return this.#end;
+  }
+
+  /** Clock events run so far: with `now`, the run's exact position. */
+  get events(): number {
+    return this.#events;
+  }
+
+  get position(): RunPosition {
+    return { t: this.clock.now(), events: this.#events };
+  }
+
+  /**
+   * Stop the advance in progress after the event now running (a breakpoint held). `advanceTo`
+   * returns early with time at that event; the next call continues from there.
+   */
+  halt(): void {
+    this.#halt = true;
+    this.clock.interrupt();
   }
 
   #scheduleTrace(events: TraceEvent[]): void {
@@ -365,7 +455,11 @@ export class Simulation {
   }
 
   #sample(): void {
-    while (this.#nextSample <= this.clock.now()) {
+    const now = this.clock.now();
+    // A sample at `now` waits while events at `now` are still pending (a slice cut by its event
+    // limit, or a breakpoint): it must see all of them, as an uninterrupted run's does.
+    const pendingNow = (this.clock.nextAt() ?? Infinity) <= now;
+    while (this.#nextSample < now || (this.#nextSample === now && !pendingNow)) {
       for (const id of LANE_IDS) {
         const lane = this.lanes[id];
         // Expired decisions are misses anyway; sweeping them on the virtual clock keeps a long
@@ -373,6 +467,7 @@ export class Simulation {
         void lane.host.store.sweep(this.#nextSample);
         lane.metrics.sample(this.#nextSample);
       }
+      this.opts.onSample?.(this.#nextSample);
       this.#nextSample += this.scenario.sampleMs;
     }
   }
@@ -392,12 +487,15 @@ export class Simulation {
   advanceTo(t: number, limit = Infinity): number {
     const target = Math.min(t, this.end);
     let n = 0;
+    this.#halt = false;
     // Sample on the way so the series have points at every sampleMs, however big the slice.
     while (this.clock.now() < target && n < limit) {
       const stop = Math.min(target, this.#nextSample);
-      n += this.clock.runUntil(stop, limit - n);
+      const ran = this.clock.runUntil(stop, limit - n);
+      n += ran;
+      this.#events += ran;
       this.#sample();
-      if (this.clock.now() < stop) break;
+      if (this.#halt || this.clock.now() < stop) break;
     }
     return n;
   }
@@ -406,9 +504,24 @@ export class Simulation {
   step(): boolean {
     const next = this.clock.nextAt();
     if (next === null || next > this.end) return false;
+    // Samples due before the event see the state before it, as in `advanceTo`.
+    this.#sampleBefore(next);
     this.clock.step();
+    this.#events++;
     this.#sample();
     return true;
+  }
+
+  #sampleBefore(next: number): void {
+    while (this.#nextSample < next && this.#nextSample <= this.end) {
+      for (const id of LANE_IDS) {
+        const lane = this.lanes[id];
+        void lane.host.store.sweep(this.#nextSample);
+        lane.metrics.sample(this.#nextSample);
+      }
+      this.opts.onSample?.(this.#nextSample);
+      this.#nextSample += this.scenario.sampleMs;
+    }
   }
 
   runToEnd(): void {
@@ -417,12 +530,14 @@ export class Simulation {
 
   /** Change a lane's client configuration mid-run; it applies to requests from now on. */
   setLaneConfig(lane: LaneId, input: ClientConfigInput, what = 'configuration changed'): void {
+    this.#record({ ...this.position, kind: 'config', lane, client: input, what });
     this.lanes[lane].setConfig(input);
     this.marks.push({ t: this.clock.now(), lane, what });
   }
 
   /** Apply a validated policy to a lane mid-run; returns the invalidated decisions per server. */
   setLanePolicy(lane: LaneId, policy: Policy): Record<string, number> {
+    this.#record({ ...this.position, kind: 'policy', lane, policy });
     const out = this.lanes[lane].setPolicy(policy);
     const n = Object.values(out).reduce((a, b) => a + b, 0);
     this.marks.push({
@@ -431,5 +546,53 @@ export class Simulation {
       what: `policy edited (${n} stored decisions invalidated)`
     });
     return out;
+  }
+
+  /**
+   * Restart the client now, both lanes (restart.ts): requests in flight are cancelled, every
+   * server's connection drops and reconnects, the connection-scoped lane's decisions are gone and
+   * the durable lane's kept. Returns the counts per lane; the timeline marks it.
+   */
+  restartClient(): RestartReport {
+    this.#record({ ...this.position, kind: 'restart' });
+    return this.#restart();
+  }
+
+  #restart(): RestartReport {
+    const t = this.clock.now();
+    const lanes = {} as RestartReport['lanes'];
+    for (const id of LANE_IDS) lanes[id] = restartLane(this.lanes[id], t);
+    const report: RestartReport = { t, lanes };
+    this.restarts.push(report);
+    for (const id of LANE_IDS) {
+      const l = lanes[id];
+      const what =
+        l.scope === 'durable'
+          ? `client restarted (kept ${l.kept} stored decisions)`
+          : `client restarted (lost ${l.lost} stored decisions)`;
+      this.marks.push({ t, lane: id, what, kind: 'restart' });
+    }
+    this.opts.onRestart?.(report);
+    return report;
+  }
+
+  /**
+   * Let the run go on past the scenario's end, to `end` (virtual ms), within the limits every
+   * scenario is held to. Returns why not, in plain words, when it cannot.
+   */
+  extendTo(end: number): { ok: true } | { ok: false; message: string } {
+    const check = extensionProblem(this.scenario, end);
+    if (check) return { ok: false, message: check };
+    if (end <= this.#end) return { ok: true };
+    this.#record({ ...this.position, kind: 'extend', end });
+    this.#end = end;
+    for (const lane of LANE_IDS)
+      this.marks.push({
+        t: this.clock.now(),
+        lane,
+        what: `run extended to ${formatSpan(end - this.start)}`,
+        kind: 'extend'
+      });
+    return { ok: true };
   }
 }

@@ -7,11 +7,16 @@ import type { ClientConfigInput } from '../machine/config';
 import type { Policy } from '../machine/policy';
 import type { AuditRecord, Frame, JsonRpcId, SamplingParams } from '../machine/types';
 import type { FrameLine, TimelineMark } from './engine';
-import type { InvariantResult } from './invariants';
+import type { AuditOptions } from '../store/audit-index';
+import type { AuditTotals } from '../store/audit-query';
+import type { GuaranteeStatus, InvariantResult } from './invariants';
 import type { LaneCounters, LaneSeries } from './metrics';
 import type { RunDigest } from './report';
 import type { LaneId, ScenarioError } from './scenario';
 import type { TraceEvent } from './trace';
+import type { BreakFacts } from './breakpoints';
+import type { ViewCheckpoint } from './checkpoint';
+import type { RestartReport } from './restart';
 
 export type Command =
   | {
@@ -32,6 +37,25 @@ export type Command =
   /** Run until virtual time `to` (clamped to the end), at most `maxEvents` events. */
   | { type: 'advance'; to: number; maxEvents?: number }
   | { type: 'step' }
+  // ---- time travel (issue #10; session.ts "Time travel") ----
+  /** Restart the client now, both lanes (sim/restart.ts). */
+  | { type: 'restart' }
+  /**
+   * Move the run to virtual time `t`: forward by running, back by re-simulating from the start
+   * (sim/checkpoint.ts). Before a seek back, the worker opens a fresh durable namespace with
+   * `setStorage`, or the restored run keeps its durable decisions in memory.
+   */
+  | { type: 'seek'; t: number }
+  /** The view checkpoints so far (the scrubber's stops). */
+  | { type: 'checkpoints' }
+  /** Fork: a ForkSpec (sim/fork.ts), validated here; its errors come back with their paths. */
+  | { type: 'fork'; fork: unknown }
+  /** Replace the breakpoints (sim/breakpoints.ts syntax); all or nothing. */
+  | { type: 'setBreakpoints'; conditions: string[] }
+  /** Go on after a breakpoint held (the next `advance` or `fastForward` runs on). */
+  | { type: 'resume' }
+  /** Let the run go on past the scenario's end, to virtual time `end` (sim/extend.ts). */
+  | { type: 'extend'; end: number }
   /** Run `ms` of virtual time in slices, reporting progress; `cancel` stops it between slices. */
   | { type: 'fastForward'; ms: number }
   | { type: 'cancel' }
@@ -44,7 +68,53 @@ export type Command =
   /** Try writing again after a storage failure (and re-open a database that did not open). */
   | { type: 'retryStorage' }
   /** Run a scenario from scratch to its end and digest its outputs (the determinism self-test). */
-  | { type: 'digest'; scenario: unknown; seed?: number };
+  | { type: 'digest'; scenario: unknown; seed?: number }
+  /**
+   * The audit table's questions (answered by the worker, which holds the whole log; the page only
+   * a screenful). Each carries an `id` its reply echoes. A query replaces the current one; every
+   * later snapshot carries its view.
+   */
+  | { type: 'auditQuery'; id: number; query: AuditViewQuery }
+  /** Matching rows `start..start+count` of the current query. */
+  | { type: 'auditRows'; id: number; start: number; count: number }
+  /** Every matching row as a file (a Blob), with progress reports. */
+  | { type: 'auditExport'; id: number; kind: 'jsonl' | 'csv' }
+  /** How many full records the worker keeps in memory beyond those not yet on disk. */
+  | { type: 'auditWindow'; window: number };
+
+/** "The rows behind" a guarantee, as data the worker can evaluate (see guarantees.ts). */
+export type AuditFocusSpec =
+  | { id: string; kind: 'rows'; rows: string[] }
+  | { id: string; kind: 'behind'; status: GuaranteeStatus };
+
+/** The table's filters as the page sends them; the time window in minutes since the first row. */
+export interface AuditViewQuery {
+  server?: string;
+  reason?: string;
+  model?: string;
+  outcome?: string;
+  lane?: string;
+  fromMin?: number;
+  toMin?: number;
+  focus?: AuditFocusSpec | null;
+}
+
+/** What the table shows for its query: sent after a query and with every snapshot. */
+export interface AuditView {
+  /** The query this answers (the page ignores answers to a query it has replaced). */
+  queryId: number;
+  logSize: number;
+  matching: number;
+  /** Exact over every matching row, kept incrementally. */
+  totals: AuditTotals;
+  options: AuditOptions;
+  firstTime: string | null;
+  spanMin: number;
+  /** The last matching rows still in memory (the end of the table, which follows new rows). */
+  tail: AuditRecord[];
+  /** The position among the matching rows of `tail[0]`. */
+  tailStart: number;
+}
 
 export interface PendingConsent {
   lane: LaneId;
@@ -98,8 +168,13 @@ export interface Snapshot {
   end: number;
   done: boolean;
   lanes: Record<LaneId, LaneView>;
-  /** Audit records since the previous snapshot. */
+  /**
+   * Audit records since the previous snapshot. The browser's worker takes them into its audit
+   * index and sends `auditView` instead (an empty list), so the page never holds the whole log.
+   */
   audit: AuditRecord[];
+  /** The audit table's current query answered (the worker's). */
+  auditView?: AuditView;
   marks: TimelineMark[];
   /** Why durable storage is unavailable (the lanes asking for it run connection-scoped), or null. */
   durableError: string | null;
@@ -109,6 +184,8 @@ export interface Snapshot {
   events: number;
   /** The run's guarantees as they stand (the Guarantees panel). */
   guarantees: InvariantResult[];
+  /** A breakpoint held: the run is paused on this decision until `resume`. */
+  paused?: BreakFacts | null;
 }
 
 export interface Inspection {
@@ -129,6 +206,26 @@ export interface Inspection {
   audit?: AuditRecord;
 }
 
+/**
+ * What the page posts to the worker: a command and an id, unique per page, that every reply it
+ * causes echoes. Replies are matched by that id, never by their type, so an error from one
+ * command cannot reject a request waiting on another.
+ */
+export interface WorkerRequest {
+  id: number;
+  cmd: Command;
+}
+
+/**
+ * What the worker posts: a reply and the id of the request it answers — a fast-forward's slices
+ * answer the `fastForward` that started it — or null for news nobody asked for (storage status
+ * after a group commit).
+ */
+export interface WorkerReply {
+  re: number | null;
+  reply: Reply;
+}
+
 export type Reply =
   | Snapshot
   | {
@@ -146,13 +243,37 @@ export type Reply =
   | { type: 'loaded'; ok: false; errors: ScenarioError[] }
   | { type: 'progress'; done: number; total: number }
   | { type: 'fastForwardDone'; cancelled: boolean }
+  // ---- time travel (issue #10) ----
+  /** `notice`: "Client restarted: lane A lost 5 stored decisions, lane B kept 14". */
+  | { type: 'restarted'; report: RestartReport; notice: string }
+  /**
+   * The run is at `t`; the page keeps its first `auditRows` audit rows (and drops the rest: a
+   * branch no longer taken) and shows `checkpoint` until the next snapshot.
+   */
+  | { type: 'seeked'; t: number; auditRows: number; checkpoint: ViewCheckpoint | null }
+  | { type: 'checkpoints'; checkpoints: ViewCheckpoint[] }
+  | { type: 'forked'; ok: true; t: number; auditRows: number }
+  | { type: 'forked'; ok: false; errors: ScenarioError[] }
+  | { type: 'breakpoints'; ok: true; conditions: string[] }
+  | { type: 'breakpoints'; ok: false; errors: string[] }
+  /** "Simulate N h" asked for more than the scenario has left: it stops at the end, and says so. */
+  | { type: 'fastForwardClamped'; message: string; extendTo: number | null }
+  | { type: 'extended'; ok: true; end: number }
+  | { type: 'extended'; ok: false; message: string }
   | { type: 'policyApplied'; lane: LaneId; invalidated: Record<string, number> }
   | { type: 'cleared'; lane: LaneId; count: number }
   | ({ type: 'storage' } & StorageView)
   | Inspection
   | { type: 'digest'; ok: true; digest: RunDigest }
   | { type: 'digest'; ok: false; errors: ScenarioError[] }
-  | { type: 'error'; message: string };
+  | { type: 'error'; message: string }
+  | { type: 'auditView'; id: number; view: AuditView }
+  | { type: 'auditRows'; id: number; queryId: number; start: number; rows: AuditRecord[] }
+  | { type: 'auditExportProgress'; id: number; done: number; of: number }
+  | { type: 'auditExport'; id: number; ok: true; blob: Blob; rows: number }
+  | { type: 'auditExport'; id: number; ok: false; error: string }
+  /** A failed audit question, naming the request it answers. */
+  | { type: 'auditError'; id: number; message: string };
 
 /** Frame lines are not streamed to the page (too many); the inspector asks for one request. */
 export type { FrameLine };

@@ -168,7 +168,7 @@ export interface RunDigest {
  */
 export function digestRun(
   scenario: Scenario,
-  opts: Pick<SimulationOptions, 'seed' | 'trace'> = {}
+  opts: Pick<SimulationOptions, 'seed' | 'trace' | 'restartAt'> = {}
 ): RunDigest {
   const frames = sha256.create();
   const audit = sha256.create();

@@ -62,7 +62,7 @@ const ReasonOverrideSchema = z.strictObject({
  * (the switches and enums taken from there as they are), every one optional, with the reasons as
  * overrides and every number and list bounded for a file from outside.
  */
-const ClientConfigInputSchema = z
+export const ClientConfigInputSchema = z
   .strictObject({
     ...ClientConfigSchema.shape,
     reasons: nameRecord(ReasonCodeSchema, ReasonOverrideSchema, undefined, { partial: true }),
@@ -178,6 +178,12 @@ const ScenarioSchema = z
     durationMs: z.int().min(1_000).max(LIMITS.durationMs),
     /** How often the metrics are sampled into time series (default: duration / 240). */
     sampleMs: z.int().min(100).max(LIMITS.durationMs).optional(),
+    /**
+     * Restart the client at these virtual ms from the start (sim/restart.ts): every connection
+     * drops and reconnects, the connection-scoped lane forgets its decisions, the durable lane
+     * keeps them.
+     */
+    restarts: z.array(z.int().min(0).max(LIMITS.durationMs)).max(100).optional(),
     servers: z.array(ServerGroupSchema).min(1).max(LIMITS.groups),
     provider: ProviderSchema.default({}),
     user: UserSchema.default({}),

@@ -24,10 +24,19 @@ import type {
   StorageView
 } from './protocol';
 import { digestRun } from './report';
-import { LANE_IDS, parseScenario, type LaneId } from './scenario';
+import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
+import { BreakpointWatcher, parseBreak, type BreakCondition } from './breakpoints';
+import { applyAction, CheckpointRecorder, replayTo } from './checkpoint';
+import type { SimulationOptions, TimelineAction } from './engine';
+import { planFastForward } from './extend';
+import { forkRun, parseFork } from './fork';
+import { restartNotice } from './restart';
+import type { TraceEvent } from './trace';
 
 /** How many finished requests per lane the inspector can look up (the most recent ones). */
 export const INSPECT_WINDOW = 5_000;
+/** Checkpoints a run keeps at most (about 1.6 KiB each; see scripts/bench-seek.ts). */
+export const MAX_CHECKPOINTS = 2_000;
 /** Events per fast-forward slice by default (the worker adapts it to wall time). */
 export const SLICE_EVENTS = 20_000;
 
@@ -86,6 +95,20 @@ export class Session {
   #human = new Set<LaneId>();
   #events = 0;
   #ff: { target: number; total: number; from: number } | null = null;
+  // Time travel (issue #10): what the run was loaded from, so it can be re-simulated.
+  #run: { scenario: Scenario; seed?: number; trace?: TraceEvent[] } | null = null;
+  /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
+  #quiet = false;
+  #recorder: CheckpointRecorder | null = null;
+  #watcher: BreakpointWatcher | null = null;
+  /** The breakpoints, kept across restores and forks (the watcher of each new engine reads them). */
+  readonly #conditions: BreakCondition[] = [];
+  /**
+   * After a seek back, the timeline's later actions (edits, restarts), applied again where they
+   * were as the run reaches them: scrubbing back and forth shows one timeline. A new change
+   * (an edit, a restart, a fork) drops them: the run is on a new branch.
+   */
+  #future: TimelineAction[] = [];
 
   constructor(opts: SessionOptions = {}) {
     this.#next = opts.storage ?? null;
@@ -106,18 +129,30 @@ export class Session {
       case 'load':
         return [this.#load(cmd)];
       case 'advance': {
-        const sim = this.#need();
-        this.#events = sim.advanceTo(cmd.to, cmd.maxEvents ?? Infinity);
+        this.#events = this.#advance(cmd.to, cmd.maxEvents ?? Infinity);
         return [this.snapshot()];
       }
       case 'step':
+        this.#applyDue();
         this.#events = this.#need().step() ? 1 : 0;
         return [this.snapshot()];
+      case 'restart':
+      case 'seek':
+      case 'checkpoints':
+      case 'fork':
+      case 'setBreakpoints':
+      case 'resume':
+      case 'extend':
+        return this.#timeTravel(cmd);
       case 'fastForward': {
         const sim = this.#need();
-        const target = Math.min(sim.end, sim.now + cmd.ms);
+        const plan = planFastForward(sim.scenario, sim.now, sim.end, cmd.ms);
+        const target = plan.target;
         this.#ff = { target, total: target - sim.now, from: sim.now };
-        return [];
+        // Past the scenario's end the run stops there, and says so (it used to stop silently).
+        return plan.message
+          ? [{ type: 'fastForwardClamped', message: plan.message, extendTo: plan.extendTo }]
+          : [];
       }
       case 'cancel': {
         const was = this.#ff !== null;
@@ -125,9 +160,11 @@ export class Session {
         return was ? [{ type: 'fastForwardDone', cancelled: true }, this.snapshot()] : [];
       }
       case 'setConfig':
+        this.#future = []; // a change after seeking back starts a new branch
         this.#need().setLaneConfig(cmd.lane, cmd.client, cmd.what);
         return [this.snapshot()];
       case 'setPolicy': {
+        this.#future = [];
         const invalidated = this.#need().setLanePolicy(cmd.lane, cmd.policy);
         return [{ type: 'policyApplied', lane: cmd.lane, invalidated }, this.snapshot()];
       }
@@ -155,6 +192,12 @@ export class Session {
           this.snapshot()
         ];
       }
+      case 'auditQuery':
+      case 'auditRows':
+      case 'auditExport':
+      case 'auditWindow':
+        // The audit table's questions are the browser worker's (ui/audit-service.ts).
+        return [];
       case 'digest': {
         const r = parseScenario(cmd.scenario);
         if (!r.ok) return [{ type: 'digest', ok: false, errors: r.errors }];
@@ -179,12 +222,23 @@ export class Session {
     const ff = this.#ff;
     const sim = this.sim;
     if (!ff || !sim) return [];
-    this.#events = sim.advanceTo(ff.target, maxEvents);
-    const done = sim.now >= ff.target;
+    this.#events = this.#advance(ff.target, maxEvents);
+    // A breakpoint that held ends the fast-forward where it held.
+    const done = sim.now >= ff.target || this.#watcher?.hit != null;
     const progress: Reply = { type: 'progress', done: sim.now - ff.from, total: ff.total };
     if (!done) return [progress];
     this.#ff = null;
     return [progress, { type: 'fastForwardDone', cancelled: false }, this.snapshot()];
+  }
+
+  /**
+   * The audit records since the last snapshot or drain, handed over and forgotten: the worker
+   * drains after every fast-forward slice, so a simulated week never piles up here.
+   */
+  drainAudit(): AuditRecord[] {
+    const out = this.#audit;
+    this.#audit = [];
+    return out;
   }
 
   snapshot(): Snapshot {
@@ -219,7 +273,8 @@ export class Session {
       storage: this.storageView(),
       pendingConsent: [...this.#pending.values()].map((p) => p.info),
       events: this.#events,
-      guarantees: this.#guard?.results() ?? []
+      guarantees: this.#guard?.results() ?? [],
+      paused: this.#watcher?.hit ?? null
     };
   }
 
@@ -258,23 +313,12 @@ export class Session {
     this.#ff = null;
     this.#human = new Set(cmd.human ?? []);
     const storage = (this.#storage = this.#next);
-    const auditLog = storage?.audit ?? null;
-    this.#guard = new RunGuard(r.scenario, { validate: sdkFrameProblem });
-    this.sim = this.#guard.simulate(r.scenario, {
+    this.#run = {
+      scenario: r.scenario,
       ...(cmd.seed !== undefined ? { seed: cmd.seed } : {}),
-      ...(cmd.trace ? { trace: cmd.trace } : {}),
-      ...(storage ? { durable: storage.durable } : {}),
-      onAudit: (rec) => {
-        this.#audit.push(rec);
-        void auditLog?.append(rec);
-      },
-      onDecision: (lane, request, out) => {
-        const kept = this.#kept[lane];
-        kept.set(out.audit.seq, { request, out });
-        if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
-      },
-      consent: (lane, simulated) => this.#consentFor(lane, simulated)
-    });
+      ...(cmd.trace ? { trace: cmd.trace } : {})
+    };
+    this.sim = this.#build(storage, (opts, make) => make(r.scenario, opts));
     return {
       type: 'loaded',
       ok: true,
@@ -285,6 +329,51 @@ export class Session {
       run: storage?.run ?? null,
       resumed: { A: this.#resumed('A'), B: this.#resumed('B') }
     };
+  }
+
+  /**
+   * A new engine for the loaded run, its hooks wired to this session: the guard, the checkpoint
+   * recorder and the breakpoint watcher always; the page's audit rows, inspector and durable
+   * audit log only while not re-simulating. `create` builds it (from the start, by replay, by fork).
+   */
+  #build(
+    storage: RunStorage | null,
+    create: (
+      opts: SimulationOptions,
+      make: (s: Scenario, o: SimulationOptions) => Simulation
+    ) => Simulation
+  ): Simulation {
+    const run = this.#run!;
+    const auditLog = storage?.audit ?? null;
+    const guard = (this.#guard = new RunGuard(run.scenario, { validate: sdkFrameProblem }));
+    // At most about 2,000 checkpoints a run (a few MB), however fine its sampling.
+    const recorder = (this.#recorder = new CheckpointRecorder(
+      Math.floor(run.scenario.durationMs / MAX_CHECKPOINTS)
+    ));
+    const watcher = (this.#watcher = new BreakpointWatcher(this.#conditions, guard));
+    const opts = watcher.options(
+      recorder.options({
+        ...(run.seed !== undefined ? { seed: run.seed } : {}),
+        ...(run.trace ? { trace: run.trace } : {}),
+        ...(storage ? { durable: storage.durable } : {}),
+        onAudit: (rec) => {
+          if (this.#quiet) return;
+          this.#audit.push(rec);
+          void auditLog?.append(rec);
+        },
+        onDecision: (lane, request, out) => {
+          if (this.#quiet) return;
+          const kept = this.#kept[lane];
+          kept.set(out.audit.seq, { request, out });
+          if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
+        },
+        consent: (lane, simulated) => this.#consentFor(lane, simulated)
+      })
+    );
+    const sim = create(opts, (s, o) => guard.simulate(s, o));
+    recorder.attach(sim);
+    watcher.attach(sim);
+    return sim;
   }
 
   /** Durable decisions a lane found at load: a reload within a run resumes them. */
@@ -335,5 +424,148 @@ export class Session {
       frame: k.out.frame,
       audit: k.out.audit
     };
+  }
+
+  // ---- Time travel (issue #10): restart, seek, checkpoints, fork, breakpoints, extend ----
+
+  #timeTravel(
+    cmd: Extract<
+      Command,
+      {
+        type: 'restart' | 'seek' | 'checkpoints' | 'fork' | 'setBreakpoints' | 'resume' | 'extend';
+      }
+    >
+  ): Reply[] {
+    const sim = this.#need();
+    switch (cmd.type) {
+      case 'restart': {
+        this.#future = [];
+        const report = sim.restartClient();
+        return [{ type: 'restarted', report, notice: restartNotice(report) }, this.snapshot()];
+      }
+      case 'seek':
+        return this.#seek(cmd.t);
+      case 'checkpoints':
+        return [{ type: 'checkpoints', checkpoints: this.#recorder?.checkpoints ?? [] }];
+      case 'fork': {
+        const run = this.#run!;
+        const parsed = parseFork(cmd.fork, run.scenario);
+        if (!parsed.ok) return [{ type: 'forked', ok: false, errors: parsed.errors }];
+        const actions = [...sim.actions, ...this.#future];
+        this.#future = [];
+        this.#rebuild((opts, make) => forkRun(run.scenario, opts, actions, parsed.fork, make));
+        const t = this.#need().now;
+        return [
+          { type: 'forked', ok: true, t, auditRows: this.#recorder!.counts().auditRows },
+          this.snapshot()
+        ];
+      }
+      case 'setBreakpoints': {
+        const parsed = cmd.conditions.map(parseBreak);
+        const errors = parsed.flatMap((p) => (p.ok ? [] : [p.error]));
+        if (errors.length) return [{ type: 'breakpoints', ok: false, errors }];
+        this.#conditions.splice(
+          0,
+          this.#conditions.length,
+          ...parsed.flatMap((p) => (p.ok ? [p.condition] : []))
+        );
+        return [{ type: 'breakpoints', ok: true, conditions: cmd.conditions }];
+      }
+      case 'resume':
+        this.#watcher?.resume();
+        return [this.snapshot()];
+      case 'extend': {
+        const r = sim.extendTo(cmd.end);
+        return [
+          r.ok
+            ? { type: 'extended', ok: true, end: sim.end }
+            : { type: 'extended', ok: false, message: r.message },
+          this.snapshot()
+        ];
+      }
+    }
+  }
+
+  /** Apply the timeline's actions due at the run's current position. */
+  #applyDue(): void {
+    const sim = this.#need();
+    while (this.#future.length) {
+      const a = this.#future[0]!;
+      if (a.events !== sim.events || a.t !== sim.now) return;
+      this.#future.shift();
+      applyAction(sim, a);
+    }
+  }
+
+  /**
+   * `advanceTo`, stopping at each of the timeline's later actions to apply it where it was first
+   * applied (the same event count and time), so the bytes are those of the first time through.
+   */
+  #advance(to: number, maxEvents: number): number {
+    const sim = this.#need();
+    let n = 0;
+    for (;;) {
+      const a = this.#future[0];
+      if (!a || a.t > Math.min(to, sim.end) || n >= maxEvents) break;
+      if (sim.events < a.events) {
+        n += sim.advanceTo(a.t, Math.min(a.events - sim.events, maxEvents - n));
+        // Cut by the slice's limit, or a breakpoint held: the action waits for the next call.
+        const stopped = n >= maxEvents || this.#watcher?.hit != null;
+        if (sim.events < a.events && stopped) return n;
+      }
+      if (sim.now < a.t) sim.advanceTo(a.t);
+      this.#future.shift();
+      applyAction(sim, a);
+    }
+    return n + sim.advanceTo(to, maxEvents - n);
+  }
+
+  /** Forward: run there. Back: re-simulate from the start to `t`, quietly (checkpoint.ts). */
+  #seek(t: number): Reply[] {
+    const sim = this.#need();
+    if (t >= sim.now) {
+      this.#events = this.#advance(t, Infinity);
+    } else {
+      const run = this.#run!;
+      const actions = [...sim.actions, ...this.#future];
+      this.#rebuild((opts, make) => replayTo(run.scenario, opts, actions, { t }, make));
+      const at = this.#need().position;
+      this.#future = actions.filter((a) => a.events > at.events || a.t > at.t);
+    }
+    const now = this.#need().now;
+    return [
+      {
+        type: 'seeked',
+        t: now,
+        auditRows: this.#recorder!.counts().auditRows,
+        checkpoint: this.#recorder!.at(now)
+      },
+      this.snapshot()
+    ];
+  }
+
+  /**
+   * Replace the engine by one re-simulated quietly. Durable decisions must not come from the
+   * abandoned branch: the new engine uses the storage the worker set for it (a fresh namespace),
+   * or memory when none was set.
+   */
+  #rebuild(
+    create: (
+      opts: SimulationOptions,
+      make: (s: Scenario, o: SimulationOptions) => Simulation
+    ) => Simulation
+  ): void {
+    const fresh = this.#next !== this.#storage ? this.#next : null;
+    this.#storage = fresh;
+    this.#ff = null;
+    this.#pending.clear();
+    this.#quiet = true;
+    try {
+      this.sim = this.#build(fresh, create);
+    } finally {
+      this.#quiet = false;
+    }
+    this.#audit = [];
+    this.#kept = { A: new Map(), B: new Map() };
   }
 }

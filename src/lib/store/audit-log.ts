@@ -148,6 +148,11 @@ export class DurableAuditLog extends WrittenBehind<[number, AuditRecord]> implem
     }
   }
 
+  /** The key number the next append gets: rows appended from here on are `[...namespace, nextKey + i]`. */
+  get nextKey(): number {
+    return this.#next;
+  }
+
   /** Records appended but not yet committed to IndexedDB (including a batch being written now). */
   get pendingWrites(): number {
     return this.writer.pending;

@@ -19,7 +19,12 @@ export function downloadText(
   type = 'text/plain;charset=utf-8'
 ): void {
   const parts = typeof content === 'string' ? [content] : [...content];
-  const url = URL.createObjectURL(new Blob(parts, { type }));
+  downloadBlob(filename, new Blob(parts, { type }));
+}
+
+/** Download a Blob (the worker's audit export) as `filename`. */
+export function downloadBlob(filename: string, blob: Blob): void {
+  const url = URL.createObjectURL(blob);
   const a = document.createElement('a');
   a.href = url;
   a.download = filename;

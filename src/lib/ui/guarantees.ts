@@ -5,6 +5,7 @@
  */
 import type { AuditRecord } from '$lib/machine/types';
 import { rowsBehind, type InvariantResult } from '$lib/sim/invariants';
+import type { AuditFocusSpec } from '$lib/sim/protocol';
 
 /** A filter the audit table applies on top of its own: "the rows behind" a guarantee. */
 export interface AuditFocus {
@@ -12,6 +13,8 @@ export interface AuditFocus {
   id: string;
   label: string;
   match: (r: AuditRecord) => boolean;
+  /** The same filter as data, for the worker, which holds the audit log (ui/audit-service.ts). */
+  spec: AuditFocusSpec;
 }
 
 const MARK = { held: '✓', broken: '✗', waived: '✗' } as const;
@@ -24,14 +27,19 @@ export function guaranteeLine(g: InvariantResult): string {
 /** The audit rows behind `g`: its offenders when broken, else the rows it was checked on. */
 export function focusOf(g: InvariantResult): AuditFocus {
   if (g.status === 'broken') {
-    const rows = new Set(
-      g.offenders.filter((o) => o.seq !== null).map((o) => `${o.lane}\u0000${o.seq}`)
-    );
+    const keys = g.offenders.filter((o) => o.seq !== null).map((o) => `${o.lane}\u0000${o.seq}`);
+    const rows = new Set(keys);
     return {
       id: g.id,
       label: g.summary,
-      match: (r) => rows.has(`${r.lane ?? ''}\u0000${r.seq}`)
+      match: (r) => rows.has(`${r.lane ?? ''}\u0000${r.seq}`),
+      spec: { id: g.id, kind: 'rows', rows: keys }
     };
   }
-  return { id: g.id, label: g.summary, match: (r) => rowsBehind(g.id, g.status, r) };
+  return {
+    id: g.id,
+    label: g.summary,
+    match: (r) => rowsBehind(g.id, g.status, r),
+    spec: { id: g.id, kind: 'behind', status: g.status }
+  };
 }

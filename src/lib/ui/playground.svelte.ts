@@ -5,13 +5,14 @@
  */
 import type { ClientConfigInput } from '$lib/machine/config';
 import type { Policy } from '$lib/machine/policy';
-import type { AuditRecord } from '$lib/machine/types';
 import type { InvariantResult } from '$lib/sim/invariants';
 import type { Inspection, PendingConsent, Reply, Snapshot, StorageView } from '$lib/sim/protocol';
 import type { LaneId, ScenarioError } from '$lib/sim/scenario';
 import type { TraceEvent } from '$lib/sim/trace';
+import { AuditTableState } from './audit-table.svelte';
+import { downloadBlob } from './download';
 import { focusOf, type AuditFocus } from './guarantees';
-import { SimClient } from './sim-client';
+import { SimClient } from './worker/client';
 
 /** Speeds on a logarithmic slider: 1× to 1000× simulated time. */
 export const MIN_SPEED = 1;
@@ -75,9 +76,15 @@ export class Playground {
   title = $state('');
   errors = $state.raw<ScenarioError[]>([]);
   snapshot = $state.raw<Snapshot | null>(null);
-  /** Every audit record so far (append-only; `auditVersion` says when it grew). */
-  audit: AuditRecord[] = [];
-  auditVersion = $state(0);
+  /**
+   * The audit table: the worker holds the log and answers the table's queries; the page keeps
+   * only what is on screen (issue #8: bounded memory at a million rows).
+   */
+  readonly auditTable = new AuditTableState({
+    query: (id, query) => this.#client?.send({ type: 'auditQuery', id, query }),
+    rows: (id, start, count) => this.#client?.send({ type: 'auditRows', id, start, count }),
+    exportFile: (id, kind) => this.#client?.send({ type: 'auditExport', id, kind })
+  });
   playing = $state(false);
   speed = $state(DEFAULT_SPEED);
   seed = $state(0);
@@ -95,7 +102,12 @@ export class Playground {
   /** The first load after the page opens may resume the tab's run; Reset, a seed or a scenario never do. */
   #mayResume = true;
   /** The audit rows behind a guarantee the learner followed from the Guarantees panel. */
-  auditFocus = $state.raw<AuditFocus | null>(null);
+  get auditFocus(): AuditFocus | null {
+    return this.auditTable.focus;
+  }
+  set auditFocus(f: AuditFocus | null) {
+    this.auditTable.focus = f;
+  }
   /** Wall-clock frame times (ms) while playing: `bench:ui` reads them. */
   frameTimes: number[] = [];
 
@@ -108,9 +120,15 @@ export class Playground {
     return this.snapshot?.pendingConsent ?? [];
   }
 
-  async start(): Promise<void> {
+  /**
+   * `auditWindow`: how many full audit records the worker keeps in memory (the rest are read back
+   * from IndexedDB). A test and benchmark knob (`?auditWindow=N`); it changes memory, not numbers.
+   */
+  async start(opts: { auditWindow?: number } = {}): Promise<void> {
     this.#client = await SimClient.start();
     this.#client.on((r) => this.#onReply(r));
+    if (opts.auditWindow) this.#client.send({ type: 'auditWindow', window: opts.auditWindow });
+    this.auditTable.requery();
   }
 
   stop(): void {
@@ -122,10 +140,7 @@ export class Playground {
     switch (r.type) {
       case 'snapshot':
         this.#inflight = false;
-        if (r.audit.length) {
-          for (const a of r.audit) this.audit.push(a);
-          this.auditVersion++;
-        }
+        if (r.auditView) this.auditTable.onView(r.auditView);
         this.snapshot = r;
         this.storage = r.storage;
         if (r.done) this.playing = false;
@@ -148,6 +163,24 @@ export class Playground {
         this.#inflight = false;
         this.notice = r.message;
         break;
+      case 'auditView':
+        this.auditTable.onView(r.view);
+        break;
+      case 'auditRows':
+        this.auditTable.onRows(r.queryId, r.start, r.rows);
+        break;
+      case 'auditError':
+        this.auditTable.onError(r.id, r.message);
+        break;
+      case 'auditExportProgress':
+        this.auditTable.onExportProgress(r.id, r.done, r.of);
+        break;
+      case 'auditExport': {
+        const blob = this.auditTable.onExportDone(r.id, r);
+        if (blob)
+          downloadBlob(blob.type.includes('csv') ? 'audit-log.csv' : 'audit-log.jsonl', blob);
+        break;
+      }
     }
   }
 
@@ -186,9 +219,8 @@ export class Playground {
     this.name = r.name;
     this.title = typeof data.title === 'string' ? data.title : r.name;
     this.seed = seed;
-    this.audit = [];
-    this.auditVersion++;
-    this.auditFocus = null;
+    // A new run's log: ask again, so nothing of the old one is shown (the filters stay).
+    this.auditTable.focus = null;
     this.inspection = null;
     this.notice = '';
     this.snapshot = await client.request({ type: 'advance', to: r.start }, 'snapshot');

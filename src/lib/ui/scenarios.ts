@@ -15,7 +15,8 @@ export const READY_MADE = [
   { name: 'rfc-budget-caps', title: "The RFC's budget caps, with its own numbers" },
   { name: 'prompt-cache-trap', title: 'The prompt-cache trap' },
   { name: 'in-flight-duplicates', title: 'In-flight duplicates' },
-  { name: 'direct-provider', title: 'The direct-provider baseline' }
+  { name: 'direct-provider', title: 'The direct-provider baseline' },
+  { name: 'restart-client', title: 'Restart the client' }
 ] as const;
 
 export const DEFAULT_SCENARIO = 'reconnect-bypass';

@@ -9,22 +9,23 @@ import { createStore } from 'idb-keyval';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { Simulation } from '$lib/sim/engine';
 import { fillTemplate, mergePatch, parseLesson, type LessonData } from '$lib/sim/lessons';
-import type { Command, Reply } from '$lib/sim/protocol';
+import type { WorkerReply, WorkerRequest } from '$lib/sim/protocol';
 import { parseScenario } from '$lib/sim/scenario';
 import { Session } from '$lib/sim/session';
-import { SimClient } from '../sim-client';
+import { SimClient } from '../worker/client';
 import { LessonSession } from './lesson.svelte';
 import { ProgressStore } from './progress';
 
 function fakeWorker(): Worker {
   const session = new Session();
   const w = {
-    onmessage: null as ((e: MessageEvent<Reply>) => void) | null,
-    postMessage(cmd: Command) {
+    onmessage: null as ((e: MessageEvent<WorkerReply>) => void) | null,
+    postMessage({ id, cmd }: WorkerRequest) {
       setTimeout(() => {
         const replies = session.handle(cmd);
         while (session.fastForwarding) replies.push(...session.fastForwardSlice());
-        for (const r of replies) w.onmessage?.({ data: r } as MessageEvent<Reply>);
+        for (const reply of replies)
+          w.onmessage?.({ data: { re: id, reply } } as MessageEvent<WorkerReply>);
       });
     },
     terminate() {}

@@ -14,14 +14,16 @@
  * that never answers or a write that never settles marks storage as failed in words, and the
  * simulation goes on from memory.
  */
-import { AUDIT_STORE, DurableAuditLog } from '../store/audit-log';
-import { CachedDurableStore } from '../store/cached-durable-store';
-import { DECISIONS_STORE, prefixRange } from '../store/durable-store';
-import { inTransaction, openIdbStore, type OpenResult, type UseStore } from '../store/idb';
-import type { StorageFailure } from '../store/write-behind';
-import type { Command, Reply } from '../sim/protocol';
-import { LANE_IDS, type LaneId } from '../sim/scenario';
-import { Session, type RunStorage } from '../sim/session';
+import { AUDIT_STORE, DurableAuditLog } from '../../store/audit-log';
+import { CachedDurableStore } from '../../store/cached-durable-store';
+import { DECISIONS_STORE, prefixRange } from '../../store/durable-store';
+import { inTransaction, openIdbStore, type OpenResult, type UseStore } from '../../store/idb';
+import type { StorageFailure } from '../../store/write-behind';
+import type { AuditRecord } from '../../machine/types';
+import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/protocol';
+import { AuditService, type RecordReader } from './audit-service';
+import { LANE_IDS, type LaneId } from '../../sim/scenario';
+import { Session, type RunStorage } from '../../sim/session';
 
 const DECISION_DB = 'sampling-policy-lab-run-decisions';
 const AUDIT_DB = 'sampling-policy-lab-run-audit';
@@ -57,6 +59,8 @@ let decisionsDb: OpenResult<UseStore> | null = null;
 let auditDb: OpenResult<UseStore> | null = null;
 let current: Run | null = null;
 const session = new Session();
+/** The audit table's questions: the whole log as a column index, older records read back. */
+const auditRows = new AuditService();
 
 /** Open (or re-open, after a failure) both databases, at once, each within the time limit. */
 async function openDbs(): Promise<[OpenResult<UseStore>, OpenResult<UseStore>]> {
@@ -219,9 +223,104 @@ async function flushRun(run: Run): Promise<void> {
   await Promise.all(writables(run).map(flushOne));
 }
 
-const post = (replies: Reply[]) => {
-  for (const r of replies) self.postMessage(r);
+/** Audit rows appended but not yet on disk (they must stay in memory). */
+function auditNotOnDisk(): number {
+  const log = current?.audit;
+  return log ? log.pendingWrites : Infinity;
+}
+
+/** Hand the session's new audit records to the audit index. */
+function takeAudit(records: AuditRecord[] = session.drainAudit()): void {
+  if (records.length > 0) auditRows.append(records, auditNotOnDisk());
+}
+
+/** Post replies, each naming the request it answers (`re`; null: news nobody asked for). */
+const post = (replies: Reply[], re: number | null) => {
+  for (const r of replies) {
+    if (r.type === 'snapshot') {
+      // The page gets the table's view, never the records themselves.
+      takeAudit(r.audit);
+      r.audit = [];
+      r.auditView = auditRows.view();
+    }
+    self.postMessage({ re, reply: r } satisfies WorkerReply);
+  }
 };
+
+/**
+ * Reads log rows back from this run's audit log in IndexedDB: rows appended from `key0` on have
+ * keys `[run, key0 + row]`. One getAll over the key range when the rows are dense, else one get
+ * per row, in one transaction either way.
+ */
+function idbReader(run: string, key0: number): RecordReader {
+  return (rows) => {
+    const db = auditDb?.ok ? auditDb.store : null;
+    if (!db) return Promise.reject(new Error("the browser's storage is not available"));
+    return inTransaction<AuditRecord[]>(db, 'readonly', (s, done) => {
+      const n = rows.length;
+      if (n === 0) return done([]);
+      const lo = rows[0]!;
+      const hi = rows[n - 1]!;
+      if (hi - lo + 1 <= 4 * n) {
+        const req = s.getAll(IDBKeyRange.bound([run, key0 + lo], [run, key0 + hi]));
+        req.onsuccess = () => {
+          const all = req.result as AuditRecord[];
+          done(all.length === hi - lo + 1 ? Array.from(rows, (r) => all[r - lo]!) : []);
+        };
+        return;
+      }
+      const out: AuditRecord[] = new Array<AuditRecord>(n);
+      let left = n;
+      rows.forEach((r, j) => {
+        const req = s.get([run, key0 + r]);
+        req.onsuccess = () => {
+          out[j] = req.result as AuditRecord;
+          if (--left === 0) done(out.includes(undefined as never) ? [] : out);
+        };
+      });
+    });
+  };
+}
+
+/** The audit table's questions, each answered with its id. */
+async function answerAudit(
+  cmd: Extract<Command, { type: `audit${string}` }>,
+  re: number
+): Promise<void> {
+  try {
+    switch (cmd.type) {
+      case 'auditWindow':
+        auditRows.window = Math.max(1, Math.floor(cmd.window));
+        return;
+      case 'auditQuery':
+        post([{ type: 'auditView', id: cmd.id, view: auditRows.setQuery(cmd.id, cmd.query) }], re);
+        return;
+      case 'auditRows': {
+        const r = await auditRows.rows(cmd.start, cmd.count);
+        post([{ type: 'auditRows', id: cmd.id, start: cmd.start, ...r }], re);
+        return;
+      }
+      case 'auditExport': {
+        // Everything appended so far should be readable: write it first.
+        await flush();
+        let last = 0;
+        const r = await auditRows.exportFile(cmd.kind, (done, of) => {
+          const now = performance.now();
+          if (now - last < 100 && done < of) return;
+          last = now;
+          post([{ type: 'auditExportProgress', id: cmd.id, done, of }], re);
+        });
+        post([{ type: 'auditExport', id: cmd.id, ok: true, ...r }], re);
+        return;
+      }
+    }
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (cmd.type === 'auditExport')
+      post([{ type: 'auditExport', id: cmd.id, ok: false, error: message }], re);
+    else if (cmd.type !== 'auditWindow') post([{ type: 'auditError', id: cmd.id, message }], re);
+  }
+}
 
 let lastStorage = '';
 /** Tell the page what is on disk now, when it changed (after every group commit). */
@@ -231,7 +330,7 @@ function postStorage(): void {
   const json = JSON.stringify(view);
   if (json === lastStorage) return;
   lastStorage = json;
-  post([{ type: 'storage', ...view }]);
+  post([{ type: 'storage', ...view }], null);
 }
 
 let flushing = false;
@@ -276,11 +375,14 @@ async function retryStorage(): Promise<void> {
  */
 const SLICE_MS = 40;
 let sliceEvents = 500;
+/** The `fastForward` request the running fast-forward's slices answer. */
+let fastForwardRe: number | null = null;
 
 function pump() {
   if (!session.fastForwarding) return;
   const t0 = performance.now();
-  post(session.fastForwardSlice(sliceEvents));
+  post(session.fastForwardSlice(sliceEvents), fastForwardRe);
+  takeAudit();
   const took = Math.max(1, performance.now() - t0);
   sliceEvents = Math.max(50, Math.min(50_000, Math.round((sliceEvents * SLICE_MS) / took)));
   void flush();
@@ -299,22 +401,36 @@ try {
 
 // Commands are handled in order.
 let queue = Promise.resolve();
-self.onmessage = (e: MessageEvent<Command>) => {
-  const cmd = e.data;
+self.onmessage = (e: MessageEvent<WorkerRequest>) => {
+  const { id, cmd } = e.data;
   queue = queue.then(async () => {
     try {
       await opening;
+      if (cmd.type.startsWith('audit')) {
+        const audit = cmd as Extract<Command, { type: `audit${string}` }>;
+        // An export takes a while: answer later commands meanwhile.
+        if (audit.type === 'auditExport') void answerAudit(audit, id);
+        else await answerAudit(audit, id);
+        return;
+      }
       if (cmd.type === 'load') {
         session.setStorage(await startRun(cmd.resume));
         lastStorage = '';
       }
       const wasRunning = session.fastForwarding;
-      post(session.handle(cmd));
+      const replies = session.handle(cmd);
+      if (cmd.type === 'load' && replies[0]?.type === 'loaded' && replies[0].ok) {
+        const log = current?.audit;
+        const run = current?.storage.run;
+        auditRows.reset(log && run ? idbReader(run, log.nextKey) : null);
+      }
+      post(replies, id);
       if (cmd.type === 'retryStorage') await retryStorage();
       else void flush();
+      if (session.fastForwarding && cmd.type === 'fastForward') fastForwardRe = id;
       if (!wasRunning && session.fastForwarding) setTimeout(pump, 0);
     } catch (err) {
-      post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }]);
+      post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }], id);
     }
   });
 };

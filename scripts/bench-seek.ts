@@ -1,0 +1,86 @@
+/**
+ * `npx tsx scripts/bench-seek.ts [SCENARIO.json ...]`: the cost of seeking a run (issue #10).
+ *
+ * For each scenario (default: a simulated day of bench/retry-storm.json and the 1 h
+ * reconnect-bypass scenario):
+ * - the run with view checkpoints at every metrics sample, and what they cost in memory;
+ * - seeking the page's view to an arbitrary time: a lookup among the checkpoints;
+ * - restoring the engine itself to a time by deterministic re-simulation (checkpoint.ts), at a
+ *   quarter, half, three quarters and the end of the run: its cost is the run up to t.
+ *
+ * Figures, not assertions: run it on a quiet machine and read them.
+ */
+import { readFileSync } from 'node:fs';
+import { CheckpointRecorder, replayTo } from '../src/lib/sim/checkpoint';
+import { Simulation } from '../src/lib/sim/engine';
+import { parseScenario } from '../src/lib/sim/scenario';
+
+const files = process.argv.slice(2);
+const targets = files.length
+  ? files
+  : ['bench/retry-storm.json', 'static/scenarios/reconnect-bypass.json'];
+const gc = (globalThis as { gc?: () => void }).gc;
+
+function heap(): number {
+  gc?.();
+  return process.memoryUsage().heapUsed;
+}
+
+for (const file of targets) {
+  const parsed = parseScenario(readFileSync(file, 'utf8'));
+  if (!parsed.ok) {
+    console.error(`${file}: ${parsed.errors[0]?.path}: ${parsed.errors[0]?.message}`);
+    process.exit(2);
+  }
+  const scenario = parsed.scenario;
+  const hours = scenario.durationMs / 3_600_000;
+  console.log(`\n${file}: ${hours} h simulated, a sample every ${scenario.sampleMs / 1000} s`);
+
+  const rec = new CheckpointRecorder();
+  const t0 = performance.now();
+  const sim = rec.attach(new Simulation(scenario, rec.options()));
+  sim.runToEnd();
+  const runMs = performance.now() - t0;
+  const cps = rec.checkpoints;
+  console.log(`  run with checkpoints: ${(runMs / 1000).toFixed(1)} s, ${sim.events} events`);
+
+  // Memory: the checkpoints' JSON, and the heap a structured copy of them takes.
+  const json = JSON.stringify(cps).length;
+  const COPIES = 20;
+  const before = heap();
+  const copies = Array.from({ length: COPIES }, () => structuredClone(cps));
+  const after = heap();
+  console.log(
+    `  checkpoints: ${cps.length}, ${(json / 1024).toFixed(0)} KiB as JSON (${(json / cps.length / 1024).toFixed(1)} KiB each)` +
+      (gc
+        ? `, ${((after - before) / COPIES / 1024).toFixed(0)} KiB of heap`
+        : ' (heap: run node with --expose-gc)')
+  );
+  void copies.length;
+
+  // View seek: 10,000 arbitrary times (a fixed LCG, so the figure is repeatable).
+  let x = 12345;
+  const times: number[] = [];
+  for (let i = 0; i < 10_000; i++) {
+    x = (Math.imul(x, 1103515245) + 12345) >>> 0;
+    times.push(scenario.start + (x / 2 ** 32) * scenario.durationMs);
+  }
+  const s0 = performance.now();
+  let found = 0;
+  for (const t of times) if (rec.at(t)) found++;
+  const seekUs = ((performance.now() - s0) * 1000) / times.length;
+  console.log(
+    `  view seek to an arbitrary time: ${seekUs.toFixed(2)} µs (${found} of ${times.length} found)`
+  );
+
+  // Engine restore by re-simulation.
+  for (const q of [0.25, 0.5, 0.75, 1]) {
+    const t = scenario.start + Math.round(q * scenario.durationMs);
+    const r0 = performance.now();
+    replayTo(scenario, {}, [], { t });
+    const ms = performance.now() - r0;
+    console.log(
+      `  engine restore to ${q * 100}% (${(q * hours).toFixed(2)} h): ${(ms / 1000).toFixed(2)} s`
+    );
+  }
+}

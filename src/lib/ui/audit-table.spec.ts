@@ -1,0 +1,188 @@
+import { describe, expect, it } from 'vitest';
+import type { AuditRecord } from '$lib/machine/types';
+import type { AuditView, AuditViewQuery } from '$lib/sim/protocol';
+import { AuditTableState, CACHE_PAGES, PAGE_ROWS } from './audit-table.svelte';
+import type { AuditFocus } from './guarantees';
+
+type Sent =
+  | { kind: 'query'; id: number; query: AuditViewQuery }
+  | { kind: 'rows'; id: number; start: number; count: number }
+  | { kind: 'export'; id: number; what: 'jsonl' | 'csv' };
+
+function table() {
+  const sent: Sent[] = [];
+  const t = new AuditTableState({
+    query: (id, query) => sent.push({ kind: 'query', id, query }),
+    rows: (id, start, count) => sent.push({ kind: 'rows', id, start, count }),
+    exportFile: (id, what) => sent.push({ kind: 'export', id, what })
+  });
+  const lastQuery = () =>
+    sent.filter((s) => s.kind === 'query').at(-1) as Extract<Sent, { kind: 'query' }>;
+  return { t, sent, lastQuery };
+}
+
+const row = (seq: number) => ({ seq, lane: 'A', server: 's' }) as AuditRecord;
+
+function view(queryId: number, matching: number, tail = 10, extra: Partial<AuditView> = {}) {
+  const tailStart = Math.max(0, matching - tail);
+  return {
+    queryId,
+    logSize: matching,
+    matching,
+    totals: { count: matching } as AuditView['totals'],
+    options: {
+      server: ['s'],
+      reason: [],
+      model: [],
+      outcome: ['allowed', 'denied'],
+      lane: ['A'],
+      currency: ['USD']
+    },
+    firstTime: null,
+    spanMin: 0,
+    tail: Array.from({ length: matching - tailStart }, (_, k) => row(tailStart + k)),
+    tailStart,
+    ...extra
+  } satisfies AuditView;
+}
+
+describe('the audit table state (the page keeps a screenful)', () => {
+  it('sends only the filters set, and each change asks again with a new id', () => {
+    const { t, lastQuery } = table();
+    t.requery();
+    expect(lastQuery().query).toEqual({});
+    const first = lastQuery().id;
+    t.outcome = 'denied';
+    t.fromMin = 5;
+    t.toMin = Number.NaN;
+    expect(lastQuery().query).toEqual({ outcome: 'denied', fromMin: 5 });
+    expect(lastQuery().id).toBeGreaterThan(first);
+    expect(t.filtersActive).toBe(true);
+    t.resetFilters();
+    expect(lastQuery().query).toEqual({});
+    expect(t.filtersActive).toBe(false);
+  });
+
+  it('carries a guarantee’s focus as data for the worker', () => {
+    const { t, lastQuery } = table();
+    const focus: AuditFocus = {
+      id: 'one-consent',
+      label: 'one consent',
+      match: () => true,
+      spec: { id: 'one-consent', kind: 'behind', status: 'held' }
+    };
+    t.focus = focus;
+    expect(lastQuery().query.focus).toEqual(focus.spec);
+    t.focus = null;
+    expect(lastQuery().query.focus).toBeUndefined();
+  });
+
+  it('shows totals only for the query in force, and ignores answers to a replaced one', () => {
+    const { t, lastQuery } = table();
+    t.requery();
+    const old = lastQuery().id;
+    t.lane = 'A';
+    expect(t.busy).toBe(true);
+    t.onView(view(old, 500));
+    expect(t.busy).toBe(true);
+    expect(t.count).toBe(0);
+    t.onView(view(lastQuery().id, 120));
+    expect(t.busy).toBe(false);
+    expect(t.count).toBe(120);
+    expect(t.view?.totals.count).toBe(120);
+  });
+
+  it('serves the end of the table from the view and fetches other pages once each', () => {
+    const { t, sent, lastQuery } = table();
+    t.requery();
+    const q = lastQuery().id;
+    t.onView(view(q, 1000, 10));
+    expect(t.rowAt(995)?.seq).toBe(995);
+    expect(t.rowAt(500)).toBeUndefined();
+    t.want(480, 520);
+    t.want(480, 520);
+    const asks = sent.filter((s) => s.kind === 'rows');
+    expect(asks.map((s) => s.kind === 'rows' && s.start)).toEqual([400, 500]);
+    const ask = asks[1] as Extract<Sent, { kind: 'rows' }>;
+    t.onRows(
+      q,
+      500,
+      Array.from({ length: PAGE_ROWS }, (_, k) => row(500 + k))
+    );
+    expect(t.rowAt(512)?.seq).toBe(512);
+    expect(ask.count).toBe(PAGE_ROWS);
+    // Rows for an older query never land.
+    t.server = 's';
+    t.onView(view(lastQuery().id, 1000, 10));
+    t.onRows(q, 600, [row(-1)]);
+    expect(t.rowAt(600)).toBeUndefined();
+  });
+
+  it('keeps at most a few pages however far the learner scrolls', () => {
+    const { t, lastQuery } = table();
+    t.requery();
+    const q = lastQuery().id;
+    t.onView(view(q, 1_000_000, 10));
+    for (let p = 0; p < 50; p++) {
+      t.want(p * PAGE_ROWS, p * PAGE_ROWS + 20);
+      t.onRows(
+        q,
+        p * PAGE_ROWS,
+        Array.from({ length: PAGE_ROWS }, (_, k) => row(p * 100 + k))
+      );
+    }
+    const held = Array.from({ length: 50 }, (_, p) => t.rowAt(p * PAGE_ROWS)).filter(Boolean);
+    expect(held).toHaveLength(CACHE_PAGES);
+    expect(t.rowAt(49 * PAGE_ROWS)?.seq).toBe(49 * PAGE_ROWS);
+  });
+
+  it('asks again for a page that failed, and for the last page once it grew', () => {
+    const { t, sent, lastQuery } = table();
+    t.requery();
+    const q = lastQuery().id;
+    t.onView(view(q, 150, 10));
+    t.want(100, 130);
+    const ask = sent.at(-1) as Extract<Sent, { kind: 'rows' }>;
+    t.onError(ask.id, 'storage went away');
+    t.want(100, 130);
+    expect(sent.filter((s) => s.kind === 'rows')).toHaveLength(2);
+    t.onRows(
+      q,
+      100,
+      Array.from({ length: 50 }, (_, k) => row(100 + k))
+    );
+    t.onView(view(q, 400, 10));
+    t.want(100, 200);
+    expect(sent.filter((s) => s.kind === 'rows' && s.start === 100)).toHaveLength(3);
+  });
+
+  it('offers a filter value the new log lacks, so the select still shows it', () => {
+    const { t, lastQuery } = table();
+    t.server = 'gone';
+    t.onView(view(lastQuery().id, 3));
+    expect(t.options('server')).toEqual(['gone', 's']);
+    expect(t.options('currency')).toEqual(['USD']);
+  });
+
+  it('runs one export at a time, reports progress and says why one failed', () => {
+    const { t, sent } = table();
+    t.download('csv');
+    t.download('jsonl');
+    const exports = sent.filter((s) => s.kind === 'export');
+    expect(exports).toHaveLength(1);
+    const id = exports[0]!.id;
+    expect(t.exporting).toBe('csv');
+    t.onExportProgress(id, 5000, 12000);
+    expect([t.exportDone, t.exportOf]).toEqual([5000, 12000]);
+    expect(t.onExportDone(id + 99, { ok: false, error: 'x' })).toBeNull();
+    expect(t.exporting).toBe('csv');
+    expect(t.onExportDone(id, { ok: false, error: 'the disk is full' })).toBeNull();
+    expect(t.exporting).toBeNull();
+    expect(t.exportError).toBe('The export failed: the disk is full');
+    t.download('jsonl');
+    const again = sent.filter((s) => s.kind === 'export').at(-1)!;
+    const blob = new Blob(['{}\n']);
+    expect(t.onExportDone(again.id, { ok: true, blob })).toBe(blob);
+    expect(t.exportError).toBe('');
+  });
+});

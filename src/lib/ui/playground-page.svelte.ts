@@ -1,0 +1,207 @@
+/**
+ * The playground page's own state (issue #10: route files only mount; logic in tested classes):
+ * which scenario is loaded and from where (ready-made name, `?scenario=` in the URL, a shared
+ * `#s=` link, an upload, a trace), the seed and hours fields, the keyboard shortcuts and the
+ * shortcuts dialog. The run itself is the {@link Playground}'s. The browser is reached through
+ * {@link PageHost}, so the unit tests drive every path without one.
+ */
+import { fromMicros } from '$lib/machine/money';
+import { parseScenario, type LaneId } from '$lib/sim/scenario';
+import { parseTrace } from '$lib/sim/trace';
+import { nextSpeed, type Playground } from './playground.svelte';
+import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
+import { decodeScenarioHash } from './share';
+
+/** What the page needs from the browser. */
+export interface PageHost {
+  /** A ready-made scenario's JSON (`static/scenarios/<name>.json`). */
+  fetchScenario(name: string): Promise<{ ok: boolean; status: number; json(): Promise<unknown> }>;
+  /** The URL now: `?…` and `#…` parts. */
+  location(): { search: string; hash: string; pathname: string };
+  /** Replace the URL (no new history entry). */
+  replaceUrl(url: string): void;
+}
+
+/** Virtual time since the scenario's start as h:mm:ss. */
+export function formatSimTime(ms: number): string {
+  const s = Math.floor(ms / 1000);
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const sec = s % 60;
+  return `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}`;
+}
+
+/** How many times one lane's figure is the other's ("same", "3.5×", "12×"; "" when one is 0). */
+export function ratio(a: number, b: number): string {
+  if (a === b) return 'same';
+  if (a === 0 || b === 0) return '';
+  const r = a > b ? a / b : b / a;
+  return `${r >= 10 ? Math.round(r) : r.toFixed(1)}×`;
+}
+
+/** A lanes-table figure: money in micros as dollars, counts with thousands separators. */
+export function formatFigure(n: number, money?: boolean): string {
+  return money ? `$${fromMicros(n)}` : n.toLocaleString('en');
+}
+
+/** One query parameter of `search` (read once: nothing reacts to it). */
+function param(search: string, name: string): string | null {
+  return new URLSearchParams(search).get(name);
+}
+
+/** The `?auditWindow=N` knob (tests and benchmarks): a positive whole number, else none. */
+export function auditWindowOf(search: string): number | undefined {
+  const n = Number(param(search, 'auditWindow'));
+  return Number.isInteger(n) && n > 0 ? n : undefined;
+}
+
+export class PlaygroundPage {
+  readonly pg: Playground;
+  readonly #host: PageHost;
+  /** The ready-made scenario shown in the picker; '' for an uploaded or shared one. */
+  picked = $state<string>(DEFAULT_SCENARIO);
+  hours = $state(24);
+  seedText = $state('');
+  /** The keyboard shortcuts dialog. */
+  helpOpen = $state(false);
+  storedNote = $state<Record<LaneId, string>>({ A: '', B: '' });
+  loadError = $state('');
+
+  constructor(pg: Playground, host: PageHost) {
+    this.pg = pg;
+    this.#host = host;
+  }
+
+  /**
+   * Start the worker and load what the URL names: a shared scenario (`#s=`), else `?scenario=`
+   * when it is a ready-made one, else the default. A link that cannot be opened says why, above
+   * the default scenario.
+   */
+  async mount(): Promise<void> {
+    const { search, hash } = this.#host.location();
+    const auditWindow = auditWindowOf(search);
+    await this.pg.start(auditWindow ? { auditWindow } : {});
+    let linkError = '';
+    if (hash.startsWith('#s=')) {
+      const d = decodeScenarioHash(hash);
+      const err = d.ok ? this.loadData(d.data, 'link') : d.error;
+      if (!err) {
+        this.picked = '';
+        return;
+      }
+      linkError = `The shared link could not be opened: ${err}`;
+    }
+    const q = param(search, 'scenario');
+    const name = READY_MADE.some((s) => s.name === q) ? q! : DEFAULT_SCENARIO;
+    this.picked = name;
+    await this.loadNamed(name);
+    // After loadNamed, which clears the message: the learner must see why the link failed.
+    if (linkError) this.loadError = `${linkError} The default scenario is shown instead.`;
+  }
+
+  async loadNamed(name: string): Promise<void> {
+    this.loadError = '';
+    const res = await this.#host.fetchScenario(name);
+    if (!res.ok) {
+      this.loadError = `Could not load scenario '${name}' (HTTP ${res.status}).`;
+      return;
+    }
+    const errors = await this.pg.load((await res.json()) as Record<string, unknown>);
+    if (errors.length) this.loadError = `${name}.json: ${errors[0]!.path}: ${errors[0]!.message}`;
+    this.seedText = String(this.pg.seed);
+  }
+
+  /** Upload or shared link: returns an error message, or null when it is being loaded. */
+  loadData(data: unknown, from: 'file' | 'link' = 'file'): string | null {
+    if (!data || typeof data !== 'object' || Array.isArray(data))
+      return from === 'link'
+        ? 'it does not hold a scenario object.'
+        : 'The file is not a scenario object.';
+    // Validate here first, so the uploader hears at once what is wrong and where; the running
+    // scenario is left untouched.
+    const checked = parseScenario(data);
+    if (!checked.ok) {
+      const shown = checked.errors.slice(0, 5).map((e) => `${e.path}: ${e.message}`);
+      const more = checked.errors.length > 5 ? ` (and ${checked.errors.length - 5} more)` : '';
+      const what =
+        from === 'link' ? 'the scenario in the link is not valid' : 'Scenario not loaded';
+      return `${what}: ${shown.join('; ')}${more}`;
+    }
+    void this.pg.load(data as Record<string, unknown>).then((errors) => {
+      this.loadError = errors.length
+        ? `Scenario not loaded: ${errors[0]!.path}: ${errors[0]!.message}`
+        : '';
+      this.seedText = String(this.pg.seed);
+      if (!errors.length) this.picked = '';
+    });
+    return null;
+  }
+
+  /** A trace file replayed against the current scenario's lanes; an error message, or null. */
+  loadTrace(text: string): string | null {
+    const r = parseTrace(text);
+    if (!r.ok) return `Trace not loaded: ${r.error}`;
+    if (!this.pg.scenario) return 'Load a scenario first: the trace replays against its two lanes.';
+    void this.pg.load(this.pg.scenario, { trace: r.events });
+    return null;
+  }
+
+  /** A ready-made scenario chosen in the picker: named in the URL, so a reload keeps it. */
+  pick(name: string): Promise<void> {
+    this.picked = name;
+    this.#host.replaceUrl(`${this.#host.location().pathname}?scenario=${encodeURIComponent(name)}`);
+    return this.loadNamed(name);
+  }
+
+  /** The seed field was changed: a valid seed restarts the run with it, anything else is undone. */
+  commitSeed(): void {
+    const n = Number(this.seedText);
+    if (Number.isInteger(n) && n >= 0 && n <= 0xffffffff) void this.pg.setSeed(n);
+    else this.seedText = String(this.pg.seed);
+  }
+
+  async clearStored(lane: LaneId): Promise<void> {
+    const n = await this.pg.clearStored(lane);
+    this.storedNote[lane] = `Cleared ${n} stored decision${n === 1 ? '' : 's'}.`;
+  }
+
+  /**
+   * The page's keyboard shortcuts: Space play/pause, `.` step, `+`/`-` speed, `?` the shortcuts
+   * dialog, Escape closes it. Never while typing in a field or the editor, nor with a modifier.
+   * Returns whether the key was taken (the caller then prevents its default).
+   */
+  key(e: {
+    key: string;
+    target: EventTarget | null;
+    metaKey: boolean;
+    ctrlKey: boolean;
+    altKey: boolean;
+  }): boolean {
+    if (e.metaKey || e.ctrlKey || e.altKey) return false;
+    const t = e.target as { closest?: (s: string) => unknown } | null;
+    if (t?.closest?.('input, textarea, select, [contenteditable], .monaco-editor')) return false;
+    switch (e.key) {
+      case ' ':
+        this.pg.toggle();
+        return true;
+      case '.':
+        this.pg.step();
+        return false;
+      case '+':
+      case '=':
+        this.pg.speed = nextSpeed(this.pg.speed, 1);
+        return false;
+      case '-':
+        this.pg.speed = nextSpeed(this.pg.speed, -1);
+        return false;
+      case '?':
+        this.helpOpen = !this.helpOpen;
+        return false;
+      case 'Escape':
+        this.helpOpen = false;
+        return false;
+      default:
+        return false;
+    }
+  }
+}

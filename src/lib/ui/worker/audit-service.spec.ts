@@ -1,0 +1,176 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { AuditRecord } from '$lib/machine/types';
+import { toCsv, toJsonl } from '$lib/store/audit-export';
+import { auditTotals, queryAudit } from '$lib/store/audit-query';
+import { Session } from '$lib/sim/session';
+import { AuditService, type RecordReader } from './audit-service';
+import { focusOf } from '../guarantees';
+
+function runLog(file: string, minutes: number): AuditRecord[] {
+  const scenario = JSON.parse(readFileSync(`static/scenarios/${file}`, 'utf8')) as unknown;
+  const s = new Session();
+  const [l] = s.handle({ type: 'load', scenario });
+  if (l?.type !== 'loaded' || !l.ok) throw new Error('not loaded');
+  const out: AuditRecord[] = [];
+  for (const r of s.handle({ type: 'advance', to: l.start + minutes * 60_000 }))
+    if (r.type === 'snapshot') out.push(...r.audit);
+  return out;
+}
+
+const log = runLog('reconnect-bypass.json', 60);
+
+/** "IndexedDB": the log as written, counting reads, so a test sees what came from where. */
+function disk(records: AuditRecord[]) {
+  const reads: number[] = [];
+  const reader: RecordReader = (rows) => {
+    reads.push(...rows);
+    return Promise.resolve(Array.from(rows, (r) => structuredClone(records[r]!)));
+  };
+  return { reader, reads };
+}
+
+/** Append the log in snapshot-sized batches, everything on disk at once. */
+function filled(svc: AuditService, records = log): AuditService {
+  for (let i = 0; i < records.length; i += 25) svc.append(records.slice(i, i + 25), 0);
+  return svc;
+}
+
+describe('the worker-side audit service', () => {
+  it('answers a query with the count, exact totals and the last rows', () => {
+    const svc = filled(new AuditService({ window: 50, tail: 10 }));
+    svc.reset(disk(log).reader);
+    filled(svc);
+    const v = svc.setQuery(3, { lane: 'B' });
+    const want = queryAudit(log, { lane: 'B' });
+    expect(v.queryId).toBe(3);
+    expect(v.logSize).toBe(log.length);
+    expect(v.matching).toBe(want.length);
+    expect(v.totals).toEqual(auditTotals(want));
+    expect(v.tail).toEqual(want.slice(-10));
+    expect(v.tailStart).toBe(want.length - 10);
+    expect(v.firstTime).toBe(log[0]!.time);
+  });
+
+  it('keeps only a window of full records and reads older rows back from disk', async () => {
+    const d = disk(log);
+    const svc = new AuditService({ window: 40, tail: 8 });
+    svc.reset(d.reader);
+    filled(svc);
+    expect(svc.memory.recordsHeld).toBeLessThan(2 * 40 + 25);
+    svc.setQuery(1, {});
+    const first = await svc.rows(0, 20);
+    expect(first).toEqual({ queryId: 1, rows: log.slice(0, 20) });
+    expect(d.reads).toEqual([...Array(20).keys()]);
+    // The newest rows come from memory: no read.
+    d.reads.length = 0;
+    const last = await svc.rows(log.length - 5, 5);
+    expect(last.rows).toEqual(log.slice(-5));
+    expect(d.reads).toEqual([]);
+  });
+
+  it('never drops a record that is not on disk yet', async () => {
+    const d = disk([]);
+    const svc = new AuditService({ window: 10, tail: 4 });
+    svc.reset(d.reader);
+    // Storage failed: every row is held in memory only.
+    for (let i = 0; i < log.length; i += 25) svc.append(log.slice(i, i + 25), i + 25);
+    expect(svc.memory.recordsHeld).toBe(log.length);
+    svc.setQuery(1, {});
+    expect((await svc.rows(0, 30)).rows).toEqual(log.slice(0, 30));
+    expect(d.reads).toEqual([]);
+  });
+
+  it('with nothing on disk (no reader) keeps every record', async () => {
+    const svc = new AuditService({ window: 5 });
+    svc.reset(null);
+    filled(svc);
+    svc.setQuery(1, {});
+    expect(svc.memory.recordsHeld).toBe(log.length);
+    expect((await svc.rows(0, log.length)).rows).toEqual(log);
+  });
+
+  it('says plainly when storage has fewer records than asked for', async () => {
+    const svc = new AuditService({ window: 10 });
+    svc.reset(() => Promise.resolve([]));
+    filled(svc);
+    svc.setQuery(1, {});
+    await expect(svc.rows(0, 10)).rejects.toThrow(/has 0 of 10 records asked for/);
+  });
+
+  it('measures the time window from the first row, also when set before any row', () => {
+    const svc = new AuditService();
+    svc.reset(null);
+    svc.setQuery(1, { fromMin: 10, toMin: 20 });
+    filled(svc);
+    const t0 = log[0]!.t;
+    const want = queryAudit(log, { from: t0 + 10 * 60_000, to: t0 + 20 * 60_000 });
+    expect(want.length).toBeGreaterThan(0);
+    expect(svc.view().matching).toBe(want.length);
+    expect(svc.view().totals).toEqual(auditTotals(want));
+  });
+
+  it('finds the rows behind each guarantee as the Guarantees panel’s own test does', () => {
+    const svc = new AuditService();
+    svc.reset(null);
+    filled(svc);
+    const ids = [
+      'one-consent',
+      'no-overdraw',
+      'call-within-limit',
+      'tokens-paid',
+      'loops-flagged',
+      'replays-no-model',
+      'verdicts-only',
+      'frames-conform'
+    ] as const;
+    for (const id of ids) {
+      const f = focusOf({ id, status: 'held', summary: id, offenders: [] } as never);
+      const v = svc.setQuery(1, { focus: f.spec });
+      expect(v.matching, id).toBe(log.filter(f.match).length);
+    }
+    const offenders = [log[3]!, log[9]!].map((r) => ({ lane: r.lane, seq: r.seq, request: '' }));
+    const broken = focusOf({
+      id: 'one-frame',
+      status: 'broken',
+      summary: 'x',
+      offenders
+    } as never);
+    const v = svc.setQuery(2, { focus: broken.spec, lane: log[3]!.lane ?? undefined });
+    expect(v.matching).toBe(log.filter((r) => broken.match(r) && r.lane === log[3]!.lane).length);
+    expect(v.matching).toBeGreaterThan(0);
+  });
+
+  it('exports the matching rows as the same JSONL and CSV the table gave before', async () => {
+    const d = disk(log);
+    const svc = new AuditService({ window: 30 });
+    svc.reset(d.reader);
+    filled(svc);
+    svc.setQuery(1, { lane: 'A' });
+    const want = queryAudit(log, { lane: 'A' });
+    const progress: number[] = [];
+    const jsonl = await svc.exportFile('jsonl', (done) => progress.push(done));
+    expect(jsonl.rows).toBe(want.length);
+    expect(await jsonl.blob.text()).toBe(toJsonl(want));
+    expect(progress.at(-1)).toBe(want.length);
+    const csv = await svc.exportFile('csv', () => {});
+    expect(await csv.blob.text()).toBe(toCsv(want));
+  });
+
+  it('a new run replaces the log; a read that spans it gives up instead of mixing runs', async () => {
+    let release: () => void = () => {};
+    const slow: RecordReader = (rows) =>
+      new Promise((resolve) => {
+        release = () => resolve(Array.from(rows, (r) => log[r]!));
+      });
+    const svc = new AuditService({ window: 10 });
+    svc.reset(slow);
+    filled(svc);
+    svc.setQuery(1, {});
+    const pending = svc.rows(0, 10);
+    svc.reset(null);
+    release();
+    await expect(pending).rejects.toThrow(/a new run replaced the audit log/);
+    expect(svc.view()).toMatchObject({ logSize: 0, matching: 0, tail: [] });
+  });
+});

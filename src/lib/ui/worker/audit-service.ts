@@ -1,0 +1,224 @@
+/**
+ * The audit table's questions, answered in the simulation worker (issue #8: a bounded page at a
+ * million rows). The worker keeps the whole log as a compact column index (57 bytes a row, see
+ * store/audit-index.ts) and only the most recent records in full; older records are read back
+ * from the run's audit log in IndexedDB when a row is shown or exported. The page keeps a screenful
+ * of rows and asks for the rest.
+ *
+ * The records it reads back are the ones written by the durable log; a record not yet on disk
+ * (queued, or held after a storage failure) is never dropped from memory, so every row can always
+ * be shown. Plain logic: the worker plugs in the IndexedDB reader, the unit tests an array.
+ */
+import type { AuditRecord } from '$lib/machine/types';
+import { AuditIndex, AuditSelection } from '$lib/store/audit-index';
+import { toCsv, toJsonl } from '$lib/store/audit-export';
+import type { AuditQuery } from '$lib/store/audit-query';
+import { rowsBehind, type InvariantId } from '$lib/sim/invariants';
+import type { AuditFocusSpec, AuditView, AuditViewQuery } from '$lib/sim/protocol';
+
+/** Reads records back by row number (position in the log), in the order asked. */
+export type RecordReader = (rows: Uint32Array) => Promise<AuditRecord[]>;
+
+export interface AuditServiceOptions {
+  /** Full records kept in memory besides those not yet on disk. */
+  window?: number;
+  /** Rows sent with every view, for the end of the table. */
+  tail?: number;
+}
+
+export const DEFAULT_WINDOW = 5_000;
+export const DEFAULT_TAIL = 64;
+/** Rows serialised per export step (a Blob part each). */
+const EXPORT_CHUNK = 5_000;
+
+function focusPredicate(index: AuditIndex, f: AuditFocusSpec): (i: number) => boolean {
+  if (f.kind === 'rows') {
+    const rows = new Set(f.rows);
+    return (i) => {
+      const x = index.facts(i);
+      return rows.has(`${x.lane ?? ''}\u0000${x.seq}`);
+    };
+  }
+  const id = f.id as InvariantId;
+  return (i) => {
+    const x = index.facts(i);
+    // The fields rowsBehind reads, rebuilt from the columns.
+    const r = {
+      ...x,
+      cost: x.costMicros > 0 ? '1' : '0',
+      budgetDecision: x.hasActualCost ? { actualCost: {} } : null
+    } as unknown as AuditRecord;
+    return rowsBehind(id, f.status, r);
+  };
+}
+
+export class AuditService {
+  window: number;
+  readonly tailSize: number;
+  #index = new AuditIndex();
+  /** Full records of rows `#recentFrom..`: the newest, and every one not yet on disk. */
+  #recent: AuditRecord[] = [];
+  #recentFrom = 0;
+  #reader: RecordReader | null = null;
+  #query: AuditViewQuery = {};
+  #queryId = 0;
+  #selection = new AuditSelection(this.#index, {});
+  /** The selection's query had a time window but no first row to measure it from. */
+  #windowPending = false;
+  /** Bumped by every reset: an export or a read that spans one gives up instead of mixing runs. */
+  #generation = 0;
+
+  constructor(opts: AuditServiceOptions = {}) {
+    this.window = Math.max(1, opts.window ?? DEFAULT_WINDOW);
+    this.tailSize = Math.max(1, opts.tail ?? DEFAULT_TAIL);
+  }
+
+  /** A new run: an empty log, read back through `reader` (null: nothing is on disk). */
+  reset(reader: RecordReader | null): void {
+    this.#generation += 1;
+    this.#index = new AuditIndex();
+    this.#recent = [];
+    this.#recentFrom = 0;
+    this.#reader = reader;
+    this.#select();
+  }
+
+  get size(): number {
+    return this.#index.size;
+  }
+
+  /** Bytes of the column index and how many full records are held (benchmark figures). */
+  get memory(): { indexBytes: number; recordsHeld: number } {
+    return { indexBytes: this.#index.bytes, recordsHeld: this.#recent.length };
+  }
+
+  /**
+   * Take in new records. `notOnDisk` is how many of the newest rows (these included) are not on
+   * disk yet: queued, or held after a storage failure. They stay in memory; with no reader, every
+   * row does.
+   */
+  append(records: readonly AuditRecord[], notOnDisk: number): void {
+    if (records.length > 0) {
+      for (const r of records) this.#index.append(r);
+      for (const r of records) this.#recent.push(r);
+      if (this.#windowPending) this.#select();
+      else this.#selection.update();
+    }
+    this.#evict(this.#index.size - notOnDisk);
+  }
+
+  /** Drop full records beyond the window once on disk (in batches, so not on every append). */
+  #evict(onDisk: number): void {
+    if (!this.#reader || this.#recent.length < 2 * this.window) return;
+    const keepFrom = Math.min(onDisk, this.#index.size - this.window);
+    const drop = keepFrom - this.#recentFrom;
+    if (drop <= 0) return;
+    this.#recent = this.#recent.slice(drop);
+    this.#recentFrom = keepFrom;
+  }
+
+  /** Replace the query; the answer is the view (with `id` as its query id). */
+  setQuery(id: number, q: AuditViewQuery): AuditView {
+    this.#query = q;
+    this.#queryId = id;
+    this.#select();
+    return this.view();
+  }
+
+  #select(): void {
+    const q = this.#query;
+    const abs: AuditQuery = {};
+    if (q.server !== undefined) abs.server = q.server;
+    if (q.reason !== undefined) abs.reason = q.reason;
+    if (q.model !== undefined) abs.model = q.model;
+    if (q.outcome !== undefined) abs.outcome = q.outcome;
+    if (q.lane !== undefined) abs.lane = q.lane;
+    const hasWindow = q.fromMin !== undefined || q.toMin !== undefined;
+    const index = this.#index;
+    this.#windowPending = hasWindow && index.size === 0;
+    if (index.size > 0) {
+      const t0 = index.t(0);
+      if (q.fromMin !== undefined) abs.from = t0 + q.fromMin * 60_000;
+      if (q.toMin !== undefined) abs.to = t0 + q.toMin * 60_000;
+    }
+    const extra = q.focus ? focusPredicate(index, q.focus) : undefined;
+    this.#selection = new AuditSelection(index, abs, extra);
+  }
+
+  view(): AuditView {
+    const sel = this.#selection;
+    const index = this.#index;
+    const tail: AuditRecord[] = [];
+    let k = sel.length - 1;
+    for (; k >= 0 && tail.length < this.tailSize; k--) {
+      const row = sel.at(k);
+      if (row < this.#recentFrom) break;
+      tail.push(this.#recent[row - this.#recentFrom]!);
+    }
+    tail.reverse();
+    const n = index.size;
+    return {
+      queryId: this.#queryId,
+      logSize: n,
+      matching: sel.length,
+      totals: sel.totals(),
+      options: index.options(),
+      firstTime: index.firstTime,
+      spanMin: n > 0 ? Math.ceil((index.t(n - 1) - index.t(0)) / 60_000) : 0,
+      tail,
+      tailStart: k + 1
+    };
+  }
+
+  /** The full records of log rows `rows` (ascending), from memory or read back. */
+  async #records(rows: Uint32Array): Promise<AuditRecord[]> {
+    const generation = this.#generation;
+    let cut = 0;
+    while (cut < rows.length && rows[cut]! < this.#recentFrom) cut++;
+    const recent = this.#recent;
+    const from = this.#recentFrom;
+    const out = cut > 0 ? await this.#readOld(rows.subarray(0, cut)) : [];
+    if (generation !== this.#generation) throw new Error('a new run replaced the audit log');
+    for (let j = cut; j < rows.length; j++) out.push(recent[rows[j]! - from]!);
+    return out;
+  }
+
+  async #readOld(rows: Uint32Array): Promise<AuditRecord[]> {
+    if (!this.#reader) throw new Error('the older audit records are not stored anywhere');
+    const got = await this.#reader(rows);
+    if (got.length !== rows.length)
+      throw new Error(
+        `the audit log in this browser's storage has ${got.length} of ${rows.length} records asked for`
+      );
+    return got;
+  }
+
+  /** Matching rows `start..start+count` of the current query (for the table's window). */
+  async rows(start: number, count: number): Promise<{ queryId: number; rows: AuditRecord[] }> {
+    const queryId = this.#queryId;
+    const rows = await this.#records(this.#selection.slice(start, start + count));
+    return { queryId, rows };
+  }
+
+  /**
+   * Every matching row as a JSONL or CSV file, built from parts (a Blob per chunk, so the file is
+   * never one giant string). Rows appended after the call are not in it.
+   */
+  async exportFile(
+    kind: 'jsonl' | 'csv',
+    onProgress: (done: number, of: number) => void
+  ): Promise<{ blob: Blob; rows: number }> {
+    const sel = this.#selection;
+    const of = sel.length;
+    const header = toCsv([]);
+    const parts: Blob[] = kind === 'csv' ? [new Blob([header])] : [];
+    for (let i = 0; i < of; i += EXPORT_CHUNK) {
+      const chunk = await this.#records(sel.slice(i, Math.min(of, i + EXPORT_CHUNK)));
+      const text = kind === 'jsonl' ? toJsonl(chunk) : toCsv(chunk).slice(header.length);
+      parts.push(new Blob([text]));
+      onProgress(Math.min(of, i + EXPORT_CHUNK), of);
+    }
+    const type = kind === 'jsonl' ? 'application/x-ndjson' : 'text/csv;charset=utf-8';
+    return { blob: new Blob(parts, { type }), rows: of };
+  }
+}
