@@ -186,4 +186,19 @@ export class LaneMetrics {
     this.series.t.push(t);
     for (const k of SERIES_KEYS) this.series.values[k].push(seriesValue(this.counters, k));
   }
+
+  /**
+   * The series as shown at virtual time `now`: the samples, then one point of the counters as
+   * they are now when `now` is past the last sample. Why: samples fall every few simulated
+   * seconds, so a paused run (or a breakpoint) would otherwise chart fewer consent prompts than
+   * the lanes table beside it counts. The stored series is not changed.
+   */
+  seriesAt(now: number): LaneSeries {
+    const s = this.series;
+    const last = s.t.length ? s.t[s.t.length - 1] : -Infinity;
+    if (now <= last) return s;
+    const values = {} as Record<SeriesKey, number[]>;
+    for (const k of SERIES_KEYS) values[k] = [...s.values[k], seriesValue(this.counters, k)];
+    return { t: [...s.t, now], values };
+  }
 }

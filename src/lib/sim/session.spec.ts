@@ -35,6 +35,22 @@ describe('the worker session', () => {
     expect(b!.audit).toHaveLength(0);
   });
 
+  it('charts end at the counters of the moment, between samples too', () => {
+    const s = new Session();
+    const l = loaded(s);
+    // 7 s past a 15 s sample: the lanes table and the charts must not disagree while paused here.
+    const [a] = only(s.handle({ type: 'advance', to: l.start + 22 * 60_000 + 7_000 }), 'snapshot');
+    for (const lane of ['A', 'B'] as const) {
+      const { series, counters } = a!.lanes[lane];
+      expect(series.t.at(-1)).toBe(a!.now);
+      expect(series.values.consentPrompts.at(-1)).toBe(counters.consentPrompts);
+      expect(series.values.requests.at(-1)).toBe(counters.requests);
+      expect(series.values.spendMicros.at(-1)).toBe(counters.spendMicros);
+    }
+    // The live point is not kept: the next snapshot's samples are the engine's own.
+    expect(s.sim!.lanes.A.metrics.series.t.at(-1)).toBeLessThan(a!.now);
+  });
+
   it('fast-forwards in slices, and can be cancelled', () => {
     const s = new Session();
     loaded(s);

@@ -250,7 +250,7 @@ export class Session {
       lanes[id] = {
         label: lane.label,
         counters: lane.metrics.counters,
-        series: lane.metrics.series,
+        series: lane.metrics.seriesAt(sim.now),
         edges: lane.metrics.edges,
         storedDecisions: typeof count === 'number' ? count : -1,
         scope: lane.host.store.scope,
