@@ -127,7 +127,11 @@ export class Session {
   handle(cmd: Command): Reply[] {
     switch (cmd.type) {
       case 'load':
-        return [this.#load(cmd)];
+        return this.#loadAt(cmd);
+      case 'timeline': {
+        const sim = this.#need();
+        return [{ type: 'timeline', t: sim.now, actions: [...sim.actions] }];
+      }
       case 'advance': {
         this.#events = this.#advance(cmd.to, cmd.maxEvents ?? Infinity);
         return [this.snapshot()];
@@ -329,6 +333,39 @@ export class Session {
       run: storage?.run ?? null,
       resumed: { A: this.#resumed('A'), B: this.#resumed('B') }
     };
+  }
+
+  /**
+   * A load, and for a reload mid-run (`at`) the run brought back to where it was: re-simulated
+   * quietly with the durable lanes in memory (the decisions in the resumed namespace are those of
+   * time `at.t`; re-simulating over them would let the run meet its own future), then given those
+   * decisions, then the client restarted — exactly what `lab run --restart-at` does at that time.
+   */
+  #loadAt(cmd: Extract<Command, { type: 'load' }>): Reply[] {
+    const at = cmd.at;
+    if (!at) return [this.#load(cmd)];
+    const loaded = this.#load(cmd);
+    if (!loaded.ok || !this.sim) return [loaded];
+    const run = this.#run!;
+    const storage = this.#storage;
+    this.#quiet = true;
+    try {
+      this.sim = this.#build(storage, (opts, make) => {
+        const memory = { ...opts };
+        delete memory.durable;
+        return replayTo(run.scenario, memory, at.actions, { t: at.t }, make);
+      });
+    } finally {
+      this.#quiet = false;
+    }
+    const sim = this.sim;
+    if (storage) for (const id of LANE_IDS) sim.lanes[id].useDurable(storage.durable);
+    const resumed = { A: this.#resumed('A'), B: this.#resumed('B') };
+    const report = sim.restartClient();
+    return [
+      { ...loaded, resumed },
+      { type: 'restarted', report, notice: restartNotice(report) }
+    ];
   }
 
   /**
