@@ -345,7 +345,7 @@ export class Session {
     const at = cmd.at;
     if (!at) return [this.#load(cmd)];
     const loaded = this.#load(cmd);
-    if (!loaded.ok || !this.sim) return [loaded];
+    if (loaded.type !== 'loaded' || !loaded.ok || !this.sim) return [loaded];
     const run = this.#run!;
     const storage = this.#storage;
     this.#quiet = true;
