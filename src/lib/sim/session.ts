@@ -359,7 +359,10 @@ export class Session {
       this.#quiet = false;
     }
     const sim = this.sim;
-    if (storage) for (const id of LANE_IDS) sim.lanes[id].useDurable(storage.durable);
+    // Only the namespace being resumed holds the decisions of time t; without it (another tab
+    // has the run, or it was pruned) the durable lanes keep the re-simulated ones, in memory.
+    if (storage && cmd.resume && storage.run === cmd.resume)
+      for (const id of LANE_IDS) sim.lanes[id].useDurable(storage.durable);
     const resumed = { A: this.#resumed('A'), B: this.#resumed('B') };
     const report = sim.restartClient();
     return [
