@@ -19,7 +19,11 @@ const num = async (page: Page, lane: LaneId, name: string) =>
 const notices = (page: Page) => page.getByRole('status', { name: 'Run notices' });
 
 /** The CLI's run of the default scenario with a client restart `ms` after its start. */
-function cliRun(ms: number): { counters: Record<LaneId, LaneCounters>; notice: string } {
+function cliRun(ms: number): {
+  counters: Record<LaneId, LaneCounters>;
+  notice: string;
+  audit: string;
+} {
   const parsed = parseScenario(
     JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')) as unknown
   );
@@ -33,7 +37,11 @@ function cliRun(ms: number): { counters: Record<LaneId, LaneCounters>; notice: s
     // The summary's line for the restart: "at +25m 3s: Client restarted: lane A lost …".
     const notice = /Client restarted: [^\n]*/.exec(r.text)?.[0];
     if (!notice) throw new Error(`no restart in the CLI's summary:\n${r.text}`);
-    return { counters: { A: m.lanes.A.counters, B: m.lanes.B.counters }, notice };
+    return {
+      counters: { A: m.lanes.A.counters, B: m.lanes.B.counters },
+      notice,
+      audit: readFileSync(join(out, 'audit.jsonl'), 'utf8')
+    };
   } finally {
     rmSync(out, { recursive: true, force: true });
   }
@@ -56,6 +64,14 @@ async function expectCounters(page: Page, c: Record<LaneId, LaneCounters>) {
 }
 
 const plural = (n: number) => `${n} stored decision${n === 1 ? '' : 's'}`;
+
+async function downloadAudit(page: Page): Promise<string> {
+  const [file] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Download JSONL' }).click()
+  ]);
+  return readFileSync((await file.path())!, 'utf8');
+}
 
 async function open(page: Page) {
   await page.goto('./');
@@ -122,6 +138,9 @@ test('reload mid-run resumes at the same virtual time: lane A lost its decisions
 
   await simulateToEnd(page);
   await expectCounters(page, cli.counters);
+  // The audit log, read back through the table's export: the rows before the reload (from
+  // IndexedDB), the restart's, and the rest — each once, none lost — as the CLI writes it.
+  expect(await downloadAudit(page)).toBe(cli.audit);
 });
 
 test('Restart client: the notice gives the numbers, the timeline marks it, and the run equals lab run --restart-at T', async ({
