@@ -153,6 +153,33 @@ describe('client restarts in the playground', () => {
     pg.stop();
   });
 
+  it('a reload keeps the seed and the lane edits made mid-run (re-applied where they were)', async () => {
+    const b = browser();
+    vi.stubGlobal('sessionStorage', b.sessionStorage);
+    const first = await openPage(b);
+    await first.pg.setSeed(99);
+    const start = first.pg.snapshot!.start;
+    first.worker.emit({ type: 'advance', to: start + 10 * MIN }, null);
+    first.pg.setClient('B', { store: 'connection' }, 'lane B: store connection');
+    await vi.waitFor(() => expect(JSON.parse(b.kv.get(RUN_KEY)!).actions).toHaveLength(1));
+    first.worker.emit({ type: 'advance', to: start + 20 * MIN }, null);
+    const before = first.pg.snapshot!;
+    first.pg.stop();
+
+    const { pg } = await openPage(b);
+    await vi.waitFor(() => expect(pg.restarted).not.toBeNull());
+    expect(pg.seed).toBe(99);
+    expect(pg.snapshot!.now).toBe(start + 20 * MIN);
+    expect(pg.laneClient('B')).toEqual({ store: 'connection' });
+    expect(pg.snapshot!.lanes.B.scope).toBe('connection');
+    expect(pg.restarted!.notice).toMatch(
+      new RegExp(
+        `^Client restarted: lane A lost ${before.lanes.A.storedDecisions} stored decisions?, lane B lost ${before.lanes.B.storedDecisions} stored decisions?`
+      )
+    );
+    pg.stop();
+  });
+
   it('a run that ended starts over on a reload (no restart notice)', async () => {
     const b = browser();
     vi.stubGlobal('sessionStorage', b.sessionStorage);
