@@ -99,6 +99,12 @@ export class Session {
   #run: { scenario: Scenario; seed?: number; trace?: TraceEvent[] } | null = null;
   /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
   #quiet = false;
+  /**
+   * True while a reload re-simulates its run (`load` with `at`): never shown and never written,
+   * whatever a re-simulation otherwise does — the run's rows 0…t are in the resumed namespace
+   * already (the worker indexes them from there), so writing them again would double them.
+   */
+  #resuming = false;
   #recorder: CheckpointRecorder | null = null;
   #watcher: BreakpointWatcher | null = null;
   /** The breakpoints, kept across restores and forks (the watcher of each new engine reads them). */
@@ -348,7 +354,7 @@ export class Session {
     if (loaded.type !== 'loaded' || !loaded.ok || !this.sim) return [loaded];
     const run = this.#run!;
     const storage = this.#storage;
-    this.#quiet = true;
+    this.#resuming = true;
     try {
       this.sim = this.#build(storage, (opts, make) => {
         const memory = { ...opts };
@@ -356,7 +362,7 @@ export class Session {
         return replayTo(run.scenario, memory, at.actions, { t: at.t }, make);
       });
     } finally {
-      this.#quiet = false;
+      this.#resuming = false;
     }
     const sim = this.sim;
     // Only the namespace being resumed holds the decisions of time t; without it (another tab
@@ -397,12 +403,12 @@ export class Session {
         ...(run.trace ? { trace: run.trace } : {}),
         ...(storage ? { durable: storage.durable } : {}),
         onAudit: (rec) => {
-          if (this.#quiet) return;
+          if (this.#quiet || this.#resuming) return;
           this.#audit.push(rec);
           void auditLog?.append(rec);
         },
         onDecision: (lane, request, out) => {
-          if (this.#quiet) return;
+          if (this.#quiet || this.#resuming) return;
           const kept = this.#kept[lane];
           kept.set(out.audit.seq, { request, out });
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);

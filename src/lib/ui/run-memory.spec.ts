@@ -43,6 +43,15 @@ describe('RunMemory', () => {
     expect(m.read()).toBeNull();
   });
 
+  it('follows the run into a fresh namespace (a seek back, a fork), keeping its place', () => {
+    const kv = memoryKv();
+    const m = new RunMemory(() => kv);
+    m.started('r1', 'k', 3);
+    m.timeline(1_000, [restart]);
+    m.moved('r2');
+    expect(m.read()).toEqual({ id: 'r2', key: 'k', seed: 3, t: 1_000, actions: [restart] });
+  });
+
   it('junk in storage, or no storage at all, means no run to resume', () => {
     const kv = memoryKv();
     kv.setItem(RUN_KEY, '{"id":3}');

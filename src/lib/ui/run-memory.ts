@@ -105,6 +105,16 @@ export class RunMemory {
     this.#write();
   }
 
+  /**
+   * The run went on in a fresh namespace (a seek back or a fork re-simulates into one): a reload
+   * resumes that one; where the run is and its timeline follow with the next `timeline`.
+   */
+  moved(id: string): void {
+    if (!this.#run || this.#run.id === id) return;
+    this.#run.id = id;
+    this.#write();
+  }
+
   /** The engine's timeline so far (after a restart, an edit, a seek, a fork). */
   timeline(t: number, actions: TimelineAction[]): void {
     if (!this.#run) return;

@@ -444,15 +444,15 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
         return;
       }
       let resumedRows = 0;
-      /** Where this load's own rows start in the log (a reload's restart writes some at once). */
-      let key0 = 0;
       if (cmd.type === 'load') {
         session.setStorage(await startRun(cmd.resume));
         lastStorage = '';
-        key0 = current?.audit?.nextKey ?? 0;
         // A reload mid-run: the log's rows so far are the run's rows up to the restart.
-        if (cmd.at && cmd.resume && current?.storage.run === cmd.resume) resumedRows = key0;
+        if (cmd.at && cmd.resume && current?.storage.run === cmd.resume)
+          resumedRows = current.audit?.nextKey ?? 0;
       }
+      // Where this command's own rows start in the log (a reload's restart writes some at once).
+      const key0 = current?.audit?.nextKey ?? 0;
       const wasRunning = session.fastForwarding;
       const replies = session.handle(cmd);
       if (cmd.type === 'load' && replies[0]?.type === 'loaded' && replies[0].ok) {
