@@ -6,6 +6,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { runAndWrite } from '../src/cli/run';
 import type { LaneCounters } from '../src/lib/sim/metrics';
@@ -152,6 +153,8 @@ test('Restart client: the notice gives the numbers, the timeline marks it, and t
   await page.getByRole('button', { name: 'Restart client' }).click();
   await expect(notices(page)).toContainText(cli.notice);
   await expect(counter(page, 'A', 'stored decisions')).toHaveText('0');
+  const axe = await new AxeBuilder({ page }).exclude('.monaco-editor').analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.nodes.length} × ${v.help}`)).toEqual([]);
   const keptB = Number(/lane B kept (\d+)/.exec(cli.notice)![1]);
   await expect(counter(page, 'B', 'stored decisions')).toHaveText(String(keptB));
   await expect(page.getByRole('list', { name: 'Config changes' })).toContainText(
@@ -173,6 +176,12 @@ test('Simulate past the scenario’s end says where it ends, and Extend runs the
   await expect(page.getByLabel('Simulated time', { exact: true })).toHaveText('1:00:00', {
     timeout: 60_000
   });
+  // The notice and its button pass axe (names, contrast) while shown.
+  const axe = await new AxeBuilder({ page })
+    .include('[aria-label="Run notices"]')
+    .include('header')
+    .analyze();
+  expect(axe.violations.map((v) => `${v.id}: ${v.nodes.length} × ${v.help}`)).toEqual([]);
   await page.getByRole('button', { name: 'Extend to 2:00:00' }).click();
   await expect(page.getByLabel('Simulated time', { exact: true })).toHaveText('2:00:00', {
     timeout: 60_000
