@@ -203,7 +203,7 @@ export class LaneRuntime {
   readonly providerStats;
   /** True while the lane asked for durable storage and runs connection-scoped instead. */
   fellBack: boolean;
-  readonly #durable: DurableProvider | undefined;
+  #durable: DurableProvider | undefined;
   readonly #onStore: SimulationOptions['onStore'];
   /** SEP-2577's baseline: the lane's servers call the provider themselves (see direct.ts). */
   readonly direct: boolean;
@@ -333,6 +333,19 @@ export class LaneRuntime {
 
   setPolicy(policy: Policy): Record<string, number> {
     return this.host.setPolicySync(policy, this.servers.keys());
+  }
+
+  /**
+   * Keep a durable lane's decisions in `durable` from now on, in place of the store it has: a
+   * page reload re-simulates its run with the decisions in memory and then hands the lane the
+   * ones its IndexedDB namespace kept (session.ts). A connection-scoped lane is left alone.
+   */
+  useDurable(durable: DurableProvider): void {
+    this.#durable = durable;
+    if (this.host.config.store !== 'durable') return;
+    const built = this.#buildStore(this.host.config);
+    this.host.store = built.store;
+    this.fellBack = built.fellBack;
   }
 }
 

@@ -6,7 +6,7 @@
 import type { ClientConfigInput } from '../machine/config';
 import type { Policy } from '../machine/policy';
 import type { AuditRecord, Frame, JsonRpcId, SamplingParams } from '../machine/types';
-import type { FrameLine, TimelineMark } from './engine';
+import type { FrameLine, TimelineAction, TimelineMark } from './engine';
 import type { AuditOptions } from '../store/audit-index';
 import type { AuditTotals } from '../store/audit-query';
 import type { GuaranteeStatus, InvariantResult } from './invariants';
@@ -33,6 +33,14 @@ export type Command =
        * the run or it no longer exists.
        */
       resume?: string;
+      /**
+       * A reload mid-run (issue #10): re-simulate the run quietly to `t` with `actions` (the
+       * `timeline` reply's) applied where they were, durable lanes in memory; then hand the
+       * durable lanes the decisions the resumed namespace kept and restart the client there. The
+       * load's replies are then `loaded` and `restarted`. Nothing is written again: the audit
+       * log of 0…t is the one the page wrote before the reload.
+       */
+      at?: { t: number; actions: TimelineAction[] };
     }
   /** Run until virtual time `to` (clamped to the end), at most `maxEvents` events. */
   | { type: 'advance'; to: number; maxEvents?: number }
@@ -46,6 +54,8 @@ export type Command =
    * `setStorage`, or the restored run keeps its durable decisions in memory.
    */
   | { type: 'seek'; t: number }
+  /** Where the run is and the outside changes applied so far (what a reload re-applies). */
+  | { type: 'timeline' }
   /** The view checkpoints so far (the scrubber's stops). */
   | { type: 'checkpoints' }
   /** Fork: a ForkSpec (sim/fork.ts), validated here; its errors come back with their paths. */
@@ -252,6 +262,7 @@ export type Reply =
    */
   | { type: 'seeked'; t: number; auditRows: number; checkpoint: ViewCheckpoint | null }
   | { type: 'checkpoints'; checkpoints: ViewCheckpoint[] }
+  | { type: 'timeline'; t: number; actions: TimelineAction[] }
   | { type: 'forked'; ok: true; t: number; auditRows: number }
   | { type: 'forked'; ok: false; errors: ScenarioError[] }
   | { type: 'breakpoints'; ok: true; conditions: string[] }

@@ -75,6 +75,10 @@ export function restartLane(lane: LaneRuntime, t: number): LaneRestart {
     server.connect();
     reconnected++;
   }
+  // A connection-scoped store lived in the client's memory: all of it goes with the process,
+  // including entries committed for connections that had already closed (a decision that finished
+  // after its transport dropped), which no lookup could reach but which still counted as stored.
+  if (lane.host.store.scope === 'connection') lane.host.store.clear();
   const kept = liveDecisions(lane.host.store, t);
   return {
     scope: lane.host.store.scope,

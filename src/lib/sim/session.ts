@@ -99,6 +99,12 @@ export class Session {
   #run: { scenario: Scenario; seed?: number; trace?: TraceEvent[] } | null = null;
   /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
   #quiet = false;
+  /**
+   * True while a reload re-simulates its run (`load` with `at`): never shown and never written,
+   * whatever a re-simulation otherwise does — the run's rows 0…t are in the resumed namespace
+   * already (the worker indexes them from there), so writing them again would double them.
+   */
+  #resuming = false;
   #recorder: CheckpointRecorder | null = null;
   #watcher: BreakpointWatcher | null = null;
   /** The breakpoints, kept across restores and forks (the watcher of each new engine reads them). */
@@ -127,7 +133,11 @@ export class Session {
   handle(cmd: Command): Reply[] {
     switch (cmd.type) {
       case 'load':
-        return [this.#load(cmd)];
+        return this.#loadAt(cmd);
+      case 'timeline': {
+        const sim = this.#need();
+        return [{ type: 'timeline', t: sim.now, actions: [...sim.actions] }];
+      }
       case 'advance': {
         this.#events = this.#advance(cmd.to, cmd.maxEvents ?? Infinity);
         return [this.snapshot()];
@@ -332,6 +342,42 @@ export class Session {
   }
 
   /**
+   * A load, and for a reload mid-run (`at`) the run brought back to where it was: re-simulated
+   * quietly with the durable lanes in memory (the decisions in the resumed namespace are those of
+   * time `at.t`; re-simulating over them would let the run meet its own future), then given those
+   * decisions, then the client restarted — exactly what `lab run --restart-at` does at that time.
+   */
+  #loadAt(cmd: Extract<Command, { type: 'load' }>): Reply[] {
+    const at = cmd.at;
+    if (!at) return [this.#load(cmd)];
+    const loaded = this.#load(cmd);
+    if (loaded.type !== 'loaded' || !loaded.ok || !this.sim) return [loaded];
+    const run = this.#run!;
+    const storage = this.#storage;
+    this.#resuming = true;
+    try {
+      this.sim = this.#build(storage, (opts, make) => {
+        const memory = { ...opts };
+        delete memory.durable;
+        return replayTo(run.scenario, memory, at.actions, { t: at.t }, make);
+      });
+    } finally {
+      this.#resuming = false;
+    }
+    const sim = this.sim;
+    // Only the namespace being resumed holds the decisions of time t; without it (another tab
+    // has the run, or it was pruned) the durable lanes keep the re-simulated ones, in memory.
+    if (storage && cmd.resume && storage.run === cmd.resume)
+      for (const id of LANE_IDS) sim.lanes[id].useDurable(storage.durable);
+    const resumed = { A: this.#resumed('A'), B: this.#resumed('B') };
+    const report = sim.restartClient();
+    return [
+      { ...loaded, resumed },
+      { type: 'restarted', report, notice: restartNotice(report) }
+    ];
+  }
+
+  /**
    * A new engine for the loaded run, its hooks wired to this session: the guard, the checkpoint
    * recorder and the breakpoint watcher always; the page's audit rows, inspector and durable
    * audit log only while not re-simulating. `create` builds it (from the start, by replay, by fork).
@@ -357,12 +403,12 @@ export class Session {
         ...(run.trace ? { trace: run.trace } : {}),
         ...(storage ? { durable: storage.durable } : {}),
         onAudit: (rec) => {
-          if (this.#quiet) return;
+          if (this.#quiet || this.#resuming) return;
           this.#audit.push(rec);
           void auditLog?.append(rec);
         },
         onDecision: (lane, request, out) => {
-          if (this.#quiet) return;
+          if (this.#quiet || this.#resuming) return;
           const kept = this.#kept[lane];
           kept.set(out.audit.seq, { request, out });
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);

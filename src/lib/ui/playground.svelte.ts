@@ -13,6 +13,8 @@ import { AuditTableState } from './audit-table.svelte';
 import { downloadBlob } from './download';
 import { focusOf, type AuditFocus } from './guarantees';
 import { SimClient } from './worker/client';
+import { RunMemory, runKey, scenarioAfter } from './run-memory';
+import type { RestartReport } from '$lib/sim/restart';
 
 /** Speeds on a logarithmic slider: 1× to 1000× simulated time. */
 export const MIN_SPEED = 1;
@@ -36,37 +38,6 @@ export function speedToSlider(speed: number): number {
 export function sliderToSpeed(v: number): number {
   const s = Math.pow(10, (v / 100) * Math.log10(MAX_SPEED));
   return s < 10 ? Math.round(s * 10) / 10 : Math.round(s);
-}
-
-/** Where this tab remembers its run, so a reload can resume it (SPEC §4: restarts are not isolated). */
-const RUN_KEY = 'sampling-policy-lab-run';
-
-/** A short fingerprint of what was loaded: a reload resumes a run only for the same scenario and seed. */
-function fingerprint(data: unknown, trace: TraceEvent[] | null): string {
-  const text = JSON.stringify([data, trace]);
-  let h = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
-  return `${text.length}:${(h >>> 0).toString(36)}`;
-}
-
-function readRun(): { id: string; key: string } | null {
-  try {
-    const v = JSON.parse(sessionStorage.getItem(RUN_KEY) ?? 'null') as unknown;
-    if (v && typeof v === 'object' && 'id' in v && 'key' in v)
-      return { id: String(v.id), key: String(v.key) };
-  } catch {
-    // No sessionStorage (a sandboxed frame) or junk in it: start a new run.
-  }
-  return null;
-}
-
-function writeRun(id: string | null, key: string): void {
-  try {
-    if (id) sessionStorage.setItem(RUN_KEY, JSON.stringify({ id, key }));
-    else sessionStorage.removeItem(RUN_KEY);
-  } catch {
-    // Not resumable after a reload then; the run itself is unaffected.
-  }
 }
 
 export class Playground {
@@ -101,6 +72,15 @@ export class Playground {
   trace: TraceEvent[] | null = null;
   /** The first load after the page opens may resume the tab's run; Reset, a seed or a scenario never do. */
   #mayResume = true;
+  // ---- Client restarts and the run's end (issue #10; run-memory.ts) ----
+  /** The last client restart (the button's, or a reload's) and its notice, until the next load. */
+  restarted = $state.raw<{ report: RestartReport; notice: string } | null>(null);
+  /** "Simulate N h" went past the scenario's end: the engine's words, and the end that fits. */
+  clamped = $state.raw<{ message: string; extendTo: number | null } | null>(null);
+  /** What this tab remembers of its run for a reload (sessionStorage). */
+  readonly #runs = new RunMemory(() =>
+    typeof sessionStorage === 'undefined' ? null : sessionStorage
+  );
   /** The audit rows behind a guarantee the learner followed from the Guarantees panel. */
   get auditFocus(): AuditFocus | null {
     return this.auditTable.focus;
@@ -144,6 +124,25 @@ export class Playground {
         this.snapshot = r;
         this.storage = r.storage;
         if (r.done) this.playing = false;
+        // Where a reload resumes; an ended run (or one not yet started) starts over instead.
+        this.#runs.at(!r.done && r.now > r.start ? r.now : null);
+        break;
+      // ---- issue #10: restarts, the timeline a reload re-applies, the run's end ----
+      case 'restarted':
+        this.restarted = { report: r.report, notice: r.notice };
+        this.#client?.send({ type: 'timeline' });
+        break;
+      case 'timeline':
+        this.#runs.timeline(r.t, r.actions);
+        break;
+      case 'fastForwardClamped':
+        this.clamped = { message: r.message, extendTo: r.extendTo };
+        break;
+      case 'policyApplied':
+      case 'extended':
+      case 'seeked':
+      case 'forked':
+        this.#client?.send({ type: 'timeline' });
         break;
       case 'storage':
         this.storage = { run: r.run, lanes: r.lanes, audit: r.audit, auditError: r.auditError };
@@ -194,17 +193,23 @@ export class Playground {
     this.pause();
     this.ff = null;
     this.trace = opts.trace ?? null;
-    const seed = typeof data.seed === 'number' ? data.seed : 0;
-    const key = fingerprint(data, opts.trace ?? null);
-    const saved = this.#mayResume ? readRun() : null;
+    const key = runKey(data, opts.trace ?? null);
+    const found = this.#mayResume ? this.#runs.read() : null;
+    const saved = found && found.key === key ? found : null;
     this.#mayResume = false;
+    // A reload mid-run: the same seed, re-simulated to where it was, then the client restarted.
+    if (saved && saved.seed !== null) data = { ...data, seed: saved.seed };
+    const seed = typeof data.seed === 'number' ? data.seed : 0;
+    this.restarted = null;
+    this.clamped = null;
     const r = await client.request(
       {
         type: 'load',
         scenario: data,
         ...(opts.trace ? { trace: opts.trace } : {}),
         ...(this.human ? { human: ['A', 'B'] } : {}),
-        ...(saved && saved.key === key ? { resume: saved.id } : {})
+        ...(saved ? { resume: saved.id } : {}),
+        ...(saved?.t != null ? { at: { t: saved.t, actions: saved.actions } } : {})
       },
       'loaded'
     );
@@ -213,9 +218,9 @@ export class Playground {
       return r.errors;
     }
     this.errors = [];
-    writeRun(r.run, key);
+    this.#runs.started(r.run, key, typeof data.seed === 'number' ? data.seed : null);
     this.resumed = r.resumed.A + r.resumed.B > 0 ? r.resumed : null;
-    this.scenario = data;
+    this.scenario = saved?.t != null ? scenarioAfter(data, saved.actions) : data;
     this.name = r.name;
     this.title = typeof data.title === 'string' ? data.title : r.name;
     this.seed = seed;
@@ -297,6 +302,7 @@ export class Playground {
     lanes[lane] = { ...lanes[lane], client };
     this.scenario = { ...this.scenario, lanes };
     this.#client?.send({ type: 'setConfig', lane, client, what: `${what}` });
+    this.#client?.send({ type: 'timeline' });
   }
 
   /** Apply an already-validated policy; returns the stored decisions invalidated per server. */
@@ -376,5 +382,33 @@ export class Playground {
   lanePolicy(lane: LaneId): Policy | null {
     const lanes = this.scenario?.lanes as Record<LaneId, { policy?: Policy }> | undefined;
     return lanes?.[lane]?.policy ?? null;
+  }
+
+  // ---- issue #10: Restart client, and going on past the scenario's end ----
+
+  /** Restart the client now, at the run's virtual time: the notice says what each lane lost or kept. */
+  async restartClient(): Promise<void> {
+    if (!this.#client || !this.snapshot || this.ff) return;
+    this.clamped = null;
+    await this.#client.request({ type: 'restart' }, 'restarted');
+  }
+
+  /**
+   * Extend the run to the end the clamped fast-forward named, and simulate the rest of what was
+   * asked. Returns the engine's reason when it cannot be extended.
+   */
+  async extendRun(): Promise<string | null> {
+    const end = this.clamped?.extendTo;
+    if (!this.#client || end == null || this.ff) return null;
+    const r = await this.#client.request({ type: 'extend', end }, 'extended');
+    if (!r.ok) return r.message;
+    this.clamped = null;
+    const now = this.snapshot?.now ?? end;
+    if (end > now) {
+      this.pause();
+      this.ff = { done: 0, total: end - now };
+      this.#client.send({ type: 'fastForward', ms: end - now });
+    }
+    return null;
   }
 }

@@ -282,6 +282,36 @@ function idbReader(run: string, key0: number): RecordReader {
   };
 }
 
+/** Rows read at a time when a reload indexes its run's log again (bounded memory). */
+const RESUME_CHUNK = 20_000;
+
+/**
+ * A reload resumed its run at the moment it had reached (issue #10): the audit table shows the
+ * rows the run wrote before it, read back from the namespace in chunks into a fresh index (they
+ * are on disk; only a window of them stays in memory). The restart's own rows follow them, as they
+ * did on disk. False (and nothing indexed) when the rows on disk are not the whole log from row 0
+ * (a write that failed before the reload): the table then starts at the restart, as before.
+ */
+async function indexResumed(run: string, rows: number): Promise<boolean> {
+  const db = auditDb?.ok ? auditDb.store : null;
+  if (!db) return false;
+  auditRows.reset(idbReader(run, 0));
+  try {
+    for (let k = 0; k < rows; k += RESUME_CHUNK) {
+      const hi = Math.min(rows, k + RESUME_CHUNK) - 1;
+      const got = await inTransaction<AuditRecord[]>(db, 'readonly', (s, done) => {
+        const req = s.getAll(IDBKeyRange.bound([run, k], [run, hi]));
+        req.onsuccess = () => done(req.result as AuditRecord[]);
+      });
+      if (got.length !== hi - k + 1) throw new Error('a gap in the stored audit log');
+      auditRows.append(got, 0);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The audit table's questions, each answered with its id. */
 async function answerAudit(
   cmd: Extract<Command, { type: `audit${string}` }>,
@@ -413,16 +443,23 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
         else await answerAudit(audit, id);
         return;
       }
+      let resumedRows = 0;
       if (cmd.type === 'load') {
         session.setStorage(await startRun(cmd.resume));
         lastStorage = '';
+        // A reload mid-run: the log's rows so far are the run's rows up to the restart.
+        if (cmd.at && cmd.resume && current?.storage.run === cmd.resume)
+          resumedRows = current.audit?.nextKey ?? 0;
       }
+      // Where this command's own rows start in the log (a reload's restart writes some at once).
+      const key0 = current?.audit?.nextKey ?? 0;
       const wasRunning = session.fastForwarding;
       const replies = session.handle(cmd);
       if (cmd.type === 'load' && replies[0]?.type === 'loaded' && replies[0].ok) {
         const log = current?.audit;
         const run = current?.storage.run;
-        auditRows.reset(log && run ? idbReader(run, log.nextKey) : null);
+        const indexed = resumedRows > 0 && !!run && (await indexResumed(run, resumedRows));
+        if (!indexed) auditRows.reset(log && run ? idbReader(run, key0) : null);
       }
       post(replies, id);
       if (cmd.type === 'retryStorage') await retryStorage();

@@ -1,0 +1,107 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { Simulation } from './engine';
+import { SharedDecisionStore } from './lane-store';
+import type { Reply, Snapshot } from './protocol';
+import { LANE_IDS, parseScenario, type LaneId } from './scenario';
+import { Session, type RunStorage } from './session';
+import { liveDecisions } from './restart';
+
+const read = (name: string) =>
+  JSON.parse(readFileSync(`static/scenarios/${name}.json`, 'utf8')) as Record<string, unknown>;
+const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
+  rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
+const snap = (rs: Reply[]): Snapshot => only(rs, 'snapshot').at(-1)!;
+
+/** A durable store that, like the browser's, says what is on disk (the session counts it as resumed). */
+class DiskStore extends SharedDecisionStore {
+  status() {
+    return { saved: this.count(), heldInMemory: 0, failure: null };
+  }
+}
+
+/** One run's namespace: the same stores outlive a session, as IndexedDB outlives a page. */
+function namespace(): RunStorage & { stores: Record<LaneId, DiskStore> } {
+  const stores = { A: new DiskStore(), B: new DiskStore() };
+  return {
+    run: 'r-test',
+    stores,
+    durable: (lane) => stores[lane],
+    durableError: null,
+    audit: null,
+    auditError: null
+  };
+}
+
+const MIN = 60_000;
+
+describe('a reload mid-run (load with `at`)', () => {
+  it('resumes at t: lane A lost its decisions, lane B kept the stored ones, and the run then equals --restart-at t', () => {
+    const data = read('reconnect-bypass');
+    const disk = namespace();
+    const before = new Session({ storage: disk });
+    const [l] = before.handle({ type: 'load', scenario: data });
+    if (l?.type !== 'loaded' || !l.ok) throw new Error('not loaded');
+    const t = l.start + 25 * MIN + 137;
+    const was = snap(before.handle({ type: 'advance', to: t }));
+    const [timeline] = only(before.handle({ type: 'timeline' }), 'timeline');
+    expect(timeline!.t).toBe(t);
+    const liveA = was.lanes.A.storedDecisions;
+    const liveB = liveDecisions(disk.stores.B, t);
+    expect(liveA).toBeGreaterThan(0);
+    expect(liveB).toBeGreaterThan(0);
+
+    const after = new Session({ storage: disk });
+    const rs = after.handle({
+      type: 'load',
+      scenario: data,
+      resume: 'r-test',
+      at: { t, actions: timeline!.actions }
+    });
+    const [loaded] = only(rs, 'loaded');
+    expect(loaded).toMatchObject({ ok: true, resumed: { A: 0, B: disk.stores.B.count() } });
+    const [restarted] = only(rs, 'restarted');
+    expect(restarted!.report.t).toBe(t);
+    expect(restarted!.report.lanes.A).toMatchObject({ scope: 'connection', lost: liveA, kept: 0 });
+    expect(restarted!.report.lanes.B).toMatchObject({ scope: 'durable', lost: 0, kept: liveB });
+    expect(restarted!.notice).toBe(
+      `Client restarted: lane A lost ${liveA} stored decisions, lane B kept ${liveB} stored decisions`
+    );
+    const end = snap(after.handle({ type: 'advance', to: l.end }));
+    // The durable lane went on in the namespace's store, not a copy: later decisions are there.
+    const entries = disk.stores.B.entries() as { decidedAt: number }[];
+    expect(entries.some((d) => d.decidedAt > t)).toBe(true);
+
+    const parsed = parseScenario(data);
+    if (!parsed.ok) throw new Error('bad scenario');
+    const cli = new Simulation(parsed.scenario, { restartAt: [t - l.start] });
+    cli.advanceTo(cli.end);
+    for (const id of LANE_IDS)
+      expect(end.lanes[id].counters).toEqual(cli.lanes[id].metrics.counters);
+  });
+
+  it('re-applies the timeline’s actions, a restart among them, where they were', () => {
+    const data = read('reconnect-bypass');
+    const disk = namespace();
+    const before = new Session({ storage: disk });
+    const [l] = before.handle({ type: 'load', scenario: data });
+    if (l?.type !== 'loaded' || !l.ok) throw new Error('not loaded');
+    before.handle({ type: 'advance', to: l.start + 10 * MIN + 11 });
+    before.handle({ type: 'restart' });
+    const t = l.start + 30 * MIN + 5;
+    before.handle({ type: 'advance', to: t });
+    const [timeline] = only(before.handle({ type: 'timeline' }), 'timeline');
+    expect(timeline!.actions.map((a) => a.kind)).toEqual(['restart']);
+
+    const after = new Session({ storage: disk });
+    after.handle({ type: 'load', scenario: data, at: { t, actions: timeline!.actions } });
+    const end = snap(after.handle({ type: 'advance', to: l.end }));
+    expect(end.marks.filter((m) => m.kind === 'restart')).toHaveLength(4);
+    const parsed = parseScenario(data);
+    if (!parsed.ok) throw new Error('bad scenario');
+    const cli = new Simulation(parsed.scenario, { restartAt: [10 * MIN + 11, t - l.start] });
+    cli.advanceTo(cli.end);
+    for (const id of LANE_IDS)
+      expect(end.lanes[id].counters).toEqual(cli.lanes[id].metrics.counters);
+  });
+});
