@@ -195,7 +195,7 @@ export class LaneMetrics {
    */
   seriesAt(now: number): LaneSeries {
     const s = this.series;
-    const last = s.t.length ? s.t[s.t.length - 1] : -Infinity;
+    const last = s.t.at(-1) ?? -Infinity;
     if (now <= last) return s;
     const values = {} as Record<SeriesKey, number[]>;
     for (const k of SERIES_KEYS) values[k] = [...s.values[k], seriesValue(this.counters, k)];
