@@ -99,6 +99,13 @@ export class Session {
   #run: { scenario: Scenario; seed?: number; trace?: TraceEvent[] } | null = null;
   /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
   #quiet = false;
+  /**
+   * Re-simulations (a seek back, a fork) hand their audit rows and decisions to the page too
+   * instead of keeping them quiet: the browser's worker sets this after opening a fresh namespace,
+   * so the restored run's audit log and inspector hold the rows of the branch it is on, and only
+   * those (the abandoned branch's rows stay in the old namespace, which nothing reads any more).
+   */
+  replayAudit = false;
   #recorder: CheckpointRecorder | null = null;
   #watcher: BreakpointWatcher | null = null;
   /** The breakpoints, kept across restores and forks (the watcher of each new engine reads them). */
@@ -357,12 +364,12 @@ export class Session {
         ...(run.trace ? { trace: run.trace } : {}),
         ...(storage ? { durable: storage.durable } : {}),
         onAudit: (rec) => {
-          if (this.#quiet) return;
+          if (this.#quiet && !this.replayAudit) return;
           this.#audit.push(rec);
           void auditLog?.append(rec);
         },
         onDecision: (lane, request, out) => {
-          if (this.#quiet) return;
+          if (this.#quiet && !this.replayAudit) return;
           const kept = this.#kept[lane];
           kept.set(out.audit.seq, { request, out });
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
@@ -559,13 +566,13 @@ export class Session {
     this.#storage = fresh;
     this.#ff = null;
     this.#pending.clear();
+    this.#audit = [];
+    this.#kept = { A: new Map(), B: new Map() };
     this.#quiet = true;
     try {
       this.sim = this.#build(fresh, create);
     } finally {
       this.#quiet = false;
     }
-    this.#audit = [];
-    this.#kept = { A: new Map(), B: new Map() };
   }
 }
