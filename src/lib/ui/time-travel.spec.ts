@@ -1,0 +1,155 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it, vi } from 'vitest';
+import { Simulation } from '$lib/sim/engine';
+import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
+import { parseScenario } from '$lib/sim/scenario';
+import { Session } from '$lib/sim/session';
+import { TimeTravel, type TravelHost } from './time-travel.svelte';
+
+const MIN = 60_000;
+const read = (name: string) =>
+  JSON.parse(readFileSync(`static/scenarios/${name}.json`, 'utf8')) as Record<string, unknown>;
+
+/** The page's side played by a real session (what the worker runs), synchronously. */
+class SessionHost implements TravelHost {
+  snapshot: Snapshot | null = null;
+  playing = false;
+  rewinds = 0;
+  sent: Command[] = [];
+  readonly session = new Session();
+  constructor(name: string) {
+    this.session.handle({ type: 'load', scenario: read(name) });
+    this.snapshot = this.session.snapshot();
+  }
+  pause(): void {
+    this.playing = false;
+  }
+  play(): void {
+    this.playing = true;
+  }
+  rewound(): void {
+    this.rewinds++;
+  }
+  async travelRequest(cmd: Command, last: (r: Reply) => boolean): Promise<Reply[]> {
+    this.sent.push(cmd);
+    const out: Reply[] = [];
+    for (const r of this.session.handle(cmd)) {
+      if (r.type === 'snapshot') this.snapshot = r;
+      out.push(r);
+      if (last(r)) break;
+    }
+    return out;
+  }
+  advance(ms: number): void {
+    const s = this.snapshot!;
+    this.snapshot = this.session.handle({ type: 'advance', to: s.now + ms })[0] as Snapshot;
+  }
+}
+
+const settled = (tt: TimeTravel) => vi.waitFor(() => expect(tt.seeking).toBe(false));
+
+function engineAt(name: string, t: number) {
+  const p = parseScenario(read(name));
+  if (!p.ok) throw new Error('bad scenario');
+  const sim = new Simulation(p.scenario);
+  sim.advanceTo(t);
+  return sim;
+}
+
+describe('TimeTravel: the scrubber', () => {
+  it('seeks back to t: the lanes show what the engine shows run straight to t', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.playing = true;
+    host.advance(40 * MIN);
+    const t = host.snapshot!.start + 12 * MIN;
+    await tt.seek(t);
+    expect(host.playing).toBe(false);
+    expect(host.rewinds).toBe(1);
+    expect(host.snapshot!.now).toBe(t);
+    const sim = engineAt('reconnect-bypass', t);
+    for (const lane of ['A', 'B'] as const)
+      expect(host.snapshot!.lanes[lane].counters).toEqual(sim.lanes[lane].metrics.counters);
+    expect(tt.lastSeekMs).toBeGreaterThan(0);
+    expect(tt.valueText()).toBe('0:12:00 of 1:00:00');
+  });
+
+  it('steps a checkpoint with the arrows and goes to the ends with Home/End', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.advance(10 * MIN);
+    await tt.refreshStops();
+    expect(tt.stops.length).toBeGreaterThan(2);
+    const before = host.snapshot!.now;
+    const prev = tt.neighbour(-1);
+    expect(prev).toBeLessThan(before);
+    expect(tt.stops).toContain(prev);
+    expect(tt.key('ArrowLeft')).toBe(true);
+    await settled(tt);
+    expect(host.snapshot!.now).toBe(prev);
+    await tt.seek(tt.neighbour(1));
+    expect(host.snapshot!.now).toBeGreaterThan(prev);
+    tt.key('Home');
+    await settled(tt);
+    expect(host.snapshot!.now).toBe(host.snapshot!.start);
+    tt.key('End');
+    await settled(tt);
+    expect(host.snapshot!.now).toBe(host.snapshot!.end);
+    expect(tt.key('x')).toBe(false);
+  });
+});
+
+describe('TimeTravel: breakpoints', () => {
+  it('names a bad condition without sending it, and pauses on the first alert', async () => {
+    const host = new SessionHost('retryable-loop');
+    const tt = new TimeTravel(host);
+    expect(await tt.addBreak('alrt')).toBe(false);
+    expect(tt.breakError).toContain("unknown condition 'alrt'");
+    expect(host.sent).toHaveLength(0);
+    expect(await tt.addBreak('alert')).toBe(true);
+    expect(tt.conditions).toEqual(['alert']);
+    host.advance(host.snapshot!.end - host.snapshot!.now);
+    const facts = tt.paused;
+    expect(facts?.condition).toBe('alert');
+    expect(host.snapshot!.now).toBeLessThan(host.snapshot!.end);
+    await tt.resume();
+    expect(tt.paused).toBeNull();
+    expect(host.playing).toBe(true);
+    expect(await tt.removeBreak('alert')).toBe(true);
+    expect(tt.conditions).toEqual([]);
+  });
+});
+
+describe('TimeTravel: fork', () => {
+  it('forks lane A from t; lane B keeps the numbers of the unforked run', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.advance(30 * MIN);
+    const ok = await tt.startFork({
+      version: 1,
+      atMs: 10 * MIN,
+      lane: 'A',
+      change: { kind: 'config', client: { store: 'durable' } }
+    });
+    expect(ok).toBe(true);
+    expect(tt.fork?.atMs).toBe(10 * MIN);
+    expect(host.snapshot!.now).toBe(host.snapshot!.start + 10 * MIN);
+    host.advance(20 * MIN);
+    const sim = engineAt('reconnect-bypass', host.snapshot!.now);
+    expect(host.snapshot!.lanes.B.counters).toEqual(sim.lanes.B.metrics.counters);
+    expect(host.snapshot!.lanes.A.counters).not.toEqual(sim.lanes.A.metrics.counters);
+  });
+
+  it('reports a fork past the end with its path', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    const ok = await tt.startFork({
+      version: 1,
+      atMs: 5 * 3_600_000,
+      lane: 'A',
+      change: { kind: 'config', client: {} }
+    });
+    expect(ok).toBe(false);
+    expect(tt.forkErrors[0]).toMatch(/^\$\.atMs: the scenario ends at 1 h/);
+  });
+});

@@ -1,0 +1,221 @@
+/**
+ * Time travel on the page (issue #10): the scrubber, the breakpoints and forks. The worker does
+ * the work (sim/session.ts "Time travel"): a seek forward runs the run on, a seek back
+ * re-simulates it from its start into a fresh IndexedDB namespace (ui/worker/sim.worker.ts), so
+ * everything the page shows — lanes, charts, statechart, audit log — is the run at t, and Play
+ * continues from there. This class holds what the controls show and sends the commands.
+ */
+import { parseBreak } from '$lib/sim/breakpoints';
+import type { ForkSpec } from '$lib/sim/fork';
+import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
+import type { ViewCheckpoint } from '$lib/sim/checkpoint';
+import { formatSimTime } from './playground-page.svelte';
+
+/** What the time-travel controls need of the playground (a `Playground`, or a test double). */
+export interface TravelHost {
+  readonly snapshot: Snapshot | null;
+  pause(): void;
+  play(): void;
+  /**
+   * Send a command; resolves with the replies it caused, up to the one `last` says ends them.
+   * Rejects with the worker's error for this command.
+   */
+  travelRequest(cmd: Command, last: (r: Reply) => boolean): Promise<Reply[]>;
+  /** The run went back in time: drop what the page holds of the abandoned branch. */
+  rewound(): void;
+}
+
+const isSnapshot = (r: Reply) => r.type === 'snapshot';
+
+/** The gap between stops when the run has no two checkpoints yet (one virtual minute). */
+const DEFAULT_SPACING = 60_000;
+
+export class TimeTravel {
+  /** Virtual times (absolute ms) of the checkpoints so far: the scrubber's stops. */
+  stops = $state.raw<number[]>([]);
+  seeking = $state(false);
+  /** Wall time the last seek took in the browser (ms), for the note and the benchmark. */
+  lastSeekMs = $state<number | null>(null);
+  error = $state('');
+  /** The breakpoint conditions in force (sim/breakpoints.ts syntax). */
+  conditions = $state.raw<string[]>([]);
+  breakError = $state('');
+  /** The fork this run is on, if any (what the share link carries). */
+  fork = $state.raw<ForkSpec | null>(null);
+  forkErrors = $state.raw<string[]>([]);
+
+  constructor(readonly host: TravelHost) {}
+
+  get start(): number {
+    return this.host.snapshot?.start ?? 0;
+  }
+  get end(): number {
+    return this.host.snapshot?.end ?? 0;
+  }
+  get now(): number {
+    return this.host.snapshot?.now ?? 0;
+  }
+
+  /** "0:15:00 of 1:00:00": the slider's aria-valuetext. */
+  valueText(t = this.now): string {
+    return `${formatSimTime(t - this.start)} of ${formatSimTime(this.end - this.start)}`;
+  }
+
+  /** The spacing of the checkpoints (for stops past the furthest point the run has reached). */
+  get spacing(): number {
+    const s = this.stops;
+    return s.length >= 2 ? Math.max(1, s[1]! - s[0]!) : DEFAULT_SPACING;
+  }
+
+  /** The stop one checkpoint before or after `from`, clamped to the run. */
+  neighbour(dir: 1 | -1, from = this.now): number {
+    const s = this.stops;
+    if (dir < 0) {
+      let best = this.start;
+      for (const t of s) if (t < from && t > best) best = t;
+      return best;
+    }
+    const next = s.find((t) => t > from);
+    return Math.min(this.end, next ?? from + this.spacing);
+  }
+
+  /** Ask the worker for its checkpoints (after a load, a seek, a pause). */
+  async refreshStops(): Promise<void> {
+    if (!this.host.snapshot) return;
+    const rs = await this.host.travelRequest(
+      { type: 'checkpoints' },
+      (r) => r.type === 'checkpoints'
+    );
+    const r = rs.at(-1);
+    if (r?.type === 'checkpoints') this.stops = r.checkpoints.map((c: ViewCheckpoint) => c.t);
+  }
+
+  /** Move the whole playground to virtual time `t` (absolute ms). */
+  async seek(t: number): Promise<void> {
+    const snap = this.host.snapshot;
+    if (!snap || this.seeking) return;
+    const to = Math.round(Math.min(snap.end, Math.max(snap.start, t)));
+    if (to === snap.now) return;
+    this.host.pause();
+    this.seeking = true;
+    this.error = '';
+    const back = to < snap.now;
+    const t0 = performance.now();
+    try {
+      await this.host.travelRequest({ type: 'seek', t: to }, isSnapshot);
+      this.lastSeekMs = performance.now() - t0;
+      if (back) this.host.rewound();
+      await this.refreshStops();
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+    } finally {
+      this.seeking = false;
+    }
+  }
+
+  /** The scrubber's keys: ←/→ a checkpoint, Home/End the run's ends. True when handled. */
+  key(key: string): boolean {
+    switch (key) {
+      case 'ArrowLeft':
+      case 'ArrowDown':
+        void this.seek(this.neighbour(-1));
+        return true;
+      case 'ArrowRight':
+      case 'ArrowUp':
+        void this.seek(this.neighbour(1));
+        return true;
+      case 'Home':
+        void this.seek(this.start);
+        return true;
+      case 'End':
+        void this.seek(this.end);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // ---- Breakpoints ----
+
+  /** Add a condition (checked here first, so a typo is named before anything is sent). */
+  async addBreak(text: string): Promise<boolean> {
+    const cond = text.trim();
+    const p = parseBreak(cond);
+    if (!p.ok) {
+      this.breakError = p.error;
+      return false;
+    }
+    if (this.conditions.includes(cond)) {
+      this.breakError = '';
+      return true;
+    }
+    return this.#setBreaks([...this.conditions, cond]);
+  }
+
+  async removeBreak(cond: string): Promise<boolean> {
+    return this.#setBreaks(this.conditions.filter((c) => c !== cond));
+  }
+
+  async #setBreaks(conditions: string[]): Promise<boolean> {
+    const rs = await this.host.travelRequest(
+      { type: 'setBreakpoints', conditions },
+      (r) => r.type === 'breakpoints'
+    );
+    const r = rs.at(-1);
+    if (r?.type !== 'breakpoints') return false;
+    if (!r.ok) {
+      this.breakError = r.errors.join('; ');
+      return false;
+    }
+    this.breakError = '';
+    this.conditions = r.conditions;
+    return true;
+  }
+
+  /** The decision a breakpoint stopped on, while the run is paused there. */
+  get paused() {
+    return this.host.snapshot?.paused ?? null;
+  }
+
+  /** Go on from a breakpoint: the run plays on to the next condition that holds. */
+  async resume(): Promise<void> {
+    await this.host.travelRequest({ type: 'resume' }, isSnapshot);
+    this.host.play();
+  }
+
+  // ---- Fork ----
+
+  /** Re-run `fork.lane` from `fork.atMs` with its change; the other lane keeps its history. */
+  async startFork(fork: ForkSpec): Promise<boolean> {
+    if (!this.host.snapshot) return false;
+    this.host.pause();
+    this.seeking = true;
+    try {
+      const rs = await this.host.travelRequest(
+        { type: 'fork', fork },
+        (r) => isSnapshot(r) || (r.type === 'forked' && !r.ok)
+      );
+      const r = rs.find((x) => x.type === 'forked');
+      if (r?.type !== 'forked') return false;
+      if (!r.ok) {
+        this.forkErrors = r.errors.map((e) => `${e.path}: ${e.message}`);
+        return false;
+      }
+      this.forkErrors = [];
+      this.fork = fork;
+      this.host.rewound();
+      await this.refreshStops();
+      return true;
+    } finally {
+      this.seeking = false;
+    }
+  }
+
+  /** A new run (a load, Reset, a seed): no fork, the breakpoints stay (the worker keeps them). */
+  loaded(): void {
+    this.fork = null;
+    this.forkErrors = [];
+    this.error = '';
+    void this.refreshStops();
+  }
+}
