@@ -5,8 +5,11 @@
  * everything the page shows — lanes, charts, statechart, audit log — is the run at t, and Play
  * continues from there. This class holds what the controls show and sends the commands.
  */
+import type { ClientConfigInput } from '$lib/machine/config';
+import type { Policy } from '$lib/machine/policy';
 import { parseBreak } from '$lib/sim/breakpoints';
-import type { ForkSpec } from '$lib/sim/fork';
+import type { ForkChange, ForkSpec } from '$lib/sim/fork';
+import type { LaneId } from '$lib/sim/scenario';
 import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
 import type { ViewCheckpoint } from '$lib/sim/checkpoint';
 import { formatSimTime } from './playground-page.svelte';
@@ -24,6 +27,10 @@ export interface TravelHost {
   /** The run went back in time: drop what the page holds of the abandoned branch. */
   rewound(): void;
 }
+
+/** A change as the lane editors make it (a configuration as edited, or a validated policy). */
+export type ForkEdit =
+  { kind: 'config'; client: ClientConfigInput; what?: string } | { kind: 'policy'; policy: Policy };
 
 const isSnapshot = (r: Reply) => r.type === 'snapshot';
 
@@ -113,16 +120,23 @@ export class TimeTravel {
     }
   }
 
+  /** Seek one checkpoint back or on (the stops asked afresh: the run may have played on). */
+  async step(dir: 1 | -1): Promise<void> {
+    if (this.seeking) return;
+    await this.refreshStops();
+    await this.seek(this.neighbour(dir));
+  }
+
   /** The scrubber's keys: ←/→ a checkpoint, Home/End the run's ends. True when handled. */
   key(key: string): boolean {
     switch (key) {
       case 'ArrowLeft':
       case 'ArrowDown':
-        void this.seek(this.neighbour(-1));
+        void this.step(-1);
         return true;
       case 'ArrowRight':
       case 'ArrowUp':
-        void this.seek(this.neighbour(1));
+        void this.step(1);
         return true;
       case 'Home':
         void this.seek(this.start);
@@ -184,6 +198,20 @@ export class TimeTravel {
   }
 
   // ---- Fork ----
+
+  /**
+   * "Fork from here" is armed: the next change made in a lane's editors (configuration or policy)
+   * forks the run at the current time instead of changing the lane live.
+   */
+  forkArmed = $state(false);
+
+  /** Fork at the current time with `change` to `lane` (what the armed editors call). */
+  async forkHere(lane: LaneId, change: ForkEdit): Promise<boolean> {
+    this.forkArmed = false;
+    const atMs = this.now - this.start;
+    // The editors' input shape; the worker validates it with ForkSchema (errors with paths).
+    return this.startFork({ version: 1, atMs, lane, change: change as ForkChange });
+  }
 
   /** Re-run `fork.lane` from `fork.atMs` with its change; the other lane keeps its history. */
   async startFork(fork: ForkSpec): Promise<boolean> {
