@@ -183,3 +183,16 @@ describe('the session, replaying audit rows after a seek back (the browser worke
     expect(first.length).toBeGreaterThan(seeked!.auditRows);
   });
 });
+
+describe('the session, checkpoints after a seek back', () => {
+  it('keeps the checkpoints before t: the same stops as the first time through', () => {
+    const { s, start } = loaded();
+    s.handle({ type: 'advance', to: start + 30 * MIN });
+    const stops = (rs: Reply[]) => only(rs, 'checkpoints')[0]!.checkpoints.map((c) => c.t);
+    const before = stops(s.handle({ type: 'checkpoints' }));
+    s.handle({ type: 'seek', t: start + 10 * MIN });
+    const after = stops(s.handle({ type: 'checkpoints' }));
+    expect(after.length).toBeGreaterThan(10);
+    expect(after).toEqual(before.filter((t) => t <= start + 10 * MIN));
+  });
+});

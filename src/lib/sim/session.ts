@@ -377,7 +377,9 @@ export class Session {
         consent: (lane, simulated) => this.#consentFor(lane, simulated)
       })
     );
-    const sim = create(opts, (s, o) => guard.simulate(s, o));
+    // The recorder sees the engine from its creation, so a re-simulation (a seek back, a fork)
+    // records the checkpoints before t again: the scrubber's stops stay one timeline.
+    const sim = create(opts, (s, o) => recorder.attach(guard.simulate(s, o)));
     recorder.attach(sim);
     watcher.attach(sim);
     return sim;
