@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Simulation } from '$lib/sim/engine';
 import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
 import { parseScenario } from '$lib/sim/scenario';
@@ -46,7 +46,7 @@ class SessionHost implements TravelHost {
   }
 }
 
-const settled = (tt: TimeTravel) => vi.waitFor(() => expect(tt.seeking).toBe(false));
+const settled = (tt: TimeTravel) => tt.pending;
 
 function engineAt(name: string, t: number) {
   const p = parseScenario(read(name));

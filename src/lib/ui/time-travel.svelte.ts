@@ -122,27 +122,39 @@ export class TimeTravel {
 
   /** Seek one checkpoint back or on (the stops asked afresh: the run may have played on). */
   async step(dir: 1 | -1): Promise<void> {
+    // Keys pressed while a seek runs are counted, then taken together.
+    this.#steps += dir;
     if (this.seeking) return;
-    await this.refreshStops();
-    await this.seek(this.neighbour(dir));
+    while (this.#steps !== 0) {
+      let n = this.#steps;
+      this.#steps = 0;
+      await this.refreshStops();
+      let t = this.now;
+      for (; n !== 0; n -= Math.sign(n)) t = this.neighbour(n > 0 ? 1 : -1, t);
+      await this.seek(t);
+    }
   }
+  #steps = 0;
+
+  /** What the last key started (a step or a seek): settled when the run is there. */
+  pending: Promise<void> = Promise.resolve();
 
   /** The scrubber's keys: ←/→ a checkpoint, Home/End the run's ends. True when handled. */
   key(key: string): boolean {
     switch (key) {
       case 'ArrowLeft':
       case 'ArrowDown':
-        void this.step(-1);
+        this.pending = this.step(-1);
         return true;
       case 'ArrowRight':
       case 'ArrowUp':
-        void this.step(1);
+        this.pending = this.step(1);
         return true;
       case 'Home':
-        void this.seek(this.start);
+        this.pending = this.seek(this.start);
         return true;
       case 'End':
-        void this.seek(this.end);
+        this.pending = this.seek(this.end);
         return true;
       default:
         return false;
