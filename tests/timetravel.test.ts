@@ -29,7 +29,7 @@ const ROWS: [string, (c: LaneCounters) => string][] = [
 async function expectLanes(
   page: Page,
   counters: Record<'A' | 'B', LaneCounters>,
-  lanes = ['A', 'B'] as const
+  lanes: readonly ('A' | 'B')[] = ['A', 'B']
 ) {
   for (const lane of lanes)
     for (const [name, fmt] of ROWS)
@@ -209,4 +209,23 @@ test('fork from here: lane A re-runs with a changed store; lane B equals the unf
       Number(await page.getByLabel('Lane A consent prompts', { exact: true }).textContent())
     )
     .toBeLessThan(unforked.A.consentPrompts);
+  await expect(page.getByLabel('Fork mark')).toContainText('(lane A)');
+  const forkedA = await page.getByLabel('Lane A consent prompts', { exact: true }).textContent();
+
+  // The share link carries the fork; opening it reproduces the same run.
+  await page.getByRole('button', { name: 'Copy link' }).click();
+  const link = await page.getByLabel('Scenario link').inputValue();
+  expect(link).toContain('&f=');
+  // In a new tab: a link differing only in its hash would not reload this one.
+  const other = await page.context().newPage();
+  await other.goto(link);
+  await expect(other.getByLabel('Fork', { exact: true })).toContainText(
+    'lane A runs a changed configuration from there'
+  );
+  await expect(slider(other)).toHaveAttribute('aria-valuenow', String(at));
+  await slider(other).focus();
+  await slider(other).press('End');
+  await expect(slider(other)).toHaveAttribute('aria-valuetext', '1:00:00 of 1:00:00');
+  await expectLanes(other, unforked, ['B']);
+  await expect(other.getByLabel('Lane A consent prompts', { exact: true })).toHaveText(forkedA!);
 });

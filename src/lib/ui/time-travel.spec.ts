@@ -153,3 +153,32 @@ describe('TimeTravel: fork', () => {
     expect(tt.forkErrors[0]).toMatch(/^\$\.atMs: the scenario ends at 1 h/);
   });
 });
+
+describe('TimeTravel: a shared link with a fork', () => {
+  it('applies the fork once, on the first load of the linked scenario only', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    const data = read('reconnect-bypass');
+    const fork = { version: 1, atMs: 5 * MIN, lane: 'B', change: { kind: 'config', client: {} } };
+    tt.fromLink({ other: true }, fork);
+    await tt.loaded(data);
+    expect(tt.fork).toBeNull();
+    tt.fromLink(data, fork);
+    await tt.loaded(data);
+    expect(tt.fork).toEqual(fork);
+    expect(host.snapshot!.now).toBe(host.snapshot!.start + 5 * MIN);
+    await tt.loaded(data); // Reset: the fork is not applied again
+    expect(tt.fork).toBeNull();
+  });
+
+  it("names what is wrong with a link's fork", async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    const data = read('reconnect-bypass');
+    tt.fromLink(data, { version: 1, atMs: -1, lane: 'C', change: { kind: 'config', client: {} } });
+    await tt.loaded(data);
+    expect(tt.fork).toBeNull();
+    expect(tt.forkErrors.join('\n')).toContain("The link's fork: $.atMs");
+    expect(tt.forkErrors.join('\n')).toContain('$.lane');
+  });
+});

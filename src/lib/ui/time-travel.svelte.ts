@@ -8,7 +8,7 @@
 import type { ClientConfigInput } from '$lib/machine/config';
 import type { Policy } from '$lib/machine/policy';
 import { parseBreak } from '$lib/sim/breakpoints';
-import type { ForkChange, ForkSpec } from '$lib/sim/fork';
+import { parseFork, type ForkChange, type ForkSpec } from '$lib/sim/fork';
 import type { LaneId } from '$lib/sim/scenario';
 import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
 import type { ViewCheckpoint } from '$lib/sim/checkpoint';
@@ -227,7 +227,6 @@ export class TimeTravel {
 
   /** Re-run `fork.lane` from `fork.atMs` with its change; the other lane keeps its history. */
   async startFork(fork: ForkSpec): Promise<boolean> {
-    if (!this.host.snapshot) return false;
     this.host.pause();
     this.seeking = true;
     try {
@@ -246,16 +245,44 @@ export class TimeTravel {
       this.host.rewound();
       await this.refreshStops();
       return true;
+    } catch (err) {
+      this.forkErrors = [err instanceof Error ? err.message : String(err)];
+      return false;
     } finally {
       this.seeking = false;
     }
   }
 
-  /** A new run (a load, Reset, a seed): no fork, the breakpoints stay (the worker keeps them). */
-  loaded(): void {
+  /**
+   * A fork the page was opened with (a share link's `&f=`), for the scenario the link carries:
+   * applied once, right after that scenario loads.
+   */
+  #linkFork: { scenario: string; fork: unknown } | null = null;
+
+  fromLink(scenario: unknown, fork: unknown): void {
+    this.#linkFork = fork == null ? null : { scenario: JSON.stringify(scenario), fork };
+  }
+
+  /**
+   * A new run (a load, Reset, a seed; `scenario` is its data): no fork — unless it is the
+   * linked scenario's first load, which gets the link's fork. The breakpoints stay (the worker
+   * keeps them).
+   */
+  async loaded(scenario: unknown): Promise<void> {
     this.fork = null;
     this.forkErrors = [];
     this.error = '';
-    void this.refreshStops();
+    const link = this.#linkFork;
+    this.#linkFork = null;
+    if (link && link.scenario === JSON.stringify(scenario)) {
+      const p = parseFork(link.fork);
+      if (!p.ok) {
+        this.forkErrors = p.errors.map((e) => `The link's fork: ${e.path}: ${e.message}`);
+        return;
+      }
+      await this.startFork(p.fork);
+      return;
+    }
+    await this.refreshStops();
   }
 }
