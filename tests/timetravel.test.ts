@@ -52,12 +52,42 @@ async function open(page: Page, name: string) {
 
 const slider = (page: Page) => page.getByRole('slider', { name: 'Time' });
 
+interface RunAt {
+  A: LaneCounters;
+  B: LaneCounters;
+  audit: number;
+  edges: Record<'A' | 'B', Record<string, number>>;
+}
+
 /** The engine in Node, run straight to `ms` after the start: what `lab run` computes. */
-function countersAt(name: string, ms: number): Record<'A' | 'B', LaneCounters> {
+function countersAt(name: string, ms: number): RunAt {
   const s = scenario(name);
-  const sim = new Simulation(s);
+  let audit = 0;
+  const sim = new Simulation(s, { onAudit: () => audit++ });
   sim.advanceTo(s.start + ms);
-  return { A: sim.lanes.A.metrics.counters, B: sim.lanes.B.metrics.counters };
+  const { A, B } = sim.lanes;
+  return {
+    A: A.metrics.counters,
+    B: B.metrics.counters,
+    audit,
+    edges: { A: { ...A.metrics.edges }, B: { ...B.metrics.edges } }
+  };
+}
+
+/** The audit log and the statechart's edge counts (its table for screen readers) at t. */
+async function expectLogAndEdges(page: Page, want: RunAt) {
+  await expect(page.getByLabel('Matching records', { exact: true })).toHaveText(
+    want.audit.toLocaleString('en-US')
+  );
+  const table = page.getByRole('table', { name: 'Statechart edge counts' });
+  for (const key of Object.keys({ ...want.edges.A, ...want.edges.B })) {
+    const [from, to] = key.split('→');
+    const row = table.getByRole('row').filter({
+      has: page.getByRole('rowheader', { name: `${from} → ${to}`, exact: true })
+    });
+    await expect(row.getByRole('cell').nth(0)).toHaveText(String(want.edges.A[key] ?? 0));
+    await expect(row.getByRole('cell').nth(1)).toHaveText(String(want.edges.B[key] ?? 0));
+  }
 }
 
 test('scrubbing back and forth: the lanes table at t equals the engine run straight to t', async ({
@@ -72,6 +102,7 @@ test('scrubbing back and forth: the lanes table at t equals the engine run strai
   await expect(time).toHaveAttribute('aria-valuetext', '1:00:00 of 1:00:00');
   await expect(page.getByLabel('Simulated time', { exact: true })).toHaveText('1:00:00');
   await expectLanes(page, countersAt('reconnect-bypass', 3_600_000));
+  await expectLogAndEdges(page, countersAt('reconnect-bypass', 3_600_000));
 
   // Click at about a third: the run moves back to there (re-simulated) and shows that moment.
   const box = (await time.boundingBox())!;
@@ -93,6 +124,7 @@ test('scrubbing back and forth: the lanes table at t equals the engine run strai
   const t2 = parseValueText((await time.getAttribute('aria-valuetext'))!);
   expect(t2 % 15_000).toBe(0);
   await expectLanes(page, countersAt('reconnect-bypass', t2));
+  await expectLogAndEdges(page, countersAt('reconnect-bypass', t2));
   await expect(page.getByLabel('Simulated time', { exact: true })).not.toHaveText('1:00:00');
 
   await time.press('ArrowRight');
@@ -101,6 +133,7 @@ test('scrubbing back and forth: the lanes table at t equals the engine run strai
     .poll(async () => parseValueText((await time.getAttribute('aria-valuetext'))!))
     .toBe(t2 + 30_000);
   await expectLanes(page, countersAt('reconnect-bypass', t2 + 30_000));
+  await expectLogAndEdges(page, countersAt('reconnect-bypass', t2 + 30_000));
 
   // Home: back to the very start, everything at zero; Play continues from there.
   await time.press('Home');
