@@ -57,6 +57,7 @@ interface RunAt {
   B: LaneCounters;
   audit: number;
   edges: Record<'A' | 'B', Record<string, number>>;
+  stored: Record<'A' | 'B', number>;
 }
 
 /** The engine in Node, run straight to `ms` after the start: what `lab run` computes. */
@@ -70,12 +71,24 @@ function countersAt(name: string, ms: number): RunAt {
     A: A.metrics.counters,
     B: B.metrics.counters,
     audit,
-    edges: { A: { ...A.metrics.edges }, B: { ...B.metrics.edges } }
+    edges: { A: { ...A.metrics.edges }, B: { ...B.metrics.edges } },
+    stored: { A: Number(A.host.store.count()), B: Number(B.host.store.count()) }
   };
 }
 
-/** The audit log and the statechart's edge counts (its table for screen readers) at t. */
+/**
+ * The audit log, the stored decisions and the statechart's edge counts (its table for screen
+ * readers) at t. The durable lane's decisions on disk are those of the branch at t: a seek back
+ * writes into a fresh namespace, so the abandoned branch's later decisions are not counted.
+ */
 async function expectLogAndEdges(page: Page, want: RunAt) {
+  for (const lane of ['A', 'B'] as const)
+    await expect(page.getByLabel(`Lane ${lane} stored decisions`, { exact: true })).toHaveText(
+      String(want.stored[lane])
+    );
+  await expect(page.getByLabel('Lane B decisions saved', { exact: true })).toHaveText(
+    String(want.stored.B)
+  );
   await expect(page.getByLabel('Matching records', { exact: true })).toHaveText(
     want.audit.toLocaleString('en-US')
   );
