@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import type { Policy } from '$lib/machine/policy';
 import { Simulation } from '$lib/sim/engine';
 import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
 import { parseScenario } from '$lib/sim/scenario';
@@ -66,6 +67,7 @@ describe('TimeTravel: the scrubber', () => {
     await tt.seek(t);
     expect(host.playing).toBe(false);
     expect(host.rewinds).toBe(1);
+    expect(tt.wentBack).toBe(true);
     expect(host.snapshot!.now).toBe(t);
     const sim = engineAt('reconnect-bypass', t);
     for (const lane of ['A', 'B'] as const)
@@ -138,6 +140,25 @@ describe('TimeTravel: fork', () => {
     const sim = engineAt('reconnect-bypass', host.snapshot!.now);
     expect(host.snapshot!.lanes.B.counters).toEqual(sim.lanes.B.metrics.counters);
     expect(host.snapshot!.lanes.A.counters).not.toEqual(sim.lanes.A.metrics.counters);
+  });
+
+  it('forks with an edited policy from the editors (sampling off for lane B from now)', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.advance(20 * MIN);
+    const lanes = read('reconnect-bypass').lanes as Record<string, { policy: Policy }>;
+    const policy = structuredClone(lanes.B!.policy);
+    policy.defaults.sampling = false;
+    tt.forkArmed = true;
+    expect(await tt.forkHere('B', { kind: 'policy', policy })).toBe(true);
+    expect(tt.forkArmed).toBe(false);
+    expect(tt.fork).toMatchObject({ atMs: 20 * MIN, lane: 'B', change: { kind: 'policy' } });
+    expect(host.snapshot!.marks.at(-1)).toMatchObject({ kind: 'fork', lane: 'B' });
+    const calls = host.snapshot!.lanes.B.counters.providerCalls;
+    host.advance(20 * MIN);
+    expect(host.snapshot!.lanes.B.counters.providerCalls).toBe(calls);
+    const sim = engineAt('reconnect-bypass', host.snapshot!.now);
+    expect(host.snapshot!.lanes.A.counters).toEqual(sim.lanes.A.metrics.counters);
   });
 
   it('reports a fork past the end with its path', async () => {

@@ -44,6 +44,11 @@ export class TimeTravel {
   /** Wall time the last seek took in the browser (ms), for the note and the benchmark. */
   lastSeekMs = $state<number | null>(null);
   error = $state('');
+  /**
+   * The last seek went back: the run goes on in a fresh storage namespace (the page says so; the
+   * later branch's durable decisions and audit rows stay behind in the old one, unused).
+   */
+  wentBack = $state(false);
   /** The breakpoint conditions in force (sim/breakpoints.ts syntax). */
   conditions = $state.raw<string[]>([]);
   breakError = $state('');
@@ -112,6 +117,7 @@ export class TimeTravel {
       await this.host.travelRequest({ type: 'seek', t: to }, isSnapshot);
       this.lastSeekMs = performance.now() - t0;
       if (back) this.host.rewound();
+      this.wentBack = back;
       await this.refreshStops();
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
