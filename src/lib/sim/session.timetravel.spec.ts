@@ -165,3 +165,34 @@ describe('the session, time travel', () => {
     expect(no).toMatchObject({ ok: false, message: expect.stringContaining('at most 30 d') });
   });
 });
+
+describe('the session, replaying audit rows after a seek back (the browser worker)', () => {
+  it('hands over exactly the audit rows of the branch up to t, the same as the first time', () => {
+    const { s, start } = loaded();
+    s.replayAudit = true;
+    const first = fastForwardAll(s, 40 * MIN).flatMap((r) =>
+      r.type === 'snapshot' ? r.audit : []
+    );
+    first.push(...s.drainAudit());
+    const rs = s.handle({ type: 'seek', t: start + 15 * MIN });
+    const [seeked] = only(rs, 'seeked');
+    const again = snap(rs).audit;
+    expect(seeked!.auditRows).toBeGreaterThan(0);
+    expect(again).toHaveLength(seeked!.auditRows);
+    expect(again).toEqual(first.slice(0, seeked!.auditRows));
+    expect(first.length).toBeGreaterThan(seeked!.auditRows);
+  });
+});
+
+describe('the session, checkpoints after a seek back', () => {
+  it('keeps the checkpoints before t: the same stops as the first time through', () => {
+    const { s, start } = loaded();
+    s.handle({ type: 'advance', to: start + 30 * MIN });
+    const stops = (rs: Reply[]) => only(rs, 'checkpoints')[0]!.checkpoints.map((c) => c.t);
+    const before = stops(s.handle({ type: 'checkpoints' }));
+    s.handle({ type: 'seek', t: start + 10 * MIN });
+    const after = stops(s.handle({ type: 'checkpoints' }));
+    expect(after.length).toBeGreaterThan(10);
+    expect(after).toEqual(before.filter((t) => t <= start + 10 * MIN));
+  });
+});

@@ -105,6 +105,13 @@ export class Session {
    * already (the worker indexes them from there), so writing them again would double them.
    */
   #resuming = false;
+  /**
+   * Re-simulations (a seek back, a fork) hand their audit rows and decisions to the page too
+   * instead of keeping them quiet: the browser's worker sets this after opening a fresh namespace,
+   * so the restored run's audit log and inspector hold the rows of the branch it is on, and only
+   * those (the abandoned branch's rows stay in the old namespace, which nothing reads any more).
+   */
+  replayAudit = false;
   #recorder: CheckpointRecorder | null = null;
   #watcher: BreakpointWatcher | null = null;
   /** The breakpoints, kept across restores and forks (the watcher of each new engine reads them). */
@@ -403,12 +410,12 @@ export class Session {
         ...(run.trace ? { trace: run.trace } : {}),
         ...(storage ? { durable: storage.durable } : {}),
         onAudit: (rec) => {
-          if (this.#quiet || this.#resuming) return;
+          if ((this.#quiet && !this.replayAudit) || this.#resuming) return;
           this.#audit.push(rec);
           void auditLog?.append(rec);
         },
         onDecision: (lane, request, out) => {
-          if (this.#quiet || this.#resuming) return;
+          if ((this.#quiet && !this.replayAudit) || this.#resuming) return;
           const kept = this.#kept[lane];
           kept.set(out.audit.seq, { request, out });
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
@@ -416,7 +423,9 @@ export class Session {
         consent: (lane, simulated) => this.#consentFor(lane, simulated)
       })
     );
-    const sim = create(opts, (s, o) => guard.simulate(s, o));
+    // The recorder sees the engine from its creation, so a re-simulation (a seek back, a fork)
+    // records the checkpoints before t again: the scrubber's stops stay one timeline.
+    const sim = create(opts, (s, o) => recorder.attach(guard.simulate(s, o)));
     recorder.attach(sim);
     watcher.attach(sim);
     return sim;
@@ -605,13 +614,13 @@ export class Session {
     this.#storage = fresh;
     this.#ff = null;
     this.#pending.clear();
+    this.#audit = [];
+    this.#kept = { A: new Map(), B: new Map() };
     this.#quiet = true;
     try {
       this.sim = this.#build(fresh, create);
     } finally {
       this.#quiet = false;
     }
-    this.#audit = [];
-    this.#kept = { A: new Map(), B: new Map() };
   }
 }

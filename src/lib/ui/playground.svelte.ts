@@ -6,7 +6,14 @@
 import type { ClientConfigInput } from '$lib/machine/config';
 import type { Policy } from '$lib/machine/policy';
 import type { InvariantResult } from '$lib/sim/invariants';
-import type { Inspection, PendingConsent, Reply, Snapshot, StorageView } from '$lib/sim/protocol';
+import type {
+  Command,
+  Inspection,
+  PendingConsent,
+  Reply,
+  Snapshot,
+  StorageView
+} from '$lib/sim/protocol';
 import type { LaneId, ScenarioError } from '$lib/sim/scenario';
 import type { TraceEvent } from '$lib/sim/trace';
 import { AuditTableState } from './audit-table.svelte';
@@ -124,6 +131,8 @@ export class Playground {
         this.snapshot = r;
         this.storage = r.storage;
         if (r.done) this.playing = false;
+        // A breakpoint held: the run stays where it stopped until Resume (time-travel.svelte.ts).
+        if (r.paused) this.pause();
         // Where a reload resumes; an ended run (or one not yet started) starts over instead.
         this.#runs.at(!r.done && r.now > r.start ? r.now : null);
         break;
@@ -377,6 +386,46 @@ export class Playground {
     const lanes = this.scenario?.lanes as
       Record<LaneId, { client?: ClientConfigInput }> | undefined;
     return lanes?.[lane]?.client ?? {};
+  }
+
+  // ---- Time travel (issue #10; the scrubber, breakpoints and forks: time-travel.svelte.ts) ----
+  /**
+   * Send a time-travel command and collect the replies it causes until `last` says one ends them
+   * (a seek: its snapshot). Rejects with the worker's error for this command.
+   */
+  travelRequest(cmd: Command, last: (r: Reply) => boolean): Promise<Reply[]> {
+    const client = this.#client;
+    if (!client) return Promise.reject(new Error('the simulation worker is not running'));
+    return new Promise((resolve, reject) => {
+      const got: Reply[] = [];
+      let id = 0;
+      const off = client.on((r, re) => {
+        if (re !== id) return;
+        if (r.type === 'error') {
+          off();
+          reject(new Error(r.message));
+          return;
+        }
+        got.push(r);
+        if (last(r)) {
+          off();
+          resolve(got);
+        }
+      });
+      id = client.send(cmd);
+    });
+  }
+
+  /**
+   * The run went back (a seek back, a fork): the worker re-simulated it into a fresh namespace.
+   * The table asks again for the branch's rows, the inspector's request may not exist any more,
+   * and a reload must resume the new namespace, not the abandoned branch's.
+   */
+  rewound(): void {
+    this.auditTable.requery();
+    this.inspection = null;
+    const run = this.snapshot?.storage.run ?? null;
+    if (run) this.#runs.moved(run);
   }
 
   lanePolicy(lane: LaneId): Policy | null {

@@ -4,7 +4,9 @@ import fc from 'fast-check';
 import { compressToEncodedURIComponent } from 'lz-string';
 import { parseScenario } from '../sim/scenario';
 import { defaultPolicy } from '../machine/policy';
+import { parseFork } from '../sim/fork';
 import {
+  decodeForkHash,
   decodeScenarioHash,
   encodeScenarioHash,
   hasScenarioHash,
@@ -170,5 +172,38 @@ describe('encodeScenarioHash / decodeScenarioHash', () => {
 
   it('refuses to encode what is not JSON', () => {
     expect(() => encodeScenarioHash(undefined)).toThrow(TypeError);
+  });
+});
+
+describe('a link carrying a fork (issue #10)', () => {
+  const scenario = JSON.parse(
+    readFileSync(new URL('reconnect-bypass.json', SCENARIO_DIR), 'utf8')
+  ) as Record<string, unknown>;
+  const fork = {
+    version: 1,
+    atMs: 600_000,
+    lane: 'A',
+    change: { kind: 'config', client: { store: 'durable' }, what: 'lane A: store → durable' }
+  };
+
+  it('round-trips the scenario and the fork, and the fork is a valid ForkSpec', () => {
+    const hash = encodeScenarioHash(scenario, fork);
+    expect(hash).toContain('&f=');
+    const s = decodeScenarioHash(hash);
+    expect(s.ok && s.data).toEqual(scenario);
+    const f = decodeForkHash(hash);
+    expect(f.ok && f.fork).toEqual(fork);
+    const parsed = parseFork(f.ok ? f.fork : null);
+    expect(parsed.ok).toBe(true);
+  });
+
+  it('a link without a fork has none; a damaged fork says so and keeps the scenario readable', () => {
+    const plain = encodeScenarioHash(scenario);
+    expect(decodeForkHash(plain)).toEqual({ ok: true, fork: null });
+    const damaged = `${plain}&f=%%%`;
+    expect(decodeScenarioHash(damaged).ok).toBe(true);
+    const f = decodeForkHash(damaged);
+    expect(f.ok).toBe(false);
+    expect(!f.ok && f.error).toContain('the fork in the link is corrupted');
   });
 });

@@ -25,11 +25,47 @@ const ALPHABET = /^[A-Za-z0-9+\-$]*$/;
 
 export type HashDecode = { ok: true; data: unknown } | { ok: false; error: string };
 
-/** `data` as JSON, compressed, prefixed `#s=`: ready to append to the page's address. */
-export function encodeScenarioHash(data: unknown): string {
+/** What follows the scenario when the link carries a fork (issue #10): `#s=…&f=…`. */
+export const FORK_PREFIX = '&f=';
+
+/**
+ * `data` as JSON, compressed, prefixed `#s=`: ready to append to the page's address. With a fork
+ * (a ForkSpec, sim/fork.ts), it follows as `&f=` and its own compressed JSON; `&` is outside the
+ * compressed alphabet, so the two parts never run into each other.
+ */
+export function encodeScenarioHash(data: unknown, fork?: unknown): string {
   const json = JSON.stringify(data);
   if (json === undefined) throw new TypeError('encodeScenarioHash: the value is not JSON');
-  return HASH_PREFIX + compressToEncodedURIComponent(json);
+  const tail =
+    fork == null ? '' : FORK_PREFIX + compressToEncodedURIComponent(JSON.stringify(fork));
+  return HASH_PREFIX + compressToEncodedURIComponent(json) + tail;
+}
+
+/**
+ * The fork a scenario link carries (`…&f=…`): null when it carries none, the decoded JSON value
+ * (validate it with `parseFork`), or what is wrong with it.
+ */
+export function decodeForkHash(
+  hash: string
+): { ok: true; fork: unknown } | { ok: false; error: string } {
+  const i = hash.indexOf(FORK_PREFIX);
+  if (i === -1) return { ok: true, fork: null };
+  const payload = hash.slice(i + FORK_PREFIX.length).replace(/ /g, '+');
+  if (payload.length > MAX_HASH_CHARS || !ALPHABET.test(payload))
+    return { ok: false, error: 'the fork in the link is corrupted' };
+  let json: string | null = null;
+  try {
+    json = decompressFromEncodedURIComponent(payload);
+  } catch {
+    // Reported below.
+  }
+  if (!json || json.length > MAX_JSON_CHARS)
+    return { ok: false, error: 'the fork in the link is corrupted: it does not decompress' };
+  try {
+    return { ok: true, fork: JSON.parse(json) as unknown };
+  } catch (e) {
+    return { ok: false, error: `the fork in the link is not JSON (${(e as Error).message})` };
+  }
 }
 
 /** Whether the address's fragment is meant to be a scenario (`#s=…`), valid or not. */
@@ -51,7 +87,9 @@ export function decodeScenarioHash(hash: string): HashDecode {
     };
   }
   // Mail and chat clients turn "+" into a space or percent-encode the odd character on the way.
-  let payload = h.slice(HASH_PREFIX.length).trim();
+  // A fork, if the link carries one, follows the scenario (`decodeForkHash` reads it).
+  const end = h.indexOf(FORK_PREFIX);
+  let payload = h.slice(HASH_PREFIX.length, end === -1 ? undefined : end).trim();
   if (/%[0-9A-Fa-f]{2}/.test(payload)) {
     try {
       payload = decodeURIComponent(payload);

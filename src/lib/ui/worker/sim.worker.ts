@@ -24,6 +24,7 @@ import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/proto
 import { AuditService, type RecordReader } from './audit-service';
 import { LANE_IDS, type LaneId } from '../../sim/scenario';
 import { Session, type RunStorage } from '../../sim/session';
+import { parseFork } from '../../sim/fork';
 
 const DECISION_DB = 'sampling-policy-lab-run-decisions';
 const AUDIT_DB = 'sampling-policy-lab-run-audit';
@@ -59,6 +60,8 @@ let decisionsDb: OpenResult<UseStore> | null = null;
 let auditDb: OpenResult<UseStore> | null = null;
 let current: Run | null = null;
 const session = new Session();
+// A seek back or a fork re-simulates into a fresh namespace and shows the branch's own audit rows.
+session.replayAudit = true;
 /** The audit table's questions: the whole log as a column index, older records read back. */
 const auditRows = new AuditService();
 
@@ -429,6 +432,14 @@ try {
   // No IndexedDB here: nothing to clean up.
 }
 
+/** Whether a command re-simulates the run from its start (needs a fresh namespace first). */
+function rewinds(cmd: Command): boolean {
+  const sim = session.sim;
+  if (!sim) return false;
+  if (cmd.type === 'seek') return cmd.t < sim.now;
+  return cmd.type === 'fork' && parseFork(cmd.fork, sim.scenario).ok;
+}
+
 // Commands are handled in order.
 let queue = Promise.resolve();
 self.onmessage = (e: MessageEvent<WorkerRequest>) => {
@@ -451,6 +462,13 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
         if (cmd.at && cmd.resume && current?.storage.run === cmd.resume)
           resumedRows = current.audit?.nextKey ?? 0;
       }
+      // Time travel back (a seek back, a valid fork) re-simulates the run: into a fresh
+      // namespace, so the durable decisions and audit rows of the abandoned branch stay behind.
+      const rewind = rewinds(cmd);
+      if (rewind) {
+        session.setStorage(await startRun());
+        lastStorage = '';
+      }
       // Where this command's own rows start in the log (a reload's restart writes some at once).
       const key0 = current?.audit?.nextKey ?? 0;
       const wasRunning = session.fastForwarding;
@@ -460,6 +478,10 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
         const run = current?.storage.run;
         const indexed = resumedRows > 0 && !!run && (await indexResumed(run, resumedRows));
         if (!indexed) auditRows.reset(log && run ? idbReader(run, key0) : null);
+      }
+      if (rewind) {
+        const run = current?.storage.run;
+        auditRows.reset(current?.audit && run ? idbReader(run, key0) : null);
       }
       post(replies, id);
       if (cmd.type === 'retryStorage') await retryStorage();

@@ -1,0 +1,205 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import type { Policy } from '$lib/machine/policy';
+import { Simulation } from '$lib/sim/engine';
+import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
+import { parseScenario } from '$lib/sim/scenario';
+import { Session } from '$lib/sim/session';
+import { TimeTravel, type TravelHost } from './time-travel.svelte';
+
+const MIN = 60_000;
+const read = (name: string) =>
+  JSON.parse(readFileSync(`static/scenarios/${name}.json`, 'utf8')) as Record<string, unknown>;
+
+/** The page's side played by a real session (what the worker runs), synchronously. */
+class SessionHost implements TravelHost {
+  snapshot: Snapshot | null = null;
+  playing = false;
+  rewinds = 0;
+  sent: Command[] = [];
+  readonly session = new Session();
+  constructor(name: string) {
+    this.session.handle({ type: 'load', scenario: read(name) });
+    this.snapshot = this.session.snapshot();
+  }
+  pause(): void {
+    this.playing = false;
+  }
+  play(): void {
+    this.playing = true;
+  }
+  rewound(): void {
+    this.rewinds++;
+  }
+  async travelRequest(cmd: Command, last: (r: Reply) => boolean): Promise<Reply[]> {
+    this.sent.push(cmd);
+    const out: Reply[] = [];
+    for (const r of this.session.handle(cmd)) {
+      if (r.type === 'snapshot') this.snapshot = r;
+      out.push(r);
+      if (last(r)) break;
+    }
+    return out;
+  }
+  advance(ms: number): void {
+    const s = this.snapshot!;
+    this.snapshot = this.session.handle({ type: 'advance', to: s.now + ms })[0] as Snapshot;
+  }
+}
+
+const settled = (tt: TimeTravel) => tt.pending;
+
+function engineAt(name: string, t: number) {
+  const p = parseScenario(read(name));
+  if (!p.ok) throw new Error('bad scenario');
+  const sim = new Simulation(p.scenario);
+  sim.advanceTo(t);
+  return sim;
+}
+
+describe('TimeTravel: the scrubber', () => {
+  it('seeks back to t: the lanes show what the engine shows run straight to t', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.playing = true;
+    host.advance(40 * MIN);
+    const t = host.snapshot!.start + 12 * MIN;
+    await tt.seek(t);
+    expect(host.playing).toBe(false);
+    expect(host.rewinds).toBe(1);
+    expect(tt.wentBack).toBe(true);
+    expect(host.snapshot!.now).toBe(t);
+    const sim = engineAt('reconnect-bypass', t);
+    for (const lane of ['A', 'B'] as const)
+      expect(host.snapshot!.lanes[lane].counters).toEqual(sim.lanes[lane].metrics.counters);
+    expect(tt.lastSeekMs).toBeGreaterThan(0);
+    expect(tt.valueText()).toBe('0:12:00 of 1:00:00');
+  });
+
+  it('steps a checkpoint with the arrows and goes to the ends with Home/End', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.advance(10 * MIN);
+    await tt.refreshStops();
+    expect(tt.stops.length).toBeGreaterThan(2);
+    const before = host.snapshot!.now;
+    const prev = tt.neighbour(-1);
+    expect(prev).toBeLessThan(before);
+    expect(tt.stops).toContain(prev);
+    expect(tt.key('ArrowLeft')).toBe(true);
+    await settled(tt);
+    expect(host.snapshot!.now).toBe(prev);
+    await tt.seek(tt.neighbour(1));
+    expect(host.snapshot!.now).toBeGreaterThan(prev);
+    tt.key('Home');
+    await settled(tt);
+    expect(host.snapshot!.now).toBe(host.snapshot!.start);
+    tt.key('End');
+    await settled(tt);
+    expect(host.snapshot!.now).toBe(host.snapshot!.end);
+    expect(tt.key('x')).toBe(false);
+  });
+});
+
+describe('TimeTravel: breakpoints', () => {
+  it('names a bad condition without sending it, and pauses on the first alert', async () => {
+    const host = new SessionHost('retryable-loop');
+    const tt = new TimeTravel(host);
+    expect(await tt.addBreak('alrt')).toBe(false);
+    expect(tt.breakError).toContain("unknown condition 'alrt'");
+    expect(host.sent).toHaveLength(0);
+    expect(await tt.addBreak('alert')).toBe(true);
+    expect(tt.conditions).toEqual(['alert']);
+    host.advance(host.snapshot!.end - host.snapshot!.now);
+    const facts = tt.paused;
+    expect(facts?.condition).toBe('alert');
+    expect(host.snapshot!.now).toBeLessThan(host.snapshot!.end);
+    await tt.resume();
+    expect(tt.paused).toBeNull();
+    expect(host.playing).toBe(true);
+    expect(await tt.removeBreak('alert')).toBe(true);
+    expect(tt.conditions).toEqual([]);
+  });
+});
+
+describe('TimeTravel: fork', () => {
+  it('forks lane A from t; lane B keeps the numbers of the unforked run', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.advance(30 * MIN);
+    const ok = await tt.startFork({
+      version: 1,
+      atMs: 10 * MIN,
+      lane: 'A',
+      change: { kind: 'config', client: { store: 'durable' } }
+    });
+    expect(ok).toBe(true);
+    expect(tt.fork?.atMs).toBe(10 * MIN);
+    expect(host.snapshot!.now).toBe(host.snapshot!.start + 10 * MIN);
+    host.advance(20 * MIN);
+    const sim = engineAt('reconnect-bypass', host.snapshot!.now);
+    expect(host.snapshot!.lanes.B.counters).toEqual(sim.lanes.B.metrics.counters);
+    expect(host.snapshot!.lanes.A.counters).not.toEqual(sim.lanes.A.metrics.counters);
+  });
+
+  it('forks with an edited policy from the editors (sampling off for lane B from now)', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.advance(20 * MIN);
+    const lanes = read('reconnect-bypass').lanes as Record<string, { policy: Policy }>;
+    const policy = structuredClone(lanes.B!.policy);
+    policy.defaults.sampling = false;
+    tt.forkArmed = true;
+    expect(await tt.forkHere('B', { kind: 'policy', policy })).toBe(true);
+    expect(tt.forkArmed).toBe(false);
+    expect(tt.fork).toMatchObject({ atMs: 20 * MIN, lane: 'B', change: { kind: 'policy' } });
+    expect(host.snapshot!.marks.at(-1)).toMatchObject({ kind: 'fork', lane: 'B' });
+    const calls = host.snapshot!.lanes.B.counters.providerCalls;
+    host.advance(20 * MIN);
+    expect(host.snapshot!.lanes.B.counters.providerCalls).toBe(calls);
+    const sim = engineAt('reconnect-bypass', host.snapshot!.now);
+    expect(host.snapshot!.lanes.A.counters).toEqual(sim.lanes.A.metrics.counters);
+  });
+
+  it('reports a fork past the end with its path', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    const ok = await tt.startFork({
+      version: 1,
+      atMs: 5 * 3_600_000,
+      lane: 'A',
+      change: { kind: 'config', client: {} }
+    });
+    expect(ok).toBe(false);
+    expect(tt.forkErrors[0]).toMatch(/^\$\.atMs: the scenario ends at 1 h/);
+  });
+});
+
+describe('TimeTravel: a shared link with a fork', () => {
+  it('applies the fork once, on the first load of the linked scenario only', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    const data = read('reconnect-bypass');
+    const fork = { version: 1, atMs: 5 * MIN, lane: 'B', change: { kind: 'config', client: {} } };
+    tt.fromLink({ other: true }, fork);
+    await tt.loaded(data);
+    expect(tt.fork).toBeNull();
+    tt.fromLink(data, fork);
+    await tt.loaded(data);
+    expect(tt.fork).toEqual(fork);
+    expect(host.snapshot!.now).toBe(host.snapshot!.start + 5 * MIN);
+    await tt.loaded(data); // Reset: the fork is not applied again
+    expect(tt.fork).toBeNull();
+  });
+
+  it("names what is wrong with a link's fork", async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    const data = read('reconnect-bypass');
+    tt.fromLink(data, { version: 1, atMs: -1, lane: 'C', change: { kind: 'config', client: {} } });
+    await tt.loaded(data);
+    expect(tt.fork).toBeNull();
+    expect(tt.forkErrors.join('\n')).toContain("The link's fork: $.atMs");
+    expect(tt.forkErrors.join('\n')).toContain('$.lane');
+  });
+});

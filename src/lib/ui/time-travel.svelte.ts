@@ -1,0 +1,294 @@
+/**
+ * Time travel on the page (issue #10): the scrubber, the breakpoints and forks. The worker does
+ * the work (sim/session.ts "Time travel"): a seek forward runs the run on, a seek back
+ * re-simulates it from its start into a fresh IndexedDB namespace (ui/worker/sim.worker.ts), so
+ * everything the page shows — lanes, charts, statechart, audit log — is the run at t, and Play
+ * continues from there. This class holds what the controls show and sends the commands.
+ */
+import type { ClientConfigInput } from '$lib/machine/config';
+import type { Policy } from '$lib/machine/policy';
+import { parseBreak } from '$lib/sim/breakpoints';
+import { parseFork, type ForkChange, type ForkSpec } from '$lib/sim/fork';
+import type { LaneId } from '$lib/sim/scenario';
+import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
+import type { ViewCheckpoint } from '$lib/sim/checkpoint';
+import { formatSimTime } from './playground-page.svelte';
+
+/** What the time-travel controls need of the playground (a `Playground`, or a test double). */
+export interface TravelHost {
+  readonly snapshot: Snapshot | null;
+  pause(): void;
+  play(): void;
+  /**
+   * Send a command; resolves with the replies it caused, up to the one `last` says ends them.
+   * Rejects with the worker's error for this command.
+   */
+  travelRequest(cmd: Command, last: (r: Reply) => boolean): Promise<Reply[]>;
+  /** The run went back in time: drop what the page holds of the abandoned branch. */
+  rewound(): void;
+}
+
+/** A change as the lane editors make it (a configuration as edited, or a validated policy). */
+export type ForkEdit =
+  { kind: 'config'; client: ClientConfigInput; what?: string } | { kind: 'policy'; policy: Policy };
+
+const isSnapshot = (r: Reply) => r.type === 'snapshot';
+
+/** The gap between stops when the run has no two checkpoints yet (one virtual minute). */
+const DEFAULT_SPACING = 60_000;
+
+export class TimeTravel {
+  /** Virtual times (absolute ms) of the checkpoints so far: the scrubber's stops. */
+  stops = $state.raw<number[]>([]);
+  seeking = $state(false);
+  /** Wall time the last seek took in the browser (ms), for the note and the benchmark. */
+  lastSeekMs = $state<number | null>(null);
+  error = $state('');
+  /**
+   * The last seek went back: the run goes on in a fresh storage namespace (the page says so; the
+   * later branch's durable decisions and audit rows stay behind in the old one, unused).
+   */
+  wentBack = $state(false);
+  /** The breakpoint conditions in force (sim/breakpoints.ts syntax). */
+  conditions = $state.raw<string[]>([]);
+  breakError = $state('');
+  /** The fork this run is on, if any (what the share link carries). */
+  fork = $state.raw<ForkSpec | null>(null);
+  forkErrors = $state.raw<string[]>([]);
+
+  constructor(readonly host: TravelHost) {}
+
+  get start(): number {
+    return this.host.snapshot?.start ?? 0;
+  }
+  get end(): number {
+    return this.host.snapshot?.end ?? 0;
+  }
+  get now(): number {
+    return this.host.snapshot?.now ?? 0;
+  }
+
+  /** "0:15:00 of 1:00:00": the slider's aria-valuetext. */
+  valueText(t = this.now): string {
+    return `${formatSimTime(t - this.start)} of ${formatSimTime(this.end - this.start)}`;
+  }
+
+  /** The spacing of the checkpoints (for stops past the furthest point the run has reached). */
+  get spacing(): number {
+    const s = this.stops;
+    return s.length >= 2 ? Math.max(1, s[1]! - s[0]!) : DEFAULT_SPACING;
+  }
+
+  /** The stop one checkpoint before or after `from`, clamped to the run. */
+  neighbour(dir: 1 | -1, from = this.now): number {
+    const s = this.stops;
+    if (dir < 0) {
+      let best = this.start;
+      for (const t of s) if (t < from && t > best) best = t;
+      return best;
+    }
+    const next = s.find((t) => t > from);
+    return Math.min(this.end, next ?? from + this.spacing);
+  }
+
+  /** Ask the worker for its checkpoints (after a load, a seek, a pause). */
+  async refreshStops(): Promise<void> {
+    if (!this.host.snapshot) return;
+    const rs = await this.host.travelRequest(
+      { type: 'checkpoints' },
+      (r) => r.type === 'checkpoints'
+    );
+    const r = rs.at(-1);
+    if (r?.type === 'checkpoints') this.stops = r.checkpoints.map((c: ViewCheckpoint) => c.t);
+  }
+
+  /** Move the whole playground to virtual time `t` (absolute ms). */
+  async seek(t: number): Promise<void> {
+    const snap = this.host.snapshot;
+    if (!snap || this.seeking) return;
+    const to = Math.round(Math.min(snap.end, Math.max(snap.start, t)));
+    if (to === snap.now) return;
+    this.host.pause();
+    this.seeking = true;
+    this.error = '';
+    const back = to < snap.now;
+    const t0 = performance.now();
+    try {
+      await this.host.travelRequest({ type: 'seek', t: to }, isSnapshot);
+      this.lastSeekMs = performance.now() - t0;
+      if (back) this.host.rewound();
+      this.wentBack = back;
+      await this.refreshStops();
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+    } finally {
+      this.seeking = false;
+    }
+  }
+
+  /** Seek one checkpoint back or on (the stops asked afresh: the run may have played on). */
+  async step(dir: 1 | -1): Promise<void> {
+    // Keys pressed while a seek runs are counted, then taken together.
+    this.#steps += dir;
+    if (this.seeking) return;
+    while (this.#steps !== 0) {
+      let n = this.#steps;
+      this.#steps = 0;
+      await this.refreshStops();
+      let t = this.now;
+      for (; n !== 0; n -= Math.sign(n)) t = this.neighbour(n > 0 ? 1 : -1, t);
+      await this.seek(t);
+    }
+  }
+  #steps = 0;
+
+  /** What the last key started (a step or a seek): settled when the run is there. */
+  pending: Promise<void> = Promise.resolve();
+
+  /** The scrubber's keys: ←/→ a checkpoint, Home/End the run's ends. True when handled. */
+  key(key: string): boolean {
+    switch (key) {
+      case 'ArrowLeft':
+      case 'ArrowDown':
+        this.pending = this.step(-1);
+        return true;
+      case 'ArrowRight':
+      case 'ArrowUp':
+        this.pending = this.step(1);
+        return true;
+      case 'Home':
+        this.pending = this.seek(this.start);
+        return true;
+      case 'End':
+        this.pending = this.seek(this.end);
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // ---- Breakpoints ----
+
+  /** Add a condition (checked here first, so a typo is named before anything is sent). */
+  async addBreak(text: string): Promise<boolean> {
+    const cond = text.trim();
+    const p = parseBreak(cond);
+    if (!p.ok) {
+      this.breakError = p.error;
+      return false;
+    }
+    if (this.conditions.includes(cond)) {
+      this.breakError = '';
+      return true;
+    }
+    return this.#setBreaks([...this.conditions, cond]);
+  }
+
+  async removeBreak(cond: string): Promise<boolean> {
+    return this.#setBreaks(this.conditions.filter((c) => c !== cond));
+  }
+
+  async #setBreaks(conditions: string[]): Promise<boolean> {
+    const rs = await this.host.travelRequest(
+      { type: 'setBreakpoints', conditions },
+      (r) => r.type === 'breakpoints'
+    );
+    const r = rs.at(-1);
+    if (r?.type !== 'breakpoints') return false;
+    if (!r.ok) {
+      this.breakError = r.errors.join('; ');
+      return false;
+    }
+    this.breakError = '';
+    this.conditions = r.conditions;
+    return true;
+  }
+
+  /** The decision a breakpoint stopped on, while the run is paused there. */
+  get paused() {
+    return this.host.snapshot?.paused ?? null;
+  }
+
+  /** Go on from a breakpoint: the run plays on to the next condition that holds. */
+  async resume(): Promise<void> {
+    await this.host.travelRequest({ type: 'resume' }, isSnapshot);
+    this.host.play();
+  }
+
+  // ---- Fork ----
+
+  /**
+   * "Fork from here" is armed: the next change made in a lane's editors (configuration or policy)
+   * forks the run at the current time instead of changing the lane live.
+   */
+  forkArmed = $state(false);
+
+  /** Fork at the current time with `change` to `lane` (what the armed editors call). */
+  async forkHere(lane: LaneId, change: ForkEdit): Promise<boolean> {
+    this.forkArmed = false;
+    const atMs = this.now - this.start;
+    // The editors' input shape; the worker validates it with ForkSchema (errors with paths).
+    return this.startFork({ version: 1, atMs, lane, change: change as ForkChange });
+  }
+
+  /** Re-run `fork.lane` from `fork.atMs` with its change; the other lane keeps its history. */
+  async startFork(fork: ForkSpec): Promise<boolean> {
+    this.host.pause();
+    this.seeking = true;
+    try {
+      const rs = await this.host.travelRequest(
+        { type: 'fork', fork },
+        (r) => isSnapshot(r) || (r.type === 'forked' && !r.ok)
+      );
+      const r = rs.find((x) => x.type === 'forked');
+      if (r?.type !== 'forked') return false;
+      if (!r.ok) {
+        this.forkErrors = r.errors.map((e) => `${e.path}: ${e.message}`);
+        return false;
+      }
+      this.forkErrors = [];
+      this.fork = fork;
+      this.host.rewound();
+      await this.refreshStops();
+      return true;
+    } catch (err) {
+      this.forkErrors = [err instanceof Error ? err.message : String(err)];
+      return false;
+    } finally {
+      this.seeking = false;
+    }
+  }
+
+  /**
+   * A fork the page was opened with (a share link's `&f=`), for the scenario the link carries:
+   * applied once, right after that scenario loads.
+   */
+  #linkFork: { scenario: string; fork: unknown } | null = null;
+
+  fromLink(scenario: unknown, fork: unknown): void {
+    this.#linkFork = fork == null ? null : { scenario: JSON.stringify(scenario), fork };
+  }
+
+  /**
+   * A new run (a load, Reset, a seed; `scenario` is its data): no fork — unless it is the
+   * linked scenario's first load, which gets the link's fork. The breakpoints stay (the worker
+   * keeps them).
+   */
+  async loaded(scenario: unknown): Promise<void> {
+    this.fork = null;
+    this.forkErrors = [];
+    this.error = '';
+    const link = this.#linkFork;
+    this.#linkFork = null;
+    if (link && link.scenario === JSON.stringify(scenario)) {
+      const p = parseFork(link.fork);
+      if (!p.ok) {
+        this.forkErrors = p.errors.map((e) => `The link's fork: ${e.path}: ${e.message}`);
+        return;
+      }
+      await this.startFork(p.fork);
+      return;
+    }
+    await this.refreshStops();
+  }
+}
