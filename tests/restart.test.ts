@@ -132,7 +132,7 @@ test('reload mid-run resumes at the same virtual time: lane A lost its decisions
   await expect(counter(page, 'B', 'stored decisions')).toHaveText(String(storedB));
   // Lane B's decisions are the ones IndexedDB kept: all saved, none written twice.
   await expect(counter(page, 'B', 'decisions saved')).toHaveText(String(storedB));
-  await expect(page.getByRole('list', { name: 'Config changes' })).toContainText(
+  await expect(page.getByRole('list', { name: 'Timeline marks' })).toContainText(
     `lane A: client restarted (lost ${storedA} stored decisions)`
   );
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
@@ -157,7 +157,7 @@ test('Restart client: the notice gives the numbers, the timeline marks it, and t
   expect(axe.violations.map((v) => `${v.id}: ${v.nodes.length} × ${v.help}`)).toEqual([]);
   const keptB = Number(/lane B kept (\d+)/.exec(cli.notice)![1]);
   await expect(counter(page, 'B', 'stored decisions')).toHaveText(String(keptB));
-  await expect(page.getByRole('list', { name: 'Config changes' })).toContainText(
+  await expect(page.getByRole('list', { name: 'Timeline marks' })).toContainText(
     `lane B: client restarted (kept ${keptB} stored decisions)`
   );
   await simulateToEnd(page);

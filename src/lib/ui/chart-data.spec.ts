@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { SERIES_KEYS, type LaneSeries, type SeriesKey } from '../sim/metrics';
 import {
+  markSummary,
   CHARTS,
   alignedColumns,
   chartDivergence,
@@ -155,5 +156,27 @@ describe('alignedColumns', () => {
       [1, 1, 3],
       [0, 5, 5]
     ]);
+  });
+});
+
+describe('markSummary', () => {
+  it('counts edits per lane and a restart once per instant, by kind', () => {
+    expect(markSummary([])).toBe('0 config changes');
+    expect(
+      markSummary([
+        { t: 10, lane: 'A', what: 'store: durable' },
+        { t: 20, lane: 'A', what: 'restart', kind: 'restart' },
+        { t: 20, lane: 'B', what: 'restart', kind: 'restart' }
+      ])
+    ).toBe('1 config change · 1 restart');
+    expect(
+      markSummary([
+        { t: 20, lane: 'A', what: 'restart', kind: 'restart' },
+        { t: 20, lane: 'B', what: 'restart', kind: 'restart' },
+        { t: 30, lane: 'A', what: 'restart', kind: 'restart' },
+        { t: 30, lane: 'B', what: 'restart', kind: 'restart' },
+        { t: 40, lane: 'B', what: 'fork', kind: 'fork' }
+      ])
+    ).toBe('2 restarts · 1 fork');
   });
 });

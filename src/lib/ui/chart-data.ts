@@ -3,6 +3,7 @@
  * the sentence that says how far the two lanes have diverged, the elapsed-time axis, and the
  * aligned columns uPlot draws. Pure, so the numbers on screen are unit-tested.
  */
+import type { TimelineMark } from '../sim/engine';
 import type { LaneSeries, SeriesKey } from '../sim/metrics';
 
 export type Lane = 'A' | 'B';
@@ -243,4 +244,25 @@ export function valueTicks(splits: readonly number[], usd: boolean): string[] {
   let d = 0;
   while (d < 6 && !splits.every((v) => Math.abs(Number(v.toFixed(d)) - v) < 1e-9)) d++;
   return splits.map((v) => (v === 0 ? '$0' : `$${v.toFixed(d)}`));
+}
+
+/**
+ * The legend's count of timeline marks, by kind: "2 config changes · 1 restart". A restart (or an
+ * extension) is one moment marked on both lanes, so it is counted once per instant, not per lane;
+ * calling it a config change would tell a learner something changed that did not.
+ */
+export function markSummary(marks: readonly TimelineMark[]): string {
+  const changes = marks.filter((m) => m.kind === undefined).length;
+  const instants = (kind: NonNullable<TimelineMark['kind']>) =>
+    new Set(marks.filter((m) => m.kind === kind).map((m) => m.t)).size;
+  const parts: string[] = [];
+  const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+  if (changes || !marks.length) parts.push(plural(changes, 'config change', 'config changes'));
+  const restarts = instants('restart');
+  if (restarts) parts.push(plural(restarts, 'restart', 'restarts'));
+  const forks = instants('fork');
+  if (forks) parts.push(plural(forks, 'fork', 'forks'));
+  const extensions = instants('extend');
+  if (extensions) parts.push(plural(extensions, 'extension', 'extensions'));
+  return parts.join(' · ');
 }

@@ -40,7 +40,8 @@ export class LessonSession {
       series: { A: s.lanes.A.series, B: s.lanes.B.series },
       labels: { A: s.lanes.A.label, B: s.lanes.B.label },
       start: s.start,
-      now: s.now
+      now: s.now,
+      marks: s.marks
     };
   }
 

@@ -7,6 +7,7 @@
 import { createStore, get, set, values, type UseStore } from 'idb-keyval';
 import type { Answer } from '$lib/sim/lessons';
 import type { LaneCounters, LaneSeries } from '$lib/sim/metrics';
+import type { TimelineMark } from '$lib/sim/engine';
 import type { LaneId } from '$lib/sim/scenario';
 
 export const PROGRESS_DB = 'sampling-lab-lessons';
@@ -18,6 +19,8 @@ export interface LessonResult {
   labels: Record<LaneId, string>;
   start: number;
   now: number;
+  /** The run's timeline marks (a restart, an edit); absent in results stored before they were kept. */
+  marks?: TimelineMark[];
 }
 
 export interface LessonProgress {
