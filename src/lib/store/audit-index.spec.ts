@@ -1,21 +1,8 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../machine/types';
-import { Session } from '../sim/session';
 import { AuditIndex, AuditSelection } from './audit-index';
 import { NONE_KEY, auditTotals, queryAudit, type AuditQuery } from './audit-query';
-
-/** A real run's audit log (both lanes, several servers, outcomes and reasons). */
-function runLog(file: string, minutes: number): AuditRecord[] {
-  const scenario = JSON.parse(readFileSync(`static/scenarios/${file}`, 'utf8')) as unknown;
-  const s = new Session();
-  const [l] = s.handle({ type: 'load', scenario });
-  if (l?.type !== 'loaded' || !l.ok) throw new Error('not loaded');
-  const out: AuditRecord[] = [];
-  for (const r of s.handle({ type: 'advance', to: l.start + minutes * 60_000 }))
-    if (r.type === 'snapshot') out.push(...r.audit);
-  return out;
-}
+import { runLog } from '../sim/run-log.testing';
 
 const log = runLog('reconnect-bypass.json', 60);
 

@@ -1,22 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '$lib/machine/types';
 import { toCsv, toJsonl } from '$lib/store/audit-export';
 import { auditTotals, queryAudit } from '$lib/store/audit-query';
-import { Session } from '$lib/sim/session';
 import { AuditService, type RecordReader } from './audit-service';
 import { focusOf } from '../guarantees';
-
-function runLog(file: string, minutes: number): AuditRecord[] {
-  const scenario = JSON.parse(readFileSync(`static/scenarios/${file}`, 'utf8')) as unknown;
-  const s = new Session();
-  const [l] = s.handle({ type: 'load', scenario });
-  if (l?.type !== 'loaded' || !l.ok) throw new Error('not loaded');
-  const out: AuditRecord[] = [];
-  for (const r of s.handle({ type: 'advance', to: l.start + minutes * 60_000 }))
-    if (r.type === 'snapshot') out.push(...r.audit);
-  return out;
-}
+import { runLog } from '$lib/sim/run-log.testing';
 
 const log = runLog('reconnect-bypass.json', 60);
 
