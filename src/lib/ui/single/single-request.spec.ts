@@ -1,0 +1,121 @@
+/**
+ * The /single/ page's state class on the virtual clock and fake-indexeddb: what a person sees
+ * after each step — the dialog, the one frame, the counts — for both store scopes.
+ */
+import 'fake-indexeddb/auto';
+import { describe, expect, it, vi } from 'vitest';
+import { DurableDecisionStore } from '../../store/durable-store';
+import { VirtualClock } from '../../sim/clock';
+import {
+  requestText,
+  scopeFromSearch,
+  SingleRequestPage,
+  urlWithScope
+} from './single-request.svelte';
+
+let db = 0;
+function page(): { page: SingleRequestPage; clock: VirtualClock } {
+  const clock = new VirtualClock(Date.UTC(2026, 0, 5, 9));
+  const dbName = `single-${++db}`;
+  return {
+    clock,
+    page: new SingleRequestPage({ clock, openDurable: () => DurableDecisionStore.open({ dbName }) })
+  };
+}
+
+/** Let promises settle and the virtual clock move until `check` passes. */
+async function until(clock: VirtualClock, check: () => void) {
+  await vi.waitFor(
+    () => {
+      clock.runUntil(clock.now() + 500);
+      check();
+    },
+    { timeout: 5_000, interval: 1 }
+  );
+}
+
+describe('the /single/ page state', () => {
+  it('asks once, then answers the same request from the durable store, even on a new connection', async () => {
+    const { page: p, clock } = page();
+    await p.setup('?scope=durable');
+    expect(p.ready).toBe(true);
+    expect(p.storeNote).toMatch(/stored durably/);
+    expect(p.stored).toBe(0);
+
+    p.send();
+    await until(clock, () => expect(p.dialog).not.toBeNull());
+    expect(p.prompts).toBe(1);
+    expect(requestText(p.dialog!.input.params)).toBe(p.prompt);
+    p.answer(true);
+    await until(clock, () => expect(p.frame !== null && !p.busy).toBe(true));
+    expect(p.summary).toMatch(/^allowed — evaluated afresh, represented 0, consent shown$/);
+    expect(p.stored).toBe(1);
+    expect(p.saved).toBe(1);
+
+    await p.reconnect();
+    expect(p.connectionId).toBe('release-notes#2');
+    p.send();
+    await until(clock, () => expect(p.frame !== null && !p.busy).toBe(true));
+    expect(p.dialog).toBeNull();
+    expect(p.prompts).toBe(1);
+    expect(p.summary).toMatch(
+      /^allowed — answered by the stored approval, represented 1, consent not shown$/
+    );
+  });
+
+  it('forgets a connection-scoped decision when the connection closes', async () => {
+    const { page: p, clock } = page();
+    await p.setup('?scope=connection');
+    expect(p.storeNote).toMatch(/vanish when it closes/);
+    p.send();
+    await until(clock, () => expect(p.dialog).not.toBeNull());
+    p.answer(false);
+    await until(clock, () => expect(p.frame !== null && !p.busy).toBe(true));
+    expect(p.frame).toMatchObject({ error: { code: expect.any(Number) } });
+    expect(p.stored).toBe(1);
+    expect(p.saved).toBeNull();
+
+    await p.reconnect();
+    expect(p.stored).toBe(0);
+    p.send();
+    await until(clock, () => expect(p.dialog).not.toBeNull());
+    expect(p.prompts).toBe(2);
+  });
+
+  it('says a stored denial was replayed', async () => {
+    const { page: p, clock } = page();
+    await p.setup('?scope=durable');
+    p.send();
+    await until(clock, () => expect(p.dialog).not.toBeNull());
+    p.answer(false);
+    await until(clock, () => expect(p.frame !== null && !p.busy).toBe(true));
+    expect(p.summary).toBe('denied (user.denied) — evaluated afresh, represented 0, consent shown');
+    p.send();
+    await until(clock, () => expect(p.frame !== null && !p.busy).toBe(true));
+    expect(p.summary).toBe(
+      'denied (user.denied) — replayed from the store, represented 1, consent not shown'
+    );
+  });
+
+  it('falls back to connection scope, saying so, when IndexedDB cannot open', async () => {
+    const clock = new VirtualClock(0);
+    const p = new SingleRequestPage({
+      clock,
+      openDurable: async () => ({ ok: false, kind: 'blocked', error: 'IndexedDB is blocked.' })
+    });
+    await p.setup('');
+    expect(p.scope).toBe('durable');
+    expect(p.storeNote).toBe(
+      'IndexedDB is not available (IndexedDB is blocked). Decisions are kept for this connection only: there is no durable guarantee.'
+    );
+    expect(p.saved).toBeNull();
+  });
+
+  it('reads the scope from the URL and builds the other scope’s URL', () => {
+    expect(scopeFromSearch('?scope=connection')).toBe('connection');
+    expect(scopeFromSearch('?scope=nonsense')).toBe('durable');
+    expect(urlWithScope('http://x/single/?scope=durable&a=1', 'connection')).toBe(
+      'http://x/single/?scope=connection&a=1'
+    );
+  });
+});

@@ -1,0 +1,227 @@
+/**
+ * The /single/ page's state: one client host driven by a person, one request at a time, against
+ * a durable (IndexedDB) or connection-scoped decision store. The page only renders this; the
+ * clock and the durable store's opener are injected so a unit test can drive the same flow on
+ * the virtual clock and fake-indexeddb.
+ */
+import { useSelector } from '@xstate/svelte';
+import type { ConsentInput } from '../../machine/authorize';
+import { resolveClientConfig, type StoreScope } from '../../machine/config';
+import { defaultPolicy } from '../../machine/policy';
+import type { AuditRecord, Frame, SamplingParams } from '../../machine/types';
+import { MemoryAuditLog } from '../../store/audit-log';
+import { ConnectionDecisionStore } from '../../store/connection-store';
+import type { DecisionStore } from '../../store/decision-store';
+import { DurableDecisionStore } from '../../store/durable-store';
+import { FallbackDurableStore } from '../../store/fallback-store';
+import { ClientHost, type HostClock } from '../../sim/client';
+import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../../sim/provider';
+import { Rng } from '../../sim/rng';
+
+export type ContextChoice = 'none' | 'thisServer' | 'allServers';
+
+export interface SingleRequestDeps {
+  /** Real time in the page; a virtual clock in tests. */
+  clock: HostClock;
+  /** Opens the durable store (the page passes a timeout: a hung IndexedDB must not hang it). */
+  openDurable?: () => ReturnType<typeof DurableDecisionStore.open>;
+}
+
+/** The scope a page URL asks for: durable unless it says `connection`. */
+export function scopeFromSearch(search: string): StoreScope {
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity -- read once, never observed
+  return new URLSearchParams(search).get('scope') === 'connection' ? 'connection' : 'durable';
+}
+
+/** The same page with another scope: switching scope is a fresh page (a fresh client). */
+export function urlWithScope(href: string, next: StoreScope): string {
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity -- built and returned, never observed
+  const url = new URL(href);
+  url.searchParams.set('scope', next);
+  return url.toString();
+}
+
+/** The request's own text, shown as text: it came from a server. */
+export function requestText(p: SamplingParams): string {
+  return p.messages
+    .flatMap((m) => (Array.isArray(m.content) ? m.content : [m.content]))
+    .map((b) => (b.type === 'text' && typeof b.text === 'string' ? b.text : `[${b.type}]`))
+    .join('\n');
+}
+
+/**
+ * One line on what happened to a request. A stored denial is replayed (no consent, no model
+ * call); a stored approval still calls the model but asks nobody, so it is not "evaluated
+ * afresh" either — `represented` counts the requests a stored decision has answered.
+ */
+export function summarise(a: AuditRecord): string {
+  const how = a.replayed
+    ? 'replayed from the store'
+    : a.represented > 0 && !a.consentShown
+      ? 'answered by the stored approval'
+      : 'evaluated afresh';
+  const reason = a.reason ? ` (${a.reason})` : '';
+  const consent = a.consentShown ? 'shown' : 'not shown';
+  return `${a.outcome}${reason} — ${how}, represented ${a.represented}, consent ${consent}`;
+}
+
+export class SingleRequestPage {
+  scope = $state<StoreScope>('durable');
+  server = $state('release-notes');
+  prompt = $state('Summarise the release notes for version 2.3.');
+  includeContext = $state<ContextChoice>('thisServer');
+  storeNote = $state('');
+  frame = $state<Frame | null>(null);
+  summary = $state('');
+  /** The state the latest request's machine is in, followed live through @xstate/svelte. */
+  liveState = $state<string | null>(null);
+  prompts = $state(0);
+  stored = $state(0);
+  /** Durable scope only: decisions on disk, and held in memory after a storage failure. */
+  saved = $state<number | null>(null);
+  held = $state(0);
+  failure = $state<string | null>(null);
+  retrying = $state(false);
+  busy = $state(false);
+  dialog = $state<{ input: ConsentInput; answer: (approved: boolean) => void } | null>(null);
+  connection = $state(1);
+  ready = $state(false);
+
+  #deps: SingleRequestDeps;
+  #host: ClientHost | null = null;
+  #store: DecisionStore | null = null;
+  #durable: FallbackDurableStore | null = null;
+  #unfollow: (() => void) | null = null;
+  #nextId = 1;
+
+  constructor(deps: SingleRequestDeps) {
+    this.#deps = deps;
+  }
+
+  get connectionId(): string {
+    return `${this.server}#${this.connection}`;
+  }
+
+  async #openStore(wanted: StoreScope): Promise<DecisionStore> {
+    if (wanted === 'durable') {
+      const open = this.#deps.openDurable ?? (() => DurableDecisionStore.open());
+      const r = await open();
+      if (r.ok) {
+        this.storeNote = 'Decisions are stored durably in this browser (IndexedDB).';
+        this.#durable = new FallbackDurableStore(r.store);
+        return this.#durable;
+      }
+      this.storeNote = `IndexedDB is not available (${r.error.replace(/\.$/, '')}). Decisions are kept for this connection only: there is no durable guarantee.`;
+    } else {
+      this.storeNote = 'Decisions live in memory on this connection and vanish when it closes.';
+    }
+    return new ConnectionDecisionStore();
+  }
+
+  /** Open the store the URL asks for and build the host. */
+  async setup(search: string): Promise<void> {
+    this.scope = scopeFromSearch(search);
+    const store = await this.#openStore(this.scope);
+    this.#store = store;
+    const clock = this.#deps.clock;
+    const provider = createProvider(DEFAULT_PROVIDER, clock, new Rng(1));
+    this.#host = new ClientHost({
+      config: resolveClientConfig({ store: store.scope }),
+      policy: defaultPolicy(),
+      cards: cardsByModel(DEFAULT_PROVIDER.cards),
+      store,
+      audit: new MemoryAuditLog(),
+      clock,
+      consent: (input, answer) => {
+        this.prompts++;
+        this.dialog = { input, answer };
+        return () => (this.dialog = null);
+      },
+      provider: provider.source
+    });
+    await this.refresh();
+    this.ready = true;
+  }
+
+  /** The counts and, after a storage failure, what it means, in words. */
+  async refresh(): Promise<void> {
+    if (!this.#store) return;
+    this.stored = await this.#store.count();
+    const durable = this.#durable;
+    if (!durable) return;
+    this.held = durable.heldInMemory;
+    this.failure = durable.failure?.words ?? null;
+    try {
+      this.saved = await durable.saved();
+    } catch {
+      this.saved = 0;
+    }
+  }
+
+  async retryStorage(): Promise<void> {
+    if (!this.#durable) return;
+    this.retrying = true;
+    await this.#durable.retry();
+    await this.refresh();
+    this.retrying = false;
+  }
+
+  /** Send one request from the form; the frame and a summary arrive when the machine finishes. */
+  send(): void {
+    const host = this.#host;
+    if (!host) return;
+    this.busy = true;
+    this.frame = null;
+    this.summary = '';
+    const params: SamplingParams = {
+      systemPrompt: 'You summarise release notes.',
+      messages: [{ role: 'user', content: { type: 'text', text: this.prompt } }],
+      includeContext: this.includeContext,
+      maxTokens: 200
+    };
+    const handle = host.handle(
+      {
+        id: this.#nextId++,
+        server: this.server,
+        connection: this.connectionId,
+        params,
+        receivedAt: this.#deps.clock.now()
+      },
+      async (out) => {
+        this.frame = out.frame;
+        this.summary = summarise(out.audit);
+        await this.refresh();
+        this.busy = false;
+      }
+    );
+    this.#unfollow?.();
+    this.#unfollow = useSelector(handle.actor, (snap) => String(snap.value)).subscribe(
+      (v) => (this.liveState = v)
+    );
+  }
+
+  answer(approved: boolean): void {
+    const d = this.dialog;
+    this.dialog = null;
+    d?.answer(approved);
+  }
+
+  /** Close this connection (its connection-scoped decisions go with it) and open the next. */
+  async reconnect(): Promise<void> {
+    if (!this.#host) return;
+    await this.#host.closeConnection(this.server, this.connectionId);
+    this.connection++;
+    await this.refresh();
+  }
+
+  async clearStored(): Promise<void> {
+    if (!this.#store) return;
+    await this.#store.clear();
+    await this.refresh();
+  }
+
+  dispose(): void {
+    this.#unfollow?.();
+    this.#unfollow = null;
+  }
+}
