@@ -1,8 +1,9 @@
 /**
  * The audit log in a compact, columnar form for the audit table at a million rows (issue #8:
- * memory over a long session). A record object costs the page ~400 bytes; here a row is 57:
+ * memory over a long session). A record object costs the page ~400 bytes; here a row is 36:
  * numbers in typed arrays and every string (server, reason, model, outcome, lane, currency,
- * consent) as an index into a dictionary. That is enough to filter, to total and to find the rows
+ * consent) as an index into a dictionary, one byte each while the dictionary has at most 256
+ * values (it widens to 16 and then 32 bits past that). That is enough to filter, to total and to find the rows
  * behind a guarantee without the records themselves, which stay in IndexedDB (or, for the most
  * recent ones, in the worker's memory) until a row is shown or exported.
  *
@@ -40,11 +41,24 @@ class Dict {
 }
 
 /** A typed array that doubles when full. */
-function grow<T extends Float64Array | Uint32Array | Uint8Array>(a: T, need: number): T {
+function grow<T extends Float64Array | Uint32Array | Uint16Array | Uint8Array>(
+  a: T,
+  need: number
+): T {
   if (need <= a.length) return a;
   const b = new (a.constructor as new (n: number) => T)(Math.max(need, a.length * 2, 1024));
   b.set(a);
   return b;
+}
+
+/** A column of dictionary numbers, as narrow as its dictionary allows. */
+type IdColumn = Uint8Array | Uint16Array | Uint32Array;
+
+/** The column, widened if `id` does not fit it (8 → 16 → 32 bits): the rows keep their numbers. */
+function fit(a: IdColumn, id: number): IdColumn {
+  if (a instanceof Uint8Array && id > 0xff) return fit(Uint16Array.from(a), id);
+  if (a instanceof Uint16Array && id > 0xffff) return Uint32Array.from(a);
+  return a;
 }
 
 const CONSENT_SHOWN = 1;
@@ -92,14 +106,14 @@ export class AuditIndex {
   #tokensOut = new Uint32Array(0);
   #cost = new Float64Array(0);
   #flags = new Uint8Array(0);
-  #col: Record<AuditColumn | 'consent', Uint32Array> = {
-    server: new Uint32Array(0),
-    reason: new Uint32Array(0),
-    model: new Uint32Array(0),
-    outcome: new Uint32Array(0),
-    lane: new Uint32Array(0),
-    currency: new Uint32Array(0),
-    consent: new Uint32Array(0)
+  #col: Record<AuditColumn | 'consent', IdColumn> = {
+    server: new Uint8Array(0),
+    reason: new Uint8Array(0),
+    model: new Uint8Array(0),
+    outcome: new Uint8Array(0),
+    lane: new Uint8Array(0),
+    currency: new Uint8Array(0),
+    consent: new Uint8Array(0)
   };
   readonly dict: Record<AuditColumn | 'consent', Dict> = {
     server: new Dict(),
@@ -148,15 +162,22 @@ export class AuditIndex {
       (r.silenced ? SILENCED : 0) |
       (c.ok ? 0 : INVALID_COST) |
       (r.budgetDecision?.actualCost !== undefined ? ACTUAL_COST : 0);
-    this.#col.server[i] = this.dict.server.id(r.server);
-    this.#col.reason[i] = this.dict.reason.id(r.reason ?? NONE_KEY);
-    this.#col.model[i] = this.dict.model.id(r.model ?? NONE_KEY);
-    this.#col.outcome[i] = this.dict.outcome.id(r.outcome);
-    this.#col.lane[i] = this.dict.lane.id(r.lane ?? NONE_KEY);
-    this.#col.currency[i] = this.dict.currency.id(r.currency);
-    this.#col.consent[i] = this.dict.consent.id(r.consent);
+    this.#setId('server', i, r.server);
+    this.#setId('reason', i, r.reason ?? NONE_KEY);
+    this.#setId('model', i, r.model ?? NONE_KEY);
+    this.#setId('outcome', i, r.outcome);
+    this.#setId('lane', i, r.lane ?? NONE_KEY);
+    this.#setId('currency', i, r.currency);
+    this.#setId('consent', i, r.consent);
     if (i === 0) this.firstTime = r.time;
     this.#size = need;
+  }
+
+  #setId(k: AuditColumn | 'consent', i: number, v: string): void {
+    const id = this.dict[k].id(v);
+    const col = fit(this.#col[k], id);
+    this.#col[k] = col;
+    col[i] = id;
   }
 
   t(i: number): number {
@@ -203,7 +224,7 @@ export class AuditIndex {
     each: (i: number) => void,
     extra?: (i: number) => boolean
   ): void {
-    const want: [Uint32Array, number][] = [];
+    const want: [IdColumn, number][] = [];
     const cols: [keyof AuditQuery & AuditColumn, AuditColumn][] = [
       ['server', 'server'],
       ['reason', 'reason'],

@@ -1,6 +1,6 @@
 /**
  * The audit table's questions, answered in the simulation worker (issue #8: a bounded page at a
- * million rows). The worker keeps the whole log as a compact column index (57 bytes a row, see
+ * million rows). The worker keeps the whole log as a compact column index (36 bytes a row, see
  * store/audit-index.ts) and only the most recent records in full; older records are read back
  * from the run's audit log in IndexedDB when a row is shown or exported. The page keeps a screenful
  * of rows and asks for the rest.
