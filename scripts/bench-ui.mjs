@@ -46,7 +46,10 @@ try {
     if (u.pathname.endsWith('.js')) scripts.add(u.pathname);
   });
   await page.goto(`http://127.0.0.1:${port}/`);
-  await page.getByRole('button', { name: 'Play' }).waitFor();
+  // Ready to play: Play enabled (the worker has loaded the scenario; the button shows, disabled,
+  // before that) and the charts drawn. Then the network idle, so nothing fetched late is missed.
+  await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
+  await page.getByRole('region', { name: 'Charts' }).locator('canvas').first().waitFor();
   await page.waitForLoadState('networkidle');
   const files = [...scripts].map((p) => {
     const gz = gzipSync(readFileSync(root + p.replace(/^\//, '')), { level: 9 }).length;

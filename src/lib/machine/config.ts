@@ -2,7 +2,7 @@
  * The client's configuration: everything a learner can flip in a lane, besides the policy.
  * Plain data; `resolveClientConfig` fills in defaults so a scenario only states what differs.
  */
-import { DEFAULT_IDENTITY_FIELDS } from './identity';
+import { DEFAULT_IDENTITY_FIELDS } from './identity-fields';
 import { resolveReasons, type ReasonOverrides } from './reasons';
 
 export type { ClientConfig, StoreScope } from './vocabulary';

@@ -10,19 +10,10 @@ import canonicalize from 'canonicalize';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 
-/**
- * The members of `params` that make up a request's identity: the prompt (`systemPrompt`,
- * `messages`), what the server asks to see (`includeContext`) and what it asks to run on
- * (`modelPreferences`). `maxTokens`, `temperature`, `stopSequences`, `metadata` and `budget` are
- * left out on purpose: they are knobs a server can nudge without changing what it asks for, and a
- * nudged knob must not make a refused request look new.
- */
-export const DEFAULT_IDENTITY_FIELDS = [
-  'systemPrompt',
-  'messages',
-  'includeContext',
-  'modelPreferences'
-] as const;
+// The identity fields live in a module of their own, so the page can list them without loading
+// the hashing.
+import { DEFAULT_IDENTITY_FIELDS } from './identity-fields';
+export { DEFAULT_IDENTITY_FIELDS };
 
 /** How an identity is computed; a learner can change both in the playground. */
 export interface IdentityOptions {

@@ -21,6 +21,7 @@
  * and the run halts after the event that made the decision (engine `halt`).
  */
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
+import { BREAK_SYNTAX } from './break-syntax';
 import { fromMicros, toMicros } from '../machine/money';
 import { effectiveBlock, type PolicyBlock } from '../machine/policy';
 import type { AuditRecord, Frame, Outcome, SamplingParams } from '../machine/types';
@@ -40,8 +41,7 @@ export type BreakCondition = { text: string; lane: LaneId | null } & (
   | { kind: 'invariant'; id: InvariantId | null }
 );
 
-export const BREAK_SYNTAX =
-  'alert | reason:CODE | outcome:OUTCOME | denial[:SERVER] | spend>AMOUNT | consent | invariant[:ID], each optionally @A or @B';
+export { BREAK_SYNTAX };
 
 export type BreakParse = { ok: true; condition: BreakCondition } | { ok: false; error: string };
 

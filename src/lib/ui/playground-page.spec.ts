@@ -116,12 +116,12 @@ describe('the playground page state', () => {
 
   it('refuses an invalid upload with where and what, and keeps the running scenario', async () => {
     const { page } = await mounted();
-    expect(page.loadData([1, 2])).toBe('The file is not a scenario object.');
+    expect(await page.loadData([1, 2])).toBe('The file is not a scenario object.');
     const data = JSON.parse(scenarioText('tired-user')) as Record<string, unknown>;
-    const msg = page.loadData({ ...data, seed: -1 });
+    const msg = await page.loadData({ ...data, seed: -1 });
     expect(msg).toMatch(/^Scenario not loaded: \$\.seed: /);
     expect(page.pg.name).toBe('reconnect-bypass');
-    expect(page.loadTrace('not json')).toMatch(/^Trace not loaded: /);
+    expect(await page.loadTrace('not json')).toMatch(/^Trace not loaded: /);
     page.pg.stop();
   });
 

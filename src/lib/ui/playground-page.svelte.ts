@@ -6,8 +6,7 @@
  * {@link PageHost}, so the unit tests drive every path without one.
  */
 import { fromMicros } from '$lib/machine/money';
-import { parseScenario, type LaneId } from '$lib/sim/scenario';
-import { parseTrace } from '$lib/sim/trace';
+import type { LaneId } from '$lib/sim/scenario';
 import { nextSpeed, type Playground } from './playground.svelte';
 import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
 import { decodeScenarioHash } from './share';
@@ -84,7 +83,7 @@ export class PlaygroundPage {
     let linkError = '';
     if (hash.startsWith('#s=')) {
       const d = decodeScenarioHash(hash);
-      const err = d.ok ? this.loadData(d.data, 'link') : d.error;
+      const err = d.ok ? await this.loadData(d.data, 'link') : d.error;
       if (!err) {
         this.picked = '';
         return;
@@ -111,14 +110,16 @@ export class PlaygroundPage {
     this.seedText = String(this.pg.seed);
   }
 
-  /** Upload or shared link: returns an error message, or null when it is being loaded. */
-  loadData(data: unknown, from: 'file' | 'link' = 'file'): string | null {
+  /** Upload or shared link: resolves to an error message, or null when it is being loaded. */
+  async loadData(data: unknown, from: 'file' | 'link' = 'file'): Promise<string | null> {
     if (!data || typeof data !== 'object' || Array.isArray(data))
       return from === 'link'
         ? 'it does not hold a scenario object.'
         : 'The file is not a scenario object.';
     // Validate here first, so the uploader hears at once what is wrong and where; the running
-    // scenario is left untouched.
+    // scenario is left untouched. The parser (zod and the scenario schemas) is loaded on first
+    // use: the worker parses the scenarios the page starts with, so first load needs none of it.
+    const { parseScenario } = await import('$lib/sim/scenario');
     const checked = parseScenario(data);
     if (!checked.ok) {
       const shown = checked.errors.slice(0, 5).map((e) => `${e.path}: ${e.message}`);
@@ -138,7 +139,8 @@ export class PlaygroundPage {
   }
 
   /** A trace file replayed against the current scenario's lanes; an error message, or null. */
-  loadTrace(text: string): string | null {
+  async loadTrace(text: string): Promise<string | null> {
+    const { parseTrace } = await import('$lib/sim/trace'); // loaded on first use, as parseScenario
     const r = parseTrace(text);
     if (!r.ok) return `Trace not loaded: ${r.error}`;
     if (!this.pg.scenario) return 'Load a scenario first: the trace replays against its two lanes.';

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { authorizationMachine } from '../machine/authorize';
+import { STATECHART_GRAPH } from './statechart-graph';
 import { layoutGraph, machineGraph, overlaps, place, type Rect } from './statechart-layout';
 
 const graph = machineGraph(authorizationMachine);
@@ -40,6 +41,10 @@ describe('machineGraph', () => {
 
   it('leaves out transitions that change no state', () => {
     expect(graph.edges.some((e) => e.from === e.to)).toBe(false);
+  });
+
+  it('equals the generated graph the page draws (else run `npm run gen:statechart`)', () => {
+    expect(STATECHART_GRAPH).toEqual(graph);
   });
 });
 

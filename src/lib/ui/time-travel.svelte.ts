@@ -7,8 +7,7 @@
  */
 import type { ClientConfigInput } from '$lib/machine/config';
 import type { Policy } from '$lib/machine/policy';
-import { parseBreak } from '$lib/sim/breakpoints';
-import { parseFork, type ForkChange, type ForkSpec } from '$lib/sim/fork';
+import type { ForkChange, ForkSpec } from '$lib/sim/fork';
 import type { LaneId } from '$lib/sim/scenario';
 import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
 import type { ViewCheckpoint } from '$lib/sim/checkpoint';
@@ -172,6 +171,8 @@ export class TimeTravel {
   /** Add a condition (checked here first, so a typo is named before anything is sent). */
   async addBreak(text: string): Promise<boolean> {
     const cond = text.trim();
+    // The parsers are loaded on first use: first load needs neither (nor fork's engine and zod).
+    const { parseBreak } = await import('$lib/sim/breakpoints');
     const p = parseBreak(cond);
     if (!p.ok) {
       this.breakError = p.error;
@@ -281,6 +282,7 @@ export class TimeTravel {
     const link = this.#linkFork;
     this.#linkFork = null;
     if (link && link.scenario === JSON.stringify(scenario)) {
+      const { parseFork } = await import('$lib/sim/fork');
       const p = parseFork(link.fork);
       if (!p.ok) {
         this.forkErrors = p.errors.map((e) => `The link's fork: ${e.path}: ${e.message}`);
