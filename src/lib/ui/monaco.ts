@@ -2,7 +2,7 @@
  * Monaco, set up for policy JSON: the editor core and its features, the JSON language with the
  * policy schema (completion and hovers from its descriptions), and the two
  * workers (`?worker`, bundled by Vite). Never import this module statically (`import type` is
- * fine): `loadMonaco()` in `PolicyEditor.svelte` imports it with `import('./monaco')` when an
+ * fine): `loadMonaco()` in `policy-editor.ts` imports it with `import('./monaco')` when an
  * editor first opens, so Monaco is one lazy chunk plus its workers and nothing of it is in the
  * first-load JS. Everything is imported here statically so the bundler keeps it together: one
  * dynamic import per part made some ninety small chunks.
@@ -62,4 +62,62 @@ export { monaco };
 /** Monaco's built-in theme for the current colour scheme. */
 export function monacoTheme(dark: boolean): 'vs' | 'vs-dark' {
   return dark ? 'vs-dark' : 'vs';
+}
+
+export interface PolicyEditorOptions {
+  lane: string;
+  /** The draft the editor opens with. */
+  text: string;
+  /** The editor's accessible name. */
+  label: string;
+  dark: boolean;
+  /** Every change of the text. */
+  onChange: (text: string) => void;
+  /** Ctrl/Cmd+Enter in this editor. */
+  onApply: () => void;
+}
+
+/** A lane's policy editor on `host`, with its model; `dispose` removes both. */
+export function createPolicyEditor(host: HTMLElement, o: PolicyEditorOptions) {
+  const uri = monaco.Uri.parse(policyModelUri(o.lane));
+  monaco.editor.getModel(uri)?.dispose();
+  const model = monaco.editor.createModel(o.text, 'json', uri);
+  const editor = monaco.editor.create(host, {
+    model,
+    ariaLabel: o.label,
+    theme: monacoTheme(o.dark),
+    automaticLayout: true,
+    fixedOverflowWidgets: true,
+    minimap: { enabled: false },
+    // The lane columns can be narrow: a slim gutter, wrapped lines indented under their member.
+    stickyScroll: { enabled: false },
+    scrollBeyondLastLine: false,
+    lineNumbersMinChars: 2,
+    lineDecorationsWidth: 6,
+    hideCursorInOverviewRuler: true,
+    tabSize: 2,
+    fontSize: host.clientWidth < 420 ? 12 : 13,
+    wordWrap: 'on',
+    wrappingIndent: 'indent',
+    quickSuggestions: { strings: true, other: true, comments: false }
+  });
+  const sub = model.onDidChangeContent(() => o.onChange(model.getValue()));
+  // An action, not `addCommand`: commands are global to all editors, so with both lanes open
+  // Ctrl+Enter would apply the other lane's draft.
+  const action = editor.addAction({
+    id: `policy.apply.${o.lane}`,
+    label: `Apply the policy to lane ${o.lane}`,
+    keybindings: [monaco.KeyMod.CtrlCmd | monaco.KeyCode.Enter],
+    run: () => o.onApply()
+  });
+  return {
+    editor,
+    model,
+    dispose(): void {
+      action.dispose();
+      sub.dispose();
+      editor.dispose();
+      model.dispose();
+    }
+  };
 }
