@@ -198,7 +198,7 @@ test('a breakpoint on the first alert pauses at the right request and shows its 
     want.identity
   );
   await expect(facts.getByLabel('Paused decision outcome', { exact: true })).toHaveText(
-    want.outcome
+    want.outcome!
   );
   await expect(facts.getByLabel('Path through the machine', { exact: true })).toHaveText(
     want.path.join(' → ')

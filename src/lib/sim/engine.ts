@@ -7,7 +7,7 @@
  * their configurations make them diverge. Nothing here reads the wall clock or Math.random: the
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
  */
-import type { AuthOutput, IncomingRequest } from '../machine/authorize';
+import type { AuthOutput, ConsentInput, IncomingRequest } from '../machine/authorize';
 import type { RunHandle } from './client';
 import { resolveClientConfig, type ClientConfig, type ClientConfigInput } from '../machine/config';
 import { toMicros } from '../machine/money';
@@ -22,7 +22,8 @@ import type {
 } from '../machine/types';
 import type { AuditLog } from '../store/audit-log';
 import { buildLaneStore, type DurableProvider } from './lane-store';
-import { ClientHost, type ConsentSource, type Executor, type ProviderSource } from './client';
+import { ClientHost, type Executor, type ProviderSource } from './client';
+import { ConsentDesk } from './dialogs';
 import { VirtualClock } from './clock';
 import { callDirect } from './direct';
 import { LaneMetrics } from './metrics';
@@ -47,6 +48,13 @@ export interface FrameLine {
   /** `in`: a request the client received; `out`: the client's one response. */
   direction: 'in' | 'out';
   frame: SamplingRequest | Frame;
+}
+
+/** A request whose consent dialog just opened: where it is in the machine. */
+export interface AskedFacts {
+  identity: string;
+  /** The states it went through so far (ending in `consenting`). */
+  path: string[];
 }
 
 /** A change the learner made mid-run, marked on the timeline. */
@@ -75,6 +83,10 @@ export type TimelineAction = RunPosition &
     | { kind: 'policy'; lane: LaneId; policy: Policy }
     | { kind: 'restart' }
     | { kind: 'extend'; end: number }
+    /** From here, a person answers these lanes' consent dialogs (the others', the simulated user). */
+    | { kind: 'human'; lanes: LaneId[] }
+    /** A person answered a dialog (dialogs.ts): the request `requestId` on `connection`. */
+    | { kind: 'consent'; lane: LaneId; connection: string; requestId: JsonRpcId; approved: boolean }
   );
 
 export interface SimulationOptions {
@@ -87,10 +99,15 @@ export interface SimulationOptions {
   /** Receives every finished request: the inspector keeps params, path and frame. */
   onDecision?: (lane: LaneId, request: IncomingRequest, out: AuthOutput) => void;
   /**
-   * Who answers this lane's consent dialogs: given the simulated user, return the source to use
-   * (the playground routes dialogs to a person while "you are the user" is on).
+   * Lanes whose consent dialogs a person answers from the start ("you are the user"); changes
+   * later are `setHuman`, answers `answerConsent` (both timeline actions; dialogs.ts).
    */
-  consent?: (lane: LaneId, simulated: ConsentSource) => ConsentSource;
+  human?: readonly LaneId[];
+  /**
+   * A consent dialog opened (whoever answers it): the request, and its path through the machine
+   * so far. The `consent` breakpoint holds here, with the request waiting on the user.
+   */
+  onConsentAsked?: (lane: LaneId, request: IncomingRequest, asked: AskedFacts) => void;
   /**
    * Where durable lanes keep their decisions (the browser's IndexedDB, per run); undefined = in
    * memory. Connection-scoped lanes are always in memory. See lane-store.ts.
@@ -194,6 +211,10 @@ class ServerRuntime implements ServerEnv {
   }
 }
 
+function askedFacts(handle: RunHandle): AskedFacts {
+  return { identity: handle.identity(), path: handle.path?.() ?? [] };
+}
+
 export class LaneRuntime {
   readonly host: ClientHost;
   readonly metrics = new LaneMetrics();
@@ -210,7 +231,9 @@ export class LaneRuntime {
   readonly #provider: ProviderSource;
   readonly #cards: Scenario['provider']['cards'];
   /** Requests being decided, in arrival order: a client restart cancels them (restart.ts). */
-  readonly inFlight = new Map<string, RunHandle>();
+  readonly inFlight = new Map<string, RunHandle & { request: IncomingRequest }>();
+  /** The request `receive` is handing to the machine, and whether it opened a dialog meanwhile. */
+  #receiving: { key: string; asked: boolean } | null = null;
 
   constructor(
     readonly sim: Simulation,
@@ -244,7 +267,7 @@ export class LaneRuntime {
         sink?.({ ...r, lane: id });
       }),
       clock: sim.clock,
-      consent: opts.consent?.(id, user.source) ?? user.source,
+      consent: sim.consent.source(id, user.source),
       provider: provider.source,
       lane: id,
       executor: opts.executor ?? 'table'
@@ -270,6 +293,7 @@ export class LaneRuntime {
     const annotate = this.host.config.annotateTrim;
     const key = `${connection}\u0000${String(id)}`;
     let done = false;
+    const receiving = (this.#receiving = { key, asked: false });
     const handle = this.host.authorize(request, (out) => {
       done = true;
       this.inFlight.delete(key);
@@ -293,7 +317,23 @@ export class LaneRuntime {
           server.agent?.onFrame(id, frame);
       });
     });
-    if (!done) this.inFlight.set(key, handle);
+    this.#receiving = null;
+    if (done) return;
+    this.inFlight.set(key, Object.assign(handle, { request }));
+    // A dialog opened while the machine ran (it does so synchronously): tell of it now that the
+    // request and its path can be read.
+    if (receiving.asked) sim.opts.onConsentAsked?.(this.id, request, askedFacts(handle));
+  }
+
+  /** A consent dialog opened for one of this lane's requests (dialogs.ts). */
+  asked(input: ConsentInput): void {
+    const key = `${input.connection}\u0000${String(input.requestId)}`;
+    if (this.#receiving?.key === key) {
+      this.#receiving.asked = true;
+      return;
+    }
+    const flying = this.inFlight.get(key);
+    if (flying) this.sim.opts.onConsentAsked?.(this.id, flying.request, askedFacts(flying));
   }
 
   /** No frame, no audit record, no dialog: the client never sees the request. */
@@ -359,6 +399,8 @@ export class Simulation {
   readonly actions: TimelineAction[] = [];
   /** Every client restart, scheduled or asked for. */
   readonly restarts: RestartReport[] = [];
+  /** Who answers each lane's consent dialogs, and the dialogs waiting for a person. */
+  readonly consent: ConsentDesk;
   #end: number;
   #nextSample: number;
   #events = 0;
@@ -373,6 +415,10 @@ export class Simulation {
     this.start = scenario.start;
     this.#end = scenario.start + scenario.durationMs;
     this.clock = new VirtualClock(this.start);
+    this.consent = new ConsentDesk([], (lane, input) => this.lanes[lane].asked(input));
+    // Who answers from the start is on the timeline too: a reload re-simulates the run from its
+    // actions alone (run-memory.ts), whatever the reloaded page's checkbox says.
+    if (opts.human?.length) this.setHuman(opts.human);
     const root = new Rng(this.seed);
     this.lanes = {
       A: new LaneRuntime(this, 'A', scenario, root, opts),
@@ -559,6 +605,34 @@ export class Simulation {
       what: `policy edited (${n} stored decisions invalidated)`
     });
     return out;
+  }
+
+  /**
+   * From now on a person answers the consent dialogs of `lanes` (the others go to the simulated
+   * user; dialogs already open stay with whoever has them). Returns false when nothing changed.
+   */
+  setHuman(lanes: readonly LaneId[]): boolean {
+    const sorted = LANE_IDS.filter((l) => lanes.includes(l));
+    const before = this.consent.human;
+    if (before.length === sorted.length && before.every((l, i) => l === sorted[i])) return false;
+    this.#record({ ...this.position, kind: 'human', lanes: sorted });
+    this.consent.setHuman(sorted);
+    return true;
+  }
+
+  /**
+   * A person answers the open dialog of lane `lane`'s request `requestId` on `connection`.
+   * Returns false when no such dialog is open (answered already, or closed by a timeout).
+   */
+  answerConsent(
+    lane: LaneId,
+    connection: string,
+    requestId: JsonRpcId,
+    approved: boolean
+  ): boolean {
+    if (!this.consent.find(lane, connection, requestId)) return false;
+    this.#record({ ...this.position, kind: 'consent', lane, connection, requestId, approved });
+    return this.consent.answer(lane, connection, requestId, approved);
   }
 
   /**

@@ -4,8 +4,7 @@
  * and the unit tests drive a session directly in Node.
  */
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
-import type { AuditRecord } from '../machine/types';
-import type { ConsentSource } from './client';
+import type { AuditRecord, JsonRpcId } from '../machine/types';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore } from '../store/decision-store';
 import type { StorageFailure } from '../store/write-behind';
@@ -26,10 +25,11 @@ import type {
 import { digestRun } from './report';
 import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
 import { BreakpointWatcher, parseBreak, type BreakCondition } from './breakpoints';
-import { applyAction, CheckpointRecorder, replayTo } from './checkpoint';
+import { applyAction, CheckpointRecorder, replayFrom, replayTo } from './checkpoint';
 import type { SimulationOptions, TimelineAction } from './engine';
+import { parseTimeline } from './actions';
 import { planFastForward } from './extend';
-import { forkRun, parseFork } from './fork';
+import { forkRun, parseFork, type ForkSpec } from './fork';
 import { restartNotice } from './restart';
 import type { TraceEvent } from './trace';
 
@@ -90,13 +90,28 @@ export class Session {
   #guard: RunGuard | null = null;
   #audit: AuditRecord[] = [];
   #kept: Record<LaneId, Map<number, Kept>> = { A: new Map(), B: new Map() };
-  #pending = new Map<number, { info: PendingConsent; answer: (approved: boolean) => void }>();
+  /**
+   * The page's token for each dialog a person is asked (dialogs.ts names them by lane, connection
+   * and request id): kept across re-simulations, so a dialog re-created by a seek keeps its token.
+   */
+  #tokens = new Map<string, number>();
+  #dialogs = new Map<number, { lane: LaneId; connection: string; requestId: JsonRpcId }>();
   #nextToken = 1;
-  #human = new Set<LaneId>();
   #events = 0;
   #ff: { target: number; total: number; from: number } | null = null;
   // Time travel (issue #10): what the run was loaded from, so it can be re-simulated.
-  #run: { scenario: Scenario; seed?: number; trace?: TraceEvent[] } | null = null;
+  #run: {
+    scenario: Scenario;
+    seed?: number;
+    trace?: TraceEvent[];
+    /** Who answered dialogs at the start (later changes are timeline actions). */
+    human: LaneId[];
+    /**
+     * The fork this run is on: made from the `base` actions, its own later actions being the
+     * engine's from index `from` on. Re-creating the run is then `forkRun` and those actions.
+     */
+    fork: { spec: ForkSpec; base: TimelineAction[]; from: number } | null;
+  } | null = null;
   /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
   #quiet = false;
   /**
@@ -143,7 +158,15 @@ export class Session {
         return this.#loadAt(cmd);
       case 'timeline': {
         const sim = this.#need();
-        return [{ type: 'timeline', t: sim.now, actions: [...sim.actions] }];
+        const fork = this.#run?.fork;
+        return [
+          {
+            type: 'timeline',
+            t: sim.now,
+            actions: fork ? sim.actions.slice(fork.from) : [...sim.actions],
+            fork: fork ? { spec: fork.spec, base: fork.base } : null
+          }
+        ];
       }
       case 'advance': {
         this.#events = this.#advance(cmd.to, cmd.maxEvents ?? Infinity);
@@ -185,14 +208,17 @@ export class Session {
         const invalidated = this.#need().setLanePolicy(cmd.lane, cmd.policy);
         return [{ type: 'policyApplied', lane: cmd.lane, invalidated }, this.snapshot()];
       }
+      // Who answers and a person's answers are timeline actions (engine.ts): a re-simulation
+      // re-applies them where they were. Either is a change: after a seek back, a new branch.
       case 'setHuman':
-        this.#human = new Set(cmd.human);
+        if (this.#need().setHuman(cmd.human)) this.#future = [];
         return [this.snapshot()];
       case 'consent': {
-        const p = this.#pending.get(cmd.token);
-        if (p) {
-          this.#pending.delete(cmd.token);
-          p.answer(cmd.approved);
+        const d = this.#dialogs.get(cmd.token);
+        if (d && d.lane === cmd.lane) {
+          this.#applyDue();
+          if (this.#need().answerConsent(d.lane, d.connection, d.requestId, cmd.approved))
+            this.#future = [];
         }
         return [this.snapshot()];
       }
@@ -288,7 +314,8 @@ export class Session {
       marks: sim.marks,
       durableError: this.#storage?.durableError ?? null,
       storage: this.storageView(),
-      pendingConsent: [...this.#pending.values()].map((p) => p.info),
+      pendingConsent: this.#pendingConsent(sim),
+      human: sim.consent.human,
       events: this.#events,
       guarantees: this.#guard?.results() ?? [],
       paused: this.#watcher?.hit ?? null
@@ -326,12 +353,14 @@ export class Session {
     if (!r.ok) return { type: 'loaded', ok: false, errors: r.errors };
     this.#audit = [];
     this.#kept = { A: new Map(), B: new Map() };
-    this.#pending.clear();
+    this.#tokens.clear();
+    this.#dialogs.clear();
     this.#ff = null;
-    this.#human = new Set(cmd.human ?? []);
     const storage = (this.#storage = this.#next);
     this.#run = {
       scenario: r.scenario,
+      human: [...(cmd.human ?? [])],
+      fork: null,
       ...(cmd.seed !== undefined ? { seed: cmd.seed } : {}),
       ...(cmd.trace ? { trace: cmd.trace } : {})
     };
@@ -357,6 +386,9 @@ export class Session {
   #loadAt(cmd: Extract<Command, { type: 'load' }>): Reply[] {
     const at = cmd.at;
     if (!at) return [this.#load(cmd)];
+    // Run memory is the page's sessionStorage: checked as any outside input, paths and all.
+    const timeline = parseTimeline(at);
+    if (!timeline.ok) return [{ type: 'loaded', ok: false, errors: timeline.errors }];
     const loaded = this.#load(cmd);
     if (loaded.type !== 'loaded' || !loaded.ok || !this.sim) return [loaded];
     const run = this.#run!;
@@ -366,7 +398,12 @@ export class Session {
       this.sim = this.#build(storage, (opts, make) => {
         const memory = { ...opts };
         delete memory.durable;
-        return replayTo(run.scenario, memory, at.actions, { t: at.t }, make);
+        const fork = timeline.fork;
+        if (!fork) return replayTo(run.scenario, memory, timeline.actions, { t: at.t }, make);
+        // A forked run comes back as the fork, then the actions taken on it (run-memory.ts).
+        const forked = forkRun(run.scenario, memory, fork.base, fork.spec, make);
+        run.fork = { spec: fork.spec, base: fork.base, from: forked.actions.length };
+        return replayFrom(forked, timeline.actions, { t: at.t });
       });
     } finally {
       this.#resuming = false;
@@ -420,7 +457,7 @@ export class Session {
           kept.set(out.audit.seq, { request, out });
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
         },
-        consent: (lane, simulated) => this.#consentFor(lane, simulated)
+        ...(run.human.length ? { human: run.human } : {})
       })
     );
     // The recorder sees the engine from its creation, so a re-simulation (a seek back, a fork)
@@ -438,25 +475,29 @@ export class Session {
     return typeof n === 'number' ? n : 0;
   }
 
-  /** Dialogs go to a person while the lane is in "you are the user" mode, else to the model. */
-  #consentFor(lane: LaneId, simulated: ConsentSource): ConsentSource {
-    return (input, answer) => {
-      if (!this.#human.has(lane)) return simulated(input, answer);
-      const token = this.#nextToken++;
-      this.#pending.set(token, {
-        info: {
+  /** The dialogs waiting for a person, each with the page's token for it. */
+  #pendingConsent(sim: Simulation): PendingConsent[] {
+    return sim.consent.open.map(({ key, lane, input }) => {
+      let token = this.#tokens.get(key);
+      if (token === undefined) {
+        token = this.#nextToken++;
+        this.#tokens.set(key, token);
+        this.#dialogs.set(token, {
           lane,
-          token,
-          server: input.server,
-          requestId: input.requestId,
-          identity: input.identity,
-          params: input.params,
-          askedAt: input.now
-        },
-        answer
-      });
-      return () => this.#pending.delete(token);
-    };
+          connection: input.connection,
+          requestId: input.requestId
+        });
+      }
+      return {
+        lane,
+        token,
+        server: input.server,
+        requestId: input.requestId,
+        identity: input.identity,
+        params: input.params,
+        askedAt: input.now
+      };
+    });
   }
 
   #inspect(lane: LaneId, seq: number): Inspection {
@@ -509,6 +550,8 @@ export class Session {
         const actions = [...sim.actions, ...this.#future];
         this.#future = [];
         this.#rebuild((opts, make) => forkRun(run.scenario, opts, actions, parsed.fork, make));
+        // What a reload or a later seek re-creates the fork from (run memory keeps it too).
+        run.fork = { spec: parsed.fork, base: actions, from: this.#need().actions.length };
         const t = this.#need().now;
         return [
           { type: 'forked', ok: true, t, auditRows: this.#recorder!.counts().auditRows },
@@ -582,8 +625,20 @@ export class Session {
       this.#events = this.#advance(t, Infinity);
     } else {
       const run = this.#run!;
-      const actions = [...sim.actions, ...this.#future];
-      this.#rebuild((opts, make) => replayTo(run.scenario, opts, actions, { t }, make));
+      const fork = run.fork;
+      let actions: TimelineAction[];
+      if (fork && t >= run.scenario.start + fork.spec.atMs) {
+        // Back within the fork: re-created as a fork, then its own actions up to t.
+        actions = [...sim.actions.slice(fork.from), ...this.#future];
+        this.#rebuild((opts, make) =>
+          replayFrom(forkRun(run.scenario, opts, fork.base, fork.spec, make), actions, { t })
+        );
+      } else {
+        // Before the fork (or no fork): the run it was made from, which the fork left at t.
+        actions = fork ? fork.base : [...sim.actions, ...this.#future];
+        run.fork = null;
+        this.#rebuild((opts, make) => replayTo(run.scenario, opts, actions, { t }, make));
+      }
       const at = this.#need().position;
       this.#future = actions.filter((a) => a.events > at.events || a.t > at.t);
     }
@@ -592,6 +647,7 @@ export class Session {
       {
         type: 'seeked',
         t: now,
+        fork: this.#run?.fork?.spec ?? null,
         auditRows: this.#recorder!.counts().auditRows,
         checkpoint: this.#recorder!.at(now)
       },
@@ -613,7 +669,6 @@ export class Session {
     const fresh = this.#next !== this.#storage ? this.#next : null;
     this.#storage = fresh;
     this.#ff = null;
-    this.#pending.clear();
     this.#audit = [];
     this.#kept = { A: new Map(), B: new Map() };
     this.#quiet = true;
