@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { parseTimeline } from './actions';
 import { replayFrom, replayTo } from './checkpoint';
 import { Simulation, type SimulationOptions, type TimelineAction } from './engine';
-import { forkRun } from './fork';
+import { forkRun, parseFork } from './fork';
 import type { Reply, Snapshot } from './protocol';
 import { auditLineJson, frameLineJson } from './report';
 import { parseScenario, type LaneId, type Scenario } from './scenario';
@@ -107,12 +107,14 @@ describe('a person’s consent answers on the timeline', () => {
     const bOnly = (out: string[]) => out.filter((l) => l.includes('"lane":"B"'));
     const forked = lines();
     const lanes = scenario.lanes.A.client;
-    const f = forkRun(scenario, forked.opts, sim.actions, {
+    const spec = parseFork({
       version: 1,
       atMs: 12 * MIN,
       lane: 'A',
       change: { kind: 'config', client: { ...lanes, store: 'durable' } }
     });
+    if (!spec.ok) throw new Error(spec.errors[0]!.message);
+    const f = forkRun(scenario, forked.opts, sim.actions, spec.fork);
     personRunAfterFork(f);
     expect(bOnly(forked.out).join('\n')).toBe(bOnly(straight.out).join('\n'));
   });

@@ -68,6 +68,8 @@ export type Command =
   | { type: 'seek'; t: number }
   /** Where the run is and the outside changes applied so far (what a reload re-applies). */
   | { type: 'timeline' }
+  /** The fork the run is on, if any (a reload may have brought one back). */
+  | { type: 'fork?' }
   /** The view checkpoints so far (the scrubber's stops). */
   | { type: 'checkpoints' }
   /** Fork: a ForkSpec (sim/fork.ts), validated here; its errors come back with their paths. */
@@ -283,6 +285,7 @@ export type Reply =
       fork: ForkSpec | null;
     }
   | { type: 'checkpoints'; checkpoints: ViewCheckpoint[] }
+  | { type: 'forkState'; fork: ForkSpec | null }
   /** On a fork, `actions` are those taken after it; `fork` what re-creates it. */
   | { type: 'timeline'; t: number; actions: TimelineAction[]; fork: TimelineFork | null }
   | { type: 'forked'; ok: true; t: number; auditRows: number }

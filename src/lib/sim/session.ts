@@ -168,6 +168,9 @@ export class Session {
           }
         ];
       }
+      case 'fork?':
+        this.#need();
+        return [{ type: 'forkState', fork: this.#run?.fork?.spec ?? null }];
       case 'advance': {
         this.#events = this.#advance(cmd.to, cmd.maxEvents ?? Infinity);
         return [this.snapshot()];
