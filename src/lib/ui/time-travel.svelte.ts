@@ -300,10 +300,15 @@ export class TimeTravel {
    * reload brought back (run-memory.ts) — the worker says which.
    */
   async #syncFork(): Promise<void> {
-    if (!this.host.snapshot) return;
-    const rs = await this.host.travelRequest({ type: 'fork?' }, (r) => r.type === 'forkState');
-    const r = rs.at(-1);
-    this.#setFork(r?.type === 'forkState' ? r.fork : null);
+    // Asked even before the first snapshot: the run is loaded once its data is (the page's
+    // first load sets the scenario, then asks for the first snapshot).
+    try {
+      const rs = await this.host.travelRequest({ type: 'fork?' }, (r) => r.type === 'forkState');
+      const r = rs.at(-1);
+      this.#setFork(r?.type === 'forkState' ? r.fork : null);
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+    }
   }
 
   #setFork(fork: ForkSpec | null): void {
