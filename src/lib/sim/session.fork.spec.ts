@@ -86,7 +86,8 @@ describe('a forked run', () => {
     // On the run it was made from, the restart at 20 min is there again; lane A is not durable.
     const base = snap(s.handle({ type: 'seek', t: start + 30 * MIN }));
     expect(base.lanes.A.scope).toBe('connection');
-    expect(base.marks.filter((m) => m.kind === 'restart')).toHaveLength(2);
+    // Two marks each: the scenario's own restart at 30 min and this one.
+    expect(base.marks.filter((m) => m.kind === 'restart')).toHaveLength(4);
     const [tl] = only(s.handle({ type: 'timeline' }), 'timeline');
     expect(tl!.fork).toBeNull();
   });
