@@ -3,34 +3,29 @@
  * synchronous (no timers): the worker entry point does the yielding between fast-forward slices,
  * and the unit tests drive a session directly in Node.
  */
-import type { AuthOutput, IncomingRequest } from '../machine/authorize';
-import type { AuditRecord, JsonRpcId } from '../machine/types';
-import type { AuditLog } from '../store/audit-log';
-import type { DecisionStore } from '../store/decision-store';
-import type { StorageFailure } from '../store/write-behind';
-import { sdkFrameProblem } from './conformance';
-import type { Simulation } from './engine';
-import { RunGuard } from './guard';
-import type { DurableProvider } from './lane-store';
-import type {
-  Command,
-  Inspection,
-  LaneView,
-  PendingConsent,
-  Reply,
-  Snapshot,
-  StorageState,
-  StorageView
-} from './protocol';
-import { digestRun } from './report';
-import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
-import { BreakpointWatcher, parseBreak, type BreakCondition } from './breakpoints';
-import { applyAction, CheckpointRecorder, replayFrom, replayTo } from './checkpoint';
-import type { SimulationOptions, TimelineAction } from './engine';
+import type { AuditRecord } from '../machine/types';
 import { parseTimeline } from './actions';
+import { BreakpointWatcher, parseBreak, type BreakCondition } from './breakpoints';
+import { CheckpointRecorder, replayFrom, replayTo } from './checkpoint';
+import { sdkFrameProblem } from './conformance';
+import type { Simulation, SimulationOptions } from './engine';
 import { planFastForward } from './extend';
-import { forkRun, parseFork, type ForkSpec } from './fork';
+import { forkRun, parseFork } from './fork';
+import { RunGuard } from './guard';
+import type { Command, Reply, Snapshot, StorageView } from './protocol';
+import { digestRun } from './report';
 import { restartNotice } from './restart';
+import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
+import { FutureActions, recreateAt, type RunFork } from './session-timeline';
+import {
+  DialogTokens,
+  inspection,
+  laneViews,
+  resumedCount,
+  storageView,
+  type Kept,
+  type RunStorage
+} from './session-view';
 import type { TraceEvent } from './trace';
 
 /** How many finished requests per lane the inspector can look up (the most recent ones). */
@@ -40,42 +35,7 @@ export const MAX_CHECKPOINTS = 2_000;
 /** Events per fast-forward slice by default (the worker adapts it to wall time). */
 export const SLICE_EVENTS = 20_000;
 
-interface Kept {
-  request: IncomingRequest;
-  out: AuthOutput;
-}
-
-/** A store or log that can say how much of it is on disk (the IndexedDB ones). */
-interface Reporting {
-  status(): { saved: number; heldInMemory: number; failure: StorageFailure | null };
-}
-
-function reporting(x: unknown): x is Reporting {
-  return typeof (x as Partial<Reporting> | null)?.status === 'function';
-}
-
-function stateOf(x: Reporting): StorageState {
-  const s = x.status();
-  return { saved: s.saved, heldInMemory: s.heldInMemory, failure: s.failure?.words ?? null };
-}
-
-/**
- * Where the next loaded run keeps what is durable: the browser's worker opens a namespace per run
- * in IndexedDB and hands it over here; without one (Node, the unit tests) durable lanes keep their
- * decisions in memory, as `lab run` does.
- */
-export interface RunStorage {
-  /** The run's namespace id. */
-  run: string | null;
-  /** The lane's durable store for this run, or null when durable storage is unavailable. */
-  durable: DurableProvider;
-  /** Why durable storage is unavailable, in plain words, or null. */
-  durableError: string | null;
-  /** The run's durable audit log, or null when it could not be opened. */
-  audit: (AuditLog & Reporting) | null;
-  /** Why the audit log cannot be saved, in plain words, or null. */
-  auditError: string | null;
-}
+export type { RunStorage } from './session-view';
 
 export interface SessionOptions {
   storage?: RunStorage;
@@ -90,13 +50,8 @@ export class Session {
   #guard: RunGuard | null = null;
   #audit: AuditRecord[] = [];
   #kept: Record<LaneId, Map<number, Kept>> = { A: new Map(), B: new Map() };
-  /**
-   * The page's token for each dialog a person is asked (dialogs.ts names them by lane, connection
-   * and request id): kept across re-simulations, so a dialog re-created by a seek keeps its token.
-   */
-  #tokens = new Map<string, number>();
-  #dialogs = new Map<number, { lane: LaneId; connection: string; requestId: JsonRpcId }>();
-  #nextToken = 1;
+  /** The page's token for each dialog a person is asked (session-view.ts). */
+  readonly #tokens = new DialogTokens();
   #events = 0;
   #ff: { target: number; total: number; from: number } | null = null;
   // Time travel (issue #10): what the run was loaded from, so it can be re-simulated.
@@ -110,7 +65,7 @@ export class Session {
      * The fork this run is on: made from the `base` actions, its own later actions being the
      * engine's from index `from` on. Re-creating the run is then `forkRun` and those actions.
      */
-    fork: { spec: ForkSpec; base: TimelineAction[]; from: number } | null;
+    fork: RunFork | null;
   } | null = null;
   /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
   #quiet = false;
@@ -136,7 +91,7 @@ export class Session {
    * were as the run reaches them: scrubbing back and forth shows one timeline. A new change
    * (an edit, a restart, a fork) drops them: the run is on a new branch.
    */
-  #future: TimelineAction[] = [];
+  readonly #future = new FutureActions();
 
   constructor(opts: SessionOptions = {}) {
     this.#next = opts.storage ?? null;
@@ -203,30 +158,30 @@ export class Session {
         return was ? [{ type: 'fastForwardDone', cancelled: true }, this.snapshot()] : [];
       }
       case 'setConfig':
-        this.#future = []; // a change after seeking back starts a new branch
+        this.#future.list = []; // a change after seeking back starts a new branch
         this.#need().setLaneConfig(cmd.lane, cmd.client, cmd.what);
         return [this.snapshot()];
       case 'setPolicy': {
-        this.#future = [];
+        this.#future.list = [];
         const invalidated = this.#need().setLanePolicy(cmd.lane, cmd.policy);
         return [{ type: 'policyApplied', lane: cmd.lane, invalidated }, this.snapshot()];
       }
       // Who answers and a person's answers are timeline actions (engine.ts): a re-simulation
       // re-applies them where they were. Either is a change: after a seek back, a new branch.
       case 'setHuman':
-        if (this.#need().setHuman(cmd.human)) this.#future = [];
+        if (this.#need().setHuman(cmd.human)) this.#future.list = [];
         return [this.snapshot()];
       case 'consent': {
-        const d = this.#dialogs.get(cmd.token);
+        const d = this.#tokens.dialog(cmd.token);
         if (d && d.lane === cmd.lane) {
           this.#applyDue();
           if (this.#need().answerConsent(d.lane, d.connection, d.requestId, cmd.approved))
-            this.#future = [];
+            this.#future.list = [];
         }
         return [this.snapshot()];
       }
       case 'inspect':
-        return [this.#inspect(cmd.lane, cmd.seq)];
+        return [inspection(this.#kept[cmd.lane].get(cmd.seq), cmd.lane, cmd.seq)];
       case 'retryStorage':
         // The writing itself is asynchronous and the worker's; here, only the state to show.
         return [this.snapshot()];
@@ -289,21 +244,6 @@ export class Session {
 
   snapshot(): Snapshot {
     const sim = this.#need();
-    const lanes = {} as Record<LaneId, LaneView>;
-    for (const id of LANE_IDS) {
-      const lane = sim.lanes[id];
-      const count = lane.host.store.count();
-      lanes[id] = {
-        label: lane.label,
-        counters: lane.metrics.counters,
-        series: lane.metrics.seriesAt(sim.now),
-        edges: lane.metrics.edges,
-        storedDecisions: typeof count === 'number' ? count : -1,
-        scope: lane.host.store.scope,
-        storage: reporting(lane.host.store) ? stateOf(lane.host.store) : null,
-        fellBack: lane.fellBack
-      };
-    }
     const audit = this.#audit;
     this.#audit = [];
     return {
@@ -312,12 +252,12 @@ export class Session {
       start: sim.start,
       end: sim.end,
       done: sim.done,
-      lanes,
+      lanes: laneViews(sim),
       audit,
       marks: sim.marks,
       durableError: this.#storage?.durableError ?? null,
       storage: this.storageView(),
-      pendingConsent: this.#pendingConsent(sim),
+      pendingConsent: this.#tokens.pending(sim),
       human: sim.consent.human,
       events: this.#events,
       guarantees: this.#guard?.results() ?? [],
@@ -327,23 +267,7 @@ export class Session {
 
   /** How much of the run is on disk: sent in every snapshot and after every group commit. */
   storageView(): StorageView {
-    const sim = this.#need();
-    const lanes = {} as StorageView['lanes'];
-    for (const id of LANE_IDS) {
-      const store = sim.lanes[id].host.store;
-      const count = store.count();
-      lanes[id] = {
-        storage: reporting(store) ? stateOf(store) : null,
-        storedDecisions: typeof count === 'number' ? count : -1
-      };
-    }
-    const audit = this.#storage?.audit;
-    return {
-      run: this.#storage?.run ?? null,
-      lanes,
-      audit: audit ? stateOf(audit) : null,
-      auditError: this.#storage?.auditError ?? null
-    };
+    return storageView(this.#need(), this.#storage);
   }
 
   #need(): Simulation {
@@ -357,7 +281,6 @@ export class Session {
     this.#audit = [];
     this.#kept = { A: new Map(), B: new Map() };
     this.#tokens.clear();
-    this.#dialogs.clear();
     this.#ff = null;
     const storage = (this.#storage = this.#next);
     this.#run = {
@@ -376,7 +299,7 @@ export class Session {
       end: this.sim.end,
       servers: r.scenario.servers.map((s) => s.name),
       run: storage?.run ?? null,
-      resumed: { A: this.#resumed('A'), B: this.#resumed('B') }
+      resumed: { A: resumedCount(this.sim, 'A'), B: resumedCount(this.sim, 'B') }
     };
   }
 
@@ -416,7 +339,7 @@ export class Session {
     // has the run, or it was pruned) the durable lanes keep the re-simulated ones, in memory.
     if (storage && cmd.resume && storage.run === cmd.resume)
       for (const id of LANE_IDS) sim.lanes[id].useDurable(storage.durable);
-    const resumed = { A: this.#resumed('A'), B: this.#resumed('B') };
+    const resumed = { A: resumedCount(sim, 'A'), B: resumedCount(sim, 'B') };
     const report = sim.restartClient();
     return [
       { ...loaded, resumed },
@@ -471,60 +394,6 @@ export class Session {
     return sim;
   }
 
-  /** Durable decisions a lane found at load: a reload within a run resumes them. */
-  #resumed(lane: LaneId): number {
-    const store: DecisionStore = this.#need().lanes[lane].host.store;
-    const n = reporting(store) ? store.count() : 0;
-    return typeof n === 'number' ? n : 0;
-  }
-
-  /** The dialogs waiting for a person, each with the page's token for it. */
-  #pendingConsent(sim: Simulation): PendingConsent[] {
-    return sim.consent.open.map(({ key, lane, input }) => {
-      let token = this.#tokens.get(key);
-      if (token === undefined) {
-        token = this.#nextToken++;
-        this.#tokens.set(key, token);
-        this.#dialogs.set(token, {
-          lane,
-          connection: input.connection,
-          requestId: input.requestId
-        });
-      }
-      return {
-        lane,
-        token,
-        server: input.server,
-        requestId: input.requestId,
-        identity: input.identity,
-        params: input.params,
-        askedAt: input.now
-      };
-    });
-  }
-
-  #inspect(lane: LaneId, seq: number): Inspection {
-    const k = this.#kept[lane].get(seq);
-    if (!k) return { type: 'inspection', lane, seq, found: false };
-    return {
-      type: 'inspection',
-      lane,
-      seq,
-      found: true,
-      request: {
-        id: k.request.id,
-        server: k.request.server,
-        connection: k.request.connection,
-        params: k.request.params,
-        receivedAt: k.request.receivedAt
-      },
-      identity: k.out.audit.identity,
-      path: k.out.path,
-      frame: k.out.frame,
-      audit: k.out.audit
-    };
-  }
-
   // ---- Time travel (issue #10): restart, seek, checkpoints, fork, breakpoints, extend ----
 
   #timeTravel(
@@ -538,7 +407,7 @@ export class Session {
     const sim = this.#need();
     switch (cmd.type) {
       case 'restart': {
-        this.#future = [];
+        this.#future.list = [];
         const report = sim.restartClient();
         return [{ type: 'restarted', report, notice: restartNotice(report) }, this.snapshot()];
       }
@@ -550,8 +419,8 @@ export class Session {
         const run = this.#run!;
         const parsed = parseFork(cmd.fork, run.scenario);
         if (!parsed.ok) return [{ type: 'forked', ok: false, errors: parsed.errors }];
-        const actions = [...sim.actions, ...this.#future];
-        this.#future = [];
+        const actions = [...sim.actions, ...this.#future.list];
+        this.#future.list = [];
         this.#rebuild((opts, make) => forkRun(run.scenario, opts, actions, parsed.fork, make));
         // What a reload or a later seek re-creates the fork from (run memory keeps it too).
         run.fork = { spec: parsed.fork, base: actions, from: this.#need().actions.length };
@@ -587,38 +456,12 @@ export class Session {
     }
   }
 
-  /** Apply the timeline's actions due at the run's current position. */
   #applyDue(): void {
-    const sim = this.#need();
-    while (this.#future.length) {
-      const a = this.#future[0]!;
-      if (a.events !== sim.events || a.t !== sim.now) return;
-      this.#future.shift();
-      applyAction(sim, a);
-    }
+    this.#future.applyDue(this.#need());
   }
 
-  /**
-   * `advanceTo`, stopping at each of the timeline's later actions to apply it where it was first
-   * applied (the same event count and time), so the bytes are those of the first time through.
-   */
   #advance(to: number, maxEvents: number): number {
-    const sim = this.#need();
-    let n = 0;
-    for (;;) {
-      const a = this.#future[0];
-      if (!a || a.t > Math.min(to, sim.end) || n >= maxEvents) break;
-      if (sim.events < a.events) {
-        n += sim.advanceTo(a.t, Math.min(a.events - sim.events, maxEvents - n));
-        // Cut by the slice's limit, or a breakpoint held: the action waits for the next call.
-        const stopped = n >= maxEvents || this.#watcher?.hit != null;
-        if (sim.events < a.events && stopped) return n;
-      }
-      if (sim.now < a.t) sim.advanceTo(a.t);
-      this.#future.shift();
-      applyAction(sim, a);
-    }
-    return n + sim.advanceTo(to, maxEvents - n);
+    return this.#future.advance(this.#need(), to, maxEvents, () => this.#watcher?.hit != null);
   }
 
   /** Forward: run there. Back: re-simulate from the start to `t`, quietly (checkpoint.ts). */
@@ -627,23 +470,13 @@ export class Session {
     if (t >= sim.now) {
       this.#events = this.#advance(t, Infinity);
     } else {
+      // Within a fork, the fork again; before it, the run it was made from (session-timeline.ts).
       const run = this.#run!;
-      const fork = run.fork;
-      let actions: TimelineAction[];
-      if (fork && t >= run.scenario.start + fork.spec.atMs) {
-        // Back within the fork: re-created as a fork, then its own actions up to t.
-        actions = [...sim.actions.slice(fork.from), ...this.#future];
-        this.#rebuild((opts, make) =>
-          replayFrom(forkRun(run.scenario, opts, fork.base, fork.spec, make), actions, { t })
-        );
-      } else {
-        // Before the fork (or no fork): the run it was made from, which the fork left at t.
-        actions = fork ? fork.base : [...sim.actions, ...this.#future];
-        run.fork = null;
-        this.#rebuild((opts, make) => replayTo(run.scenario, opts, actions, { t }, make));
-      }
+      const back = recreateAt(run.scenario, sim, this.#future.list, run.fork, t);
+      run.fork = back.fork;
+      this.#rebuild(back.create);
       const at = this.#need().position;
-      this.#future = actions.filter((a) => a.events > at.events || a.t > at.t);
+      this.#future.list = back.actions.filter((a) => a.events > at.events || a.t > at.t);
     }
     const now = this.#need().now;
     return [
