@@ -3,9 +3,11 @@
  * actions are applied again where they were as the run reaches them, so scrubbing back and forth
  * shows one timeline; and a run is re-created at t from its actions — as a fork when it is on one.
  */
+import type { Timeline } from './actions';
 import { applyAction, replayFrom, replayTo } from './checkpoint';
 import type { Simulation, SimulationOptions, TimelineAction } from './engine';
 import { forkRun, type ForkSpec } from './fork';
+import type { Reply } from './protocol';
 import type { Scenario } from './scenario';
 
 /** The fork a run is on: made from `base`, its own actions the engine's from index `from` on. */
@@ -85,5 +87,33 @@ export function recreateAt(
     actions,
     fork: null,
     create: (opts, make) => replayTo(scenario, opts, actions, { t }, make)
+  };
+}
+
+/**
+ * A run brought back from its timeline (a reload: run-memory.ts) at `timeline.t`: a forked run as
+ * the fork, then the actions taken on it; any other by replaying its actions.
+ */
+export function resumeAt(
+  scenario: Scenario,
+  opts: SimulationOptions,
+  timeline: Timeline,
+  make: Make
+): { sim: Simulation; fork: RunFork | null } {
+  const fork = timeline.fork;
+  const to = { t: timeline.t };
+  if (!fork) return { sim: replayTo(scenario, opts, timeline.actions, to, make), fork: null };
+  const forked = forkRun(scenario, opts, fork.base, fork.spec, make);
+  const from = forked.actions.length;
+  return { sim: replayFrom(forked, timeline.actions, to), fork: { ...fork, from } };
+}
+
+/** The `timeline` reply: where the run is and what re-creates it (on a fork, its own actions). */
+export function timelineOf(sim: Simulation, fork: RunFork | null): Reply {
+  return {
+    type: 'timeline',
+    t: sim.now,
+    actions: fork ? sim.actions.slice(fork.from) : [...sim.actions],
+    fork: fork ? { spec: fork.spec, base: fork.base } : null
   };
 }

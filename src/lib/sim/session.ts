@@ -6,7 +6,7 @@
 import type { AuditRecord } from '../machine/types';
 import { parseTimeline } from './actions';
 import { BreakpointWatcher, parseBreak, type BreakCondition } from './breakpoints';
-import { CheckpointRecorder, replayFrom, replayTo } from './checkpoint';
+import { CheckpointRecorder } from './checkpoint';
 import { sdkFrameProblem } from './conformance';
 import type { Simulation, SimulationOptions } from './engine';
 import { planFastForward } from './extend';
@@ -16,7 +16,7 @@ import type { Command, Reply, Snapshot, StorageView } from './protocol';
 import { digestRun } from './report';
 import { restartNotice } from './restart';
 import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
-import { FutureActions, recreateAt, type RunFork } from './session-timeline';
+import { FutureActions, recreateAt, resumeAt, timelineOf, type RunFork } from './session-timeline';
 import {
   DialogTokens,
   inspection,
@@ -111,18 +111,8 @@ export class Session {
     switch (cmd.type) {
       case 'load':
         return this.#loadAt(cmd);
-      case 'timeline': {
-        const sim = this.#need();
-        const fork = this.#run?.fork;
-        return [
-          {
-            type: 'timeline',
-            t: sim.now,
-            actions: fork ? sim.actions.slice(fork.from) : [...sim.actions],
-            fork: fork ? { spec: fork.spec, base: fork.base } : null
-          }
-        ];
-      }
+      case 'timeline':
+        return [timelineOf(this.#need(), this.#run?.fork ?? null)];
       case 'fork?':
         this.#need();
         return [{ type: 'forkState', fork: this.#run?.fork?.spec ?? null }];
@@ -324,12 +314,9 @@ export class Session {
       this.sim = this.#build(storage, (opts, make) => {
         const memory = { ...opts };
         delete memory.durable;
-        const fork = timeline.fork;
-        if (!fork) return replayTo(run.scenario, memory, timeline.actions, { t: at.t }, make);
-        // A forked run comes back as the fork, then the actions taken on it (run-memory.ts).
-        const forked = forkRun(run.scenario, memory, fork.base, fork.spec, make);
-        run.fork = { spec: fork.spec, base: fork.base, from: forked.actions.length };
-        return replayFrom(forked, timeline.actions, { t: at.t });
+        const resumed = resumeAt(run.scenario, memory, timeline, make);
+        run.fork = resumed.fork;
+        return resumed.sim;
       });
     } finally {
       this.#resuming = false;
