@@ -10,7 +10,9 @@ import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { runAndWrite } from '../src/cli/run';
 import type { LaneCounters } from '../src/lib/sim/metrics';
+import type { TimelineAction } from '../src/lib/sim/engine';
 import { parseScenario, type LaneId } from '../src/lib/sim/scenario';
+import { Session } from '../src/lib/sim/session';
 
 const LANES: LaneId[] = ['A', 'B'];
 const counter = (page: Page, lane: LaneId, name: string) =>
@@ -187,4 +189,74 @@ test('Simulate past the scenario’s end says where it ends, and Extend runs the
     timeout: 60_000
   });
   await expect(notices(page)).not.toContainText('The scenario ends');
+});
+
+test('you are the user: an answer survives a reload — not asked again, the numbers those of the run with a restart there', async ({
+  page
+}) => {
+  await open(page);
+  await page.getByLabel('You are the user: consent dialogs come to you').check();
+  await page.getByRole('button', { name: 'Play' }).click();
+  const dialog = page.getByRole('dialog', { name: /Allow sampling\?/ });
+  await expect(dialog).toBeVisible();
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await dialog.getByRole('button', { name: 'Deny' }).click();
+  // The answer is on the tab's timeline (sessionStorage), at its place in the run.
+  const saved = () =>
+    page.evaluate(
+      () =>
+        JSON.parse(sessionStorage.getItem('sampling-policy-lab-run') ?? 'null') as {
+          t: number;
+          actions: TimelineAction[];
+        } | null
+    );
+  await expect
+    .poll(async () => (await saved())?.actions.filter((a) => a.kind === 'consent').length ?? 0)
+    .toBe(1);
+  await expect(
+    page
+      .getByRole('region', { name: 'Audit log' })
+      .getByText('user.denied', { exact: true })
+      .filter({ visible: true })
+      .first()
+  ).toBeVisible();
+  const before: Record<LaneId, { requests: number }> = {
+    A: { requests: await num(page, 'A', 'requests') },
+    B: { requests: await num(page, 'B', 'requests') }
+  };
+  const memory = (await saved())!;
+  const answer = memory.actions.find((a) => a.kind === 'consent')!;
+
+  // What the worker does on a reload, run in Node: the timeline re-simulated, then a restart.
+  const session = new Session();
+  const replies = session.handle({
+    type: 'load',
+    scenario: JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')),
+    at: { t: memory.t, actions: memory.actions }
+  });
+  const restarted = replies.find((r) => r.type === 'restarted');
+  if (restarted?.type !== 'restarted') throw new Error('no restart in the reload');
+  const want = session.snapshot();
+
+  await page.reload();
+  await expect(notices(page)).toContainText(restarted.notice);
+  // Still the user (the timeline says so), and the answered dialog is not asked again.
+  await expect(page.getByLabel('You are the user: consent dialogs come to you')).toBeChecked();
+  await expect(dialog).toBeHidden();
+  // The same requests as before the reload; the prompts are those of the run with the answer
+  // (the restart closes the dialogs still open, which counts them as shown).
+  for (const id of LANES)
+    await expect(counter(page, id, 'requests')).toHaveText(String(before[id].requests));
+  await expectCounters(page, { A: want.lanes.A.counters, B: want.lanes.B.counters });
+  await expect(
+    page
+      .getByRole('region', { name: 'Audit log' })
+      .getByText('user.denied', { exact: true })
+      .filter({ visible: true })
+      .first()
+  ).toBeVisible();
+  // The answer is still on the timeline after the reload, where it was.
+  await expect
+    .poll(async () => (await saved())?.actions.find((a) => a.kind === 'consent'))
+    .toEqual(answer);
 });

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { fromMicros } from '../src/lib/machine/money';
-import { Simulation } from '../src/lib/sim/engine';
+import { Simulation, type TimelineAction } from '../src/lib/sim/engine';
+import type { TimelineFork } from '../src/lib/sim/protocol';
 import type { LaneCounters } from '../src/lib/sim/metrics';
 import { parseScenario, type Scenario } from '../src/lib/sim/scenario';
 import { Session } from '../src/lib/sim/session';
@@ -198,7 +199,7 @@ test('a breakpoint on the first alert pauses at the right request and shows its 
     want.identity
   );
   await expect(facts.getByLabel('Paused decision outcome', { exact: true })).toHaveText(
-    want.outcome
+    want.outcome!
   );
   await expect(facts.getByLabel('Path through the machine', { exact: true })).toHaveText(
     want.path.join(' → ')
@@ -274,4 +275,102 @@ test('fork from here: lane A re-runs with a changed store; lane B equals the unf
   await expect(slider(other)).toHaveAttribute('aria-valuetext', '1:00:00 of 1:00:00');
   await expectLanes(other, unforked, ['B']);
   await expect(other.getByLabel('Lane A consent prompts', { exact: true })).toHaveText(forkedA!);
+});
+
+test('a fork survives a reload: the editors show what lane A runs, and the numbers are the forked run’s with a restart there', async ({
+  page
+}) => {
+  await open(page, 'reconnect-bypass');
+  const time = slider(page);
+  await time.focus(); // scrolled into view: the click below is in the viewport
+  const box = (await time.boundingBox())!;
+  await page.mouse.click(box.x + box.width / 6, box.y + box.height / 2);
+  await expect(page.getByLabel('Seek time', { exact: true })).toBeVisible();
+  await page.getByRole('button', { name: 'Fork from here' }).click();
+  await page.getByText('Configure lane A').click();
+  await page.getByRole('radio', { name: 'Durable' }).first().check();
+  const forkText = 'lane A runs a changed configuration from there; lane B keeps its history';
+  await expect(page.getByLabel('Fork', { exact: true })).toContainText(forkText);
+  // The editor shows what lane A runs now: durable (not the scenario's connection scope).
+  await expect(page.getByRole('radio', { name: 'Durable' }).first()).toBeChecked();
+  // Play on a little, so the reload has a fork and actions after it to bring back.
+  await page.getByRole('button', { name: 'Play' }).click();
+  await expect
+    .poll(async () => Number(await time.getAttribute('aria-valuenow')), { timeout: 30_000 })
+    .toBeGreaterThan(15 * 60);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  const saved = () =>
+    page.evaluate(
+      () =>
+        JSON.parse(sessionStorage.getItem('sampling-policy-lab-run') ?? 'null') as {
+          t: number;
+          actions: TimelineAction[];
+          fork: TimelineFork | null;
+        }
+    );
+  await expect.poll(async () => (await saved()).fork?.spec.lane).toBe('A');
+  const memory = await saved();
+
+  // The worker's reload, in Node: the fork re-created, its actions, to t; then a restart; to the end.
+  const session = new Session();
+  const replies = session.handle({
+    type: 'load',
+    scenario: scenarioData('reconnect-bypass'),
+    at: { t: memory.t, actions: memory.actions, fork: memory.fork }
+  });
+  expect(replies.some((r) => r.type === 'restarted')).toBe(true);
+  const [end] = session.handle({ type: 'advance', to: Number.MAX_SAFE_INTEGER });
+  if (end?.type !== 'snapshot') throw new Error('no snapshot');
+
+  await page.reload();
+  await expect(page.getByRole('status', { name: 'Run notices' })).toContainText('Client restarted');
+  await expect(page.getByLabel('Fork', { exact: true })).toContainText(forkText);
+  await page.getByText('Configure lane A').click();
+  await expect(page.getByRole('radio', { name: 'Durable' }).first()).toBeChecked();
+  await time.focus();
+  await time.press('End');
+  await expect(time).toHaveAttribute('aria-valuetext', '1:00:00 of 1:00:00');
+  await expectLanes(page, { A: end.lanes.A.counters, B: end.lanes.B.counters });
+  // The share link still carries the fork; in a new tab, lane A's editor shows the fork's
+  // configuration (durable), not the linked scenario's (connection-scoped), from the fork on.
+  await page.getByRole('button', { name: 'Copy link' }).click();
+  const link = await page.getByLabel('Scenario link').inputValue();
+  expect(link).toContain('&f=');
+  const other = await page.context().newPage();
+  await other.goto(link);
+  await expect(other.getByLabel('Fork', { exact: true })).toContainText(forkText);
+  await other.getByText('Configure lane A').click();
+  await expect(other.getByRole('radio', { name: 'Durable' }).first()).toBeChecked();
+  await expect(other.getByRole('radio', { name: 'Connection-scoped' }).first()).not.toBeChecked();
+  await other.getByText('Configure lane B').click();
+  await expect(other.getByRole('radio', { name: 'Durable' }).nth(1)).toBeChecked();
+});
+
+test('a consent breakpoint pauses as the dialog opens; breakpoints stay across Reset and fire again', async ({
+  page
+}) => {
+  await open(page, 'reconnect-bypass');
+  await page.getByLabel('Break when', { exact: true }).fill('consent@B');
+  await page.getByRole('button', { name: 'Add breakpoint' }).click();
+  await expect(page.getByText('Kept across Reset, seeks and forks')).toBeVisible();
+  await page.getByRole('button', { name: 'Play' }).click();
+  const facts = page.getByRole('region', { name: 'Paused at a breakpoint' });
+  await expect(facts).toBeVisible({ timeout: 30_000 });
+  await expect(facts.getByLabel('Paused decision outcome', { exact: true })).toHaveText(
+    'none yet: the consent dialog is open, the request waits on the user'
+  );
+  await expect(facts.getByLabel('Path through the machine', { exact: true })).toHaveText(
+    / → consenting$/
+  );
+  const id = await facts.getByLabel('Paused request id', { exact: true }).textContent();
+  const at = await slider(page).getAttribute('aria-valuenow');
+
+  await page.getByRole('button', { name: 'Reset', exact: true }).click();
+  await expect(facts).toBeHidden();
+  await expect(page.getByRole('list', { name: 'Breakpoints' })).toContainText('consent@B');
+  await page.getByRole('button', { name: 'Play' }).click();
+  await expect(facts).toBeVisible({ timeout: 30_000 });
+  await expect(facts.getByLabel('Paused request id', { exact: true })).toHaveText(id!);
+  await expect(slider(page)).toHaveAttribute('aria-valuenow', at!);
 });

@@ -37,6 +37,36 @@ describe('lab run --break', () => {
     expect(JSON.parse(frames.at(-1)!).frame).toEqual(facts.frame);
   });
 
+  it('consent stops as a dialog opens: the request mid-flight, waiting on the user, exit 4', async () => {
+    const out = mkdtempSync(join(tmpdir(), 'lab-break-consent-'));
+    const r = await lab([S, '--break', 'consent@A', '--out', out]);
+    expect(r.code).toBe(4);
+    const facts = JSON.parse(r.stdout);
+    expect(facts).toMatchObject({ condition: 'consent@A', lane: 'A', phase: 'consent' });
+    expect(facts.outcome).toBeNull();
+    expect(facts.audit).toBeNull();
+    expect(facts.path.at(-1)).toBe('consenting');
+    expect(facts.request.params.messages.length).toBeGreaterThan(0);
+    expect(typeof facts.identity).toBe('string');
+    // The request was received (its frame is in) and has no answer and no record yet.
+    const frames = readFileSync(join(out, 'frames.jsonl'), 'utf8').trim().split('\n');
+    const mine = frames
+      .map((l) => JSON.parse(l))
+      .filter((f) => f.connection === facts.request.connection && f.frame.id === facts.request.id);
+    expect(mine.map((f) => f.direction)).toEqual(['in']);
+    const audit = readFileSync(join(out, 'audit.jsonl'), 'utf8').trim().split('\n');
+    expect(
+      audit.filter(Boolean).some((l) => {
+        const a = JSON.parse(l);
+        return (
+          a.lane === 'A' &&
+          a.connection === facts.request.connection &&
+          a.requestId === facts.request.id
+        );
+      })
+    ).toBe(false);
+  });
+
   it('takes several conditions and a lane; one that never holds runs to the end, exit 0', async () => {
     const r = await lab([S, '--break', 'spend>100000', '--break', 'outcome:budget_exceeded@B']);
     expect(r.code).toBe(0);

@@ -91,7 +91,7 @@ describe('a run with breakpoints', () => {
       outcome: first.outcome,
       request: { server: first.server, connection: first.connection, id: first.requestId }
     });
-    expect(hit.audit.alert).toBe(true);
+    expect(hit.audit!.alert).toBe(true);
     expect(hit.path[0]).toBe('identifying');
     expect(hit.path.at(-1)).toBe('sent');
     expect(hit.edges).toHaveLength(hit.path.length - 1);
@@ -106,13 +106,44 @@ describe('a run with breakpoints', () => {
     expect(audit.map(auditLineJson)).toEqual(plain.map(auditLineJson));
   });
 
+  it('consent pauses as the dialog opens, the request waiting on the user; resuming changes nothing', () => {
+    const scenario = load('reconnect-bypass');
+    const plain: AuditRecord[] = [];
+    new Simulation(scenario, { onAudit: (r) => void plain.push(r) }).runToEnd();
+    const { sim, w, audit } = watched(scenario, ['consent@B']);
+    sim.advanceTo(sim.end);
+    const hit = w.hit!;
+    expect(hit).toMatchObject({ condition: 'consent@B', lane: 'B', phase: 'consent' });
+    expect(hit.outcome).toBeNull();
+    expect(hit.audit).toBeNull();
+    expect(hit.frame).toBeNull();
+    expect(hit.path.at(-1)).toBe('consenting');
+    expect(hit.edges.at(-1)).toBe(`${hit.path.at(-2)}→consenting`);
+    expect(hit.identity).not.toBe('');
+    expect(hit.request.params.messages.length).toBeGreaterThan(0);
+    expect(sim.now).toBe(hit.t);
+    // Mid-flight: no record of it yet, and the machine holds it.
+    const key = `${hit.request.connection}\u0000${String(hit.request.id)}`;
+    expect(sim.lanes.B.inFlight.has(key)).toBe(true);
+    const mine = (r: AuditRecord) =>
+      r.lane === 'B' && r.connection === hit.request.connection && r.requestId === hit.request.id;
+    expect(audit.some(mine)).toBe(false);
+
+    w.resume();
+    sim.runToEnd();
+    const record = audit.find(mine)!;
+    expect(record.consentShown).toBe(true);
+    expect(record.identity).toBe(hit.identity);
+    expect(audit.map(auditLineJson)).toEqual(plain.map(auditLineJson));
+  });
+
   it('shows the stored decision behind a denial: the one it wrote, then the one that answered', () => {
     const scenario = load('reconnect-bypass');
     const { sim, w } = watched(scenario, ['outcome:denied@B', 'reason:user.denied@B']);
     sim.advanceTo(sim.end);
     const fresh = w.hit!;
     expect(fresh.condition).toBe('outcome:denied@B');
-    expect(fresh.audit.replayed).toBe(false);
+    expect(fresh.audit!.replayed).toBe(false);
     expect(fresh.stored).toMatchObject({
       answered: false,
       verdict: 'denied',
@@ -124,7 +155,7 @@ describe('a run with breakpoints', () => {
     sim.advanceTo(sim.end);
     const replay = w.hit!;
     expect(replay.condition).toBe('reason:user.denied@B');
-    expect(replay.audit.replayed).toBe(true);
+    expect(replay.audit!.replayed).toBe(true);
     expect(replay.identity).toBe(fresh.identity);
     expect(replay.stored).toMatchObject({
       answered: true,
@@ -145,7 +176,7 @@ describe('a run with breakpoints', () => {
     expect(hit.lane).toBe('A');
     const spent = toMicros(hit.laneSpend);
     expect(spent).toBeGreaterThan(50_000);
-    expect(spent - toMicros(hit.audit.cost)).toBeLessThanOrEqual(50_000);
+    expect(spent - toMicros(hit.audit!.cost)).toBeLessThanOrEqual(50_000);
     expect(hit.budgetWindow).not.toBeNull();
     const block =
       sim.lanes.A.host.policy.servers[hit.request.server] ?? sim.lanes.A.host.policy.defaults;

@@ -9,7 +9,7 @@
  *   outcome:OUTCOME        a decision with that outcome (outcome:budget_exceeded)
  *   denial[:SERVER]        a server's first denial (each server's, or that server's)
  *   spend>AMOUNT           a lane's spend crosses AMOUNT, in the policy's currency (spend>0.50)
- *   consent                a request that showed a consent dialog
+ *   consent                a consent dialog opens (the request waits on the user)
  *   invariant[:ID]         a guarantee breaks (any, or that one: invariant:no-overdraw)
  *
  * Any of them may end in `@A` or `@B` to watch one lane only. Each condition fires once (for
@@ -18,7 +18,9 @@
  * The facts are read at the decision itself — the request's params and identity, its path through
  * the machine (the same `path` the statechart's edge counts are made from), the stored decision
  * that answered it, the policy block that applied, the budget and rate windows at that instant —
- * and the run halts after the event that made the decision (engine `halt`).
+ * and the run halts after the event that made the decision (engine `halt`). `consent` holds
+ * earlier, as the dialog opens: the request is mid-flight, so its facts have no outcome, frame or
+ * audit record yet — the params, identity and path so far, and the windows as they stand.
  */
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
 import { BREAK_SYNTAX } from './break-syntax';
@@ -26,7 +28,7 @@ import { fromMicros, toMicros } from '../machine/money';
 import { effectiveBlock, type PolicyBlock } from '../machine/policy';
 import type { AuditRecord, Frame, Outcome, SamplingParams } from '../machine/types';
 import { OutcomeSchema, ReasonCodeSchema } from '../machine/vocabulary';
-import type { Simulation, SimulationOptions } from './engine';
+import type { AskedFacts, Simulation, SimulationOptions } from './engine';
 import type { RunGuard } from './guard';
 import { INVARIANTS, type InvariantId, type Offender } from './invariants';
 import type { LaneId } from './scenario';
@@ -132,14 +134,18 @@ export interface BreakFacts {
     params: SamplingParams;
   };
   identity: string;
-  outcome: Outcome;
+  /** `decided`: the request has its answer; `consent`: its dialog is open, waiting on the user. */
+  phase: 'decided' | 'consent';
+  /** Null while the request waits on the user (the `consent` phase). */
+  outcome: Outcome | null;
   reason: string | null;
-  /** The states the request went through, in order. */
+  /** The states the request went through, in order (so far, in the `consent` phase). */
   path: string[];
   /** The same as statechart edges, "from→to" (the labels whose counts the statechart shows). */
   edges: string[];
   frame: Frame | null;
-  audit: AuditRecord;
+  /** Null while the request waits on the user. */
+  audit: AuditRecord | null;
   stored: StoredFacts | null;
   policyBlock: PolicyBlock;
   budgetWindow: (WindowFacts & { amount: string; currency: string; spent: string }) | null;
@@ -186,8 +192,25 @@ export class BreakpointWatcher {
         if (!w || l.direction !== 'out' || l.frame !== w.out.frame) return;
         this.#awaiting = null;
         this.#decided(w.lane, w.request, w.out, true);
+      },
+      onConsentAsked: (lane, request, asked) => {
+        next.onConsentAsked?.(lane, request, asked);
+        this.#asked(lane, request, asked);
       }
     };
+  }
+
+  /** A dialog opened: `consent` holds now, with the request waiting on the user. */
+  #asked(lane: LaneId, request: IncomingRequest, asked: AskedFacts): void {
+    const sim = this.#sim;
+    if (!sim || this.hit) return;
+    for (const c of this.conditions) {
+      if (c.kind !== 'consent' || this.#fired.has(c) || (c.lane && c.lane !== lane)) continue;
+      this.#fired.add(c);
+      this.hit = this.#facts(sim, c, lane, request, asked.identity, asked.path, null, true);
+      sim.halt();
+      return;
+    }
   }
 
   attach(sim: Simulation): Simulation {
@@ -205,14 +228,14 @@ export class BreakpointWatcher {
     const sim = this.#sim;
     if (!sim || this.hit || this.conditions.length === 0) return;
     for (const c of this.conditions) {
-      if (this.#fired.has(c) || (c.lane && c.lane !== lane)) continue;
+      if (c.kind === 'consent' || this.#fired.has(c) || (c.lane && c.lane !== lane)) continue;
       // Guarantees once the frame is out; everything else at the decision itself.
       const now = c.kind === 'invariant' ? judged : !judged || !out.frame;
       if (!now) continue;
       const holds = this.#holds(c, lane, out);
       if (!holds) continue;
       if (c.kind !== 'denial' || c.server !== null) this.#fired.add(c);
-      this.hit = this.#facts(sim, c, lane, request, out, holds);
+      this.hit = this.#facts(sim, c, lane, request, out.audit.identity, out.path, out, holds);
       sim.halt();
       return;
     }
@@ -229,7 +252,7 @@ export class BreakpointWatcher {
       case 'outcome':
         return a.outcome === c.outcome;
       case 'consent':
-        return a.consentShown;
+        return false; // held as the dialog opens (#asked)
       case 'denial': {
         if (a.outcome !== 'denied' || (c.server !== null && a.server !== c.server)) return false;
         let seen = this.#denied.get(c);
@@ -259,12 +282,14 @@ export class BreakpointWatcher {
     c: BreakCondition,
     lane: LaneId,
     request: IncomingRequest,
-    out: AuthOutput,
+    identity: string,
+    path: readonly string[],
+    out: AuthOutput | null,
     holds: Holds
   ): BreakFacts {
     const host = sim.lanes[lane].host;
     const now = sim.now;
-    const a = out.audit;
+    const a = out?.audit ?? null;
     const block = effectiveBlock(host.policy, request.server);
     const volume = host.volumeAt(request.server, now);
     const facts: BreakFacts = {
@@ -280,14 +305,15 @@ export class BreakpointWatcher {
         receivedAt: iso(request.receivedAt),
         params: request.params
       },
-      identity: a.identity,
-      outcome: a.outcome,
-      reason: a.reason,
-      path: [...out.path],
-      edges: out.path.slice(1).map((s, i) => `${out.path[i]}→${s}`),
-      frame: out.frame,
+      identity,
+      phase: out ? 'decided' : 'consent',
+      outcome: a?.outcome ?? null,
+      reason: a?.reason ?? null,
+      path: [...path],
+      edges: path.slice(1).map((s, i) => `${path[i]}→${s}`),
+      frame: out?.frame ?? null,
       audit: a,
-      stored: storedFacts(sim, lane, request, a, now),
+      stored: storedFacts(sim, lane, request, identity, a?.replayed ?? false, now),
       policyBlock: block,
       budgetWindow: block.budget
         ? {
@@ -317,7 +343,8 @@ function storedFacts(
   sim: Simulation,
   lane: LaneId,
   request: IncomingRequest,
-  a: AuditRecord,
+  identity: string,
+  replayed: boolean,
   now: number
 ): StoredFacts | null {
   const host = sim.lanes[lane].host;
@@ -325,11 +352,11 @@ function storedFacts(
   if (!Array.isArray(entries)) return null; // an asynchronous store: not readable mid-event
   const hash = host.policyHashFor(request.server);
   const d = entries.find(
-    (e) => e.server === request.server && e.identity === a.identity && e.policyHash === hash
+    (e) => e.server === request.server && e.identity === identity && e.policyHash === hash
   );
   if (!d) return null;
   return {
-    answered: a.replayed,
+    answered: replayed,
     verdict: d.verdict,
     reason: d.reason,
     decidedAt: iso(d.decidedAt),

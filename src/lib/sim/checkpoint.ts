@@ -184,6 +184,15 @@ export function applyAction(sim: Simulation, a: TimelineAction): void {
       if (!r.ok) throw new Error(`cannot replay an extension: ${r.message}`);
       return;
     }
+    case 'human':
+      sim.setHuman(a.lanes);
+      return;
+    case 'consent':
+      if (!sim.answerConsent(a.lane, a.connection, a.requestId, a.approved))
+        throw new Error(
+          `re-simulation diverged: no consent dialog open for lane ${a.lane}'s request ${JSON.stringify(a.requestId)} on ${a.connection} at ${a.t} after ${a.events} events`
+        );
+      return;
   }
 }
 
@@ -200,8 +209,21 @@ export function replayTo(
   to: RunPosition | { t: number; events?: undefined },
   make: (s: Scenario, o: SimulationOptions) => Simulation = (s, o) => new Simulation(s, o)
 ): Simulation {
-  const sim = make(scenario, opts);
+  return replayFrom(make(scenario, opts), actions, to);
+}
+
+/**
+ * Run `sim` on to position `to`, applying `actions` (those after where it is and up to `to`)
+ * where they were applied: a replay's second half, after a fork for instance (session.ts).
+ */
+export function replayFrom(
+  sim: Simulation,
+  actions: readonly TimelineAction[],
+  to: RunPosition | { t: number; events?: undefined }
+): Simulation {
+  const here = sim.position;
   for (const a of actions) {
+    if (a.events < here.events || a.t < here.t) continue;
     if (to.events === undefined ? a.t > to.t : a.events > to.events || a.t > to.t) break;
     advanceToPosition(sim, a);
     applyAction(sim, a);

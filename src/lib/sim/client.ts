@@ -103,6 +103,8 @@ function errorText(e: unknown): string {
 /** A request being authorised. */
 export interface RunHandle {
   identity(): string;
+  /** The states the request has gone through so far (a paused `consent` breakpoint shows them). */
+  path?(): string[];
   /** The server cancelled the request: it still gets one frame, streamed tokens are charged. */
   cancel(): void;
 }
@@ -464,6 +466,7 @@ export class ClientHost {
     run.start();
     return {
       identity: () => run.context?.identity ?? '',
+      path: () => [...(run.context?.path ?? [])],
       cancel: () => {
         if (run.status === 'active') run.send({ type: 'request.cancelled', at: this.clock.now() });
       }
@@ -490,6 +493,7 @@ export class ClientHost {
     return {
       actor,
       identity: () => actor.getSnapshot().context.identity,
+      path: () => [...actor.getSnapshot().context.path],
       cancel: () => {
         if (actor.getSnapshot().status === 'active')
           actor.send({ type: 'request.cancelled', at: this.clock.now() });

@@ -7,347 +7,29 @@
  * their configurations make them diverge. Nothing here reads the wall clock or Math.random: the
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
  */
-import type { AuthOutput, IncomingRequest } from '../machine/authorize';
-import type { RunHandle } from './client';
-import { resolveClientConfig, type ClientConfig, type ClientConfigInput } from '../machine/config';
-import { toMicros } from '../machine/money';
-import type { Policy } from '../machine/policy';
-import type {
-  AuditRecord,
-  Frame,
-  JsonRpcId,
-  Money,
-  SamplingParams,
-  SamplingRequest
-} from '../machine/types';
-import type { AuditLog } from '../store/audit-log';
-import { buildLaneStore, type DurableProvider } from './lane-store';
-import { ClientHost, type ConsentSource, type Executor, type ProviderSource } from './client';
 import { VirtualClock } from './clock';
-import { callDirect } from './direct';
-import { LaneMetrics } from './metrics';
-import { cardsByModel, createProvider } from './provider';
-import { Rng } from './rng';
+import { ConsentDesk } from './dialogs';
+import type { ClientConfigInput } from '../machine/config';
+import type { Policy } from '../machine/policy';
+import type { JsonRpcId } from '../machine/types';
 import { extensionProblem, formatSpan } from './extend';
+import { LaneRuntime, ServerRuntime } from './lane';
+import { restartLane, type RestartReport } from './restart';
+import { Rng } from './rng';
 import { LANE_IDS, type LaneId, type Scenario } from './scenario';
-import { applyWireStyle } from './servers/request';
 import { createServer } from './servers/behaviours';
 import type { TraceEvent } from './trace';
-import { tapStore, type StoreEvent } from './store-tap';
-import { createUser } from './user';
-import { restartLane, type RestartReport } from './restart';
-import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from './world';
+import type { RunPosition, SimulationOptions, TimelineAction, TimelineMark } from './engine-types';
 
-/** One line of `frames.jsonl`: a frame in either direction, as sent. */
-export interface FrameLine {
-  t: number;
-  lane: LaneId;
-  server: string;
-  connection: string;
-  /** `in`: a request the client received; `out`: the client's one response. */
-  direction: 'in' | 'out';
-  frame: SamplingRequest | Frame;
-}
-
-/** A change the learner made mid-run, marked on the timeline. */
-export interface TimelineMark {
-  t: number;
-  lane: LaneId;
-  what: string;
-  /** What kind of moment it is; absent on configuration and policy edits (older marks). */
-  kind?: 'restart' | 'fork' | 'extend';
-}
-
-/**
- * Where in a run something happened: the virtual time and how many clock events had run. Two
- * actions at the same virtual time are told apart by the event count, so re-simulating a run and
- * applying its actions at the same positions gives the same bytes (checkpoint.ts).
- */
-export interface RunPosition {
-  t: number;
-  events: number;
-}
-
-/** A change applied to a running simulation from outside it, at its position (checkpoint.ts). */
-export type TimelineAction = RunPosition &
-  (
-    | { kind: 'config'; lane: LaneId; client: ClientConfigInput; what: string }
-    | { kind: 'policy'; lane: LaneId; policy: Policy }
-    | { kind: 'restart' }
-    | { kind: 'extend'; end: number }
-  );
-
-export interface SimulationOptions {
-  /** Override the scenario's seed. */
-  seed?: number;
-  /** Receives every frame line (the CLI writes them; the UI keeps a window of them). */
-  onFrame?: (line: FrameLine) => void;
-  /** Receives every audit record. */
-  onAudit?: (record: AuditRecord) => void;
-  /** Receives every finished request: the inspector keeps params, path and frame. */
-  onDecision?: (lane: LaneId, request: IncomingRequest, out: AuthOutput) => void;
-  /**
-   * Who answers this lane's consent dialogs: given the simulated user, return the source to use
-   * (the playground routes dialogs to a person while "you are the user" is on).
-   */
-  consent?: (lane: LaneId, simulated: ConsentSource) => ConsentSource;
-  /**
-   * Where durable lanes keep their decisions (the browser's IndexedDB, per run); undefined = in
-   * memory. Connection-scoped lanes are always in memory. See lane-store.ts.
-   */
-  durable?: DurableProvider;
-  /** Replay these events instead of running the simulated population. */
-  trace?: TraceEvent[];
-  /** Sees every change to a lane's decision store (the run's invariants read what was stored). */
-  onStore?: (lane: LaneId, event: StoreEvent) => void;
-  /**
-   * How each request's authorisation machine runs (client.ts): `table` (default) interprets the
-   * machine's transition table; `actor` runs an XState actor per request. Same bytes either way.
-   */
-  executor?: Executor;
-  /** Restart the client at these virtual ms from the start (as the scenario's `restarts` does). */
-  restartAt?: readonly number[];
-  /** Receives every client restart's report (the page's notice; the CLI's summary line). */
-  onRestart?: (report: RestartReport) => void;
-  /** Called after each metrics sample at `t`, every event up to `t` run (checkpoint.ts). */
-  onSample?: (t: number) => void;
-}
-
-/** An audit log that forwards records instead of keeping them: runs of millions stay small. */
-class SinkAuditLog implements AuditLog {
-  #n = 0;
-  constructor(private readonly sink: (r: AuditRecord) => void) {}
-  append(r: AuditRecord): void {
-    this.#n++;
-    this.sink(r);
-  }
-  all(): AuditRecord[] {
-    return [];
-  }
-  clear(): void {
-    this.#n = 0;
-  }
-  count(): number {
-    return this.#n;
-  }
-}
-
-class ServerRuntime implements ServerEnv {
-  readonly name: string;
-  readonly rng: Rng;
-  agent: ServerAgent | null = null;
-  #conn = 0;
-  #connected = false;
-  #nextId = 0;
-
-  constructor(
-    readonly lane: LaneRuntime,
-    spec: Pick<ServerSpec, 'name'>,
-    root: Rng
-  ) {
-    this.name = spec.name;
-    this.rng = root.fork(`server:${spec.name}`);
-  }
-
-  get connection(): string {
-    return `${this.name}#${this.#conn}`;
-  }
-
-  now(): number {
-    return this.lane.sim.clock.now();
-  }
-  schedule(ms: number, fn: () => void): number {
-    return this.lane.sim.clock.setTimeout(fn, ms);
-  }
-  cancel(timer: number): void {
-    this.lane.sim.clock.clearTimeout(timer);
-  }
-  connected(): boolean {
-    return this.#connected;
-  }
-  connect(): void {
-    if (this.#connected) return;
-    this.#conn++;
-    this.#nextId = 0;
-    this.#connected = true;
-  }
-  disconnect(): void {
-    if (!this.#connected) return;
-    this.#connected = false;
-    this.lane.host.closeConnection(this.name, this.connection);
-  }
-  advertisedCeiling(): Money | null {
-    return this.lane.host.config.advertiseCeiling
-      ? this.lane.host.advertisedCeiling(this.name)
-      : null;
-  }
-  report(r: ServerReport): void {
-    this.lane.metrics.report(r);
-  }
-
-  send(params: SamplingParams, _task: Task, wire?: WireStyle): JsonRpcId | null {
-    if (!this.#connected) return null;
-    const id = ++this.#nextId;
-    const sent = wire && (wire.reverseKeys || wire.nfd) ? applyWireStyle(params, wire) : params;
-    this.lane.receive(this, id, sent);
-    return id;
-  }
-}
-
-export class LaneRuntime {
-  readonly host: ClientHost;
-  readonly metrics = new LaneMetrics();
-  readonly servers = new Map<string, ServerRuntime>();
-  readonly label: string;
-  readonly userStats;
-  readonly providerStats;
-  /** True while the lane asked for durable storage and runs connection-scoped instead. */
-  fellBack: boolean;
-  #durable: DurableProvider | undefined;
-  readonly #onStore: SimulationOptions['onStore'];
-  /** SEP-2577's baseline: the lane's servers call the provider themselves (see direct.ts). */
-  readonly direct: boolean;
-  readonly #provider: ProviderSource;
-  readonly #cards: Scenario['provider']['cards'];
-  /** Requests being decided, in arrival order: a client restart cancels them (restart.ts). */
-  readonly inFlight = new Map<string, RunHandle>();
-
-  constructor(
-    readonly sim: Simulation,
-    readonly id: LaneId,
-    scenario: Scenario,
-    root: Rng,
-    opts: SimulationOptions
-  ) {
-    const lane = scenario.lanes[id];
-    this.label = lane.label;
-    const config = resolveClientConfig(lane.client);
-    this.#durable = opts.durable;
-    this.#onStore = opts.onStore;
-    const { store, fellBack } = this.#buildStore(config);
-    this.fellBack = fellBack;
-    const provider = createProvider(scenario.provider, sim.clock, root.fork('provider'));
-    const user = createUser(scenario.user, sim.clock, root.fork('user'));
-    this.userStats = user.stats;
-    this.providerStats = provider.stats;
-    this.direct = lane.direct === true;
-    this.#provider = provider.source;
-    this.#cards = scenario.provider.cards;
-    const sink = opts.onAudit;
-    this.host = new ClientHost({
-      config,
-      policy: lane.policy,
-      cards: cardsByModel(scenario.provider.cards),
-      store,
-      audit: new SinkAuditLog((r) => {
-        this.metrics.charge(toMicros(r.cost));
-        sink?.({ ...r, lane: id });
-      }),
-      clock: sim.clock,
-      consent: opts.consent?.(id, user.source) ?? user.source,
-      provider: provider.source,
-      lane: id,
-      executor: opts.executor ?? 'table'
-    });
-  }
-
-  /** A request arrives from a server: record the frame, run the machine, deliver the answer. */
-  receive(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
-    if (this.direct) return this.#callDirect(server, id, params);
-    const sim = this.sim;
-    const t = sim.clock.now();
-    const connection = server.connection;
-    const request: IncomingRequest = { id, server: server.name, connection, params, receivedAt: t };
-    this.metrics.request();
-    sim.opts.onFrame?.({
-      t,
-      lane: this.id,
-      server: server.name,
-      connection,
-      direction: 'in',
-      frame: { jsonrpc: '2.0', id, method: 'sampling/createMessage', params }
-    });
-    const annotate = this.host.config.annotateTrim;
-    const key = `${connection}\u0000${String(id)}`;
-    let done = false;
-    const handle = this.host.authorize(request, (out) => {
-      done = true;
-      this.inFlight.delete(key);
-      const now = sim.clock.now();
-      this.metrics.decided(out, annotate);
-      sim.opts.onDecision?.(this.id, request, out);
-      if (!out.frame) return; // silenced: the server learns nothing and must infer.
-      const frame = out.frame;
-      sim.opts.onFrame?.({
-        t: now,
-        lane: this.id,
-        server: server.name,
-        connection,
-        direction: 'out',
-        frame
-      });
-      // Delivered as its own event, and only over the connection that asked: a frame for a
-      // closed transport goes nowhere.
-      sim.clock.schedule(now, () => {
-        if (server.connected() && server.connection === connection)
-          server.agent?.onFrame(id, frame);
-      });
-    });
-    if (!done) this.inFlight.set(key, handle);
-  }
-
-  /** No frame, no audit record, no dialog: the client never sees the request. */
-  #callDirect(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
-    const clock = this.sim.clock;
-    const connection = server.connection;
-    this.metrics.counters.providerCalls++;
-    const call = { server: server.name, id, params, now: clock.now() };
-    callDirect(this.#provider, this.#cards, call, (frame, cost) => {
-      this.metrics.counters.serverSpendMicros += cost;
-      clock.schedule(clock.now(), () => {
-        if (server.connected() && server.connection === connection)
-          server.agent?.onFrame(id, frame);
-      });
-    });
-  }
-
-  /** The lane's store for `config` (lane-store.ts), seen by the run's invariants when they watch. */
-  #buildStore(config: ClientConfig) {
-    const built = buildLaneStore(this.id, config, this.#durable);
-    const observe = this.#onStore;
-    if (!observe) return built;
-    return { ...built, store: tapStore(built.store, (e) => observe(this.id, e)) };
-  }
-
-  setConfig(input: ClientConfigInput): void {
-    const next = resolveClientConfig(input);
-    // A change of scope is a change of where state lives: the new store starts empty. (The alert
-    // settings are read live from the config by the host.)
-    if (next.store !== this.host.config.store) {
-      const built = this.#buildStore(next);
-      this.host.store = built.store;
-      this.fellBack = built.fellBack;
-    }
-    this.host.config = next;
-  }
-
-  setPolicy(policy: Policy): Record<string, number> {
-    return this.host.setPolicySync(policy, this.servers.keys());
-  }
-
-  /**
-   * Keep a durable lane's decisions in `durable` from now on, in place of the store it has: a
-   * page reload re-simulates its run with the decisions in memory and then hands the lane the
-   * ones its IndexedDB namespace kept (session.ts). A connection-scoped lane is left alone.
-   */
-  useDurable(durable: DurableProvider): void {
-    this.#durable = durable;
-    if (this.host.config.store !== 'durable') return;
-    const built = this.#buildStore(this.host.config);
-    this.host.store = built.store;
-    this.fellBack = built.fellBack;
-  }
-}
+export type {
+  AskedFacts,
+  FrameLine,
+  RunPosition,
+  SimulationOptions,
+  TimelineAction,
+  TimelineMark
+} from './engine-types';
+export { LaneRuntime } from './lane';
 
 export class Simulation {
   readonly clock: VirtualClock;
@@ -359,6 +41,8 @@ export class Simulation {
   readonly actions: TimelineAction[] = [];
   /** Every client restart, scheduled or asked for. */
   readonly restarts: RestartReport[] = [];
+  /** Who answers each lane's consent dialogs, and the dialogs waiting for a person. */
+  readonly consent: ConsentDesk;
   #end: number;
   #nextSample: number;
   #events = 0;
@@ -373,6 +57,10 @@ export class Simulation {
     this.start = scenario.start;
     this.#end = scenario.start + scenario.durationMs;
     this.clock = new VirtualClock(this.start);
+    this.consent = new ConsentDesk([], (lane, input) => this.lanes[lane].asked(input));
+    // Who answers from the start is on the timeline too: a reload re-simulates the run from its
+    // actions alone (run-memory.ts), whatever the reloaded page's checkbox says.
+    if (opts.human?.length) this.setHuman(opts.human);
     const root = new Rng(this.seed);
     this.lanes = {
       A: new LaneRuntime(this, 'A', scenario, root, opts),
@@ -559,6 +247,34 @@ export class Simulation {
       what: `policy edited (${n} stored decisions invalidated)`
     });
     return out;
+  }
+
+  /**
+   * From now on a person answers the consent dialogs of `lanes` (the others go to the simulated
+   * user; dialogs already open stay with whoever has them). Returns false when nothing changed.
+   */
+  setHuman(lanes: readonly LaneId[]): boolean {
+    const sorted = LANE_IDS.filter((l) => lanes.includes(l));
+    const before = this.consent.human;
+    if (before.length === sorted.length && before.every((l, i) => l === sorted[i])) return false;
+    this.#record({ ...this.position, kind: 'human', lanes: sorted });
+    this.consent.setHuman(sorted);
+    return true;
+  }
+
+  /**
+   * A person answers the open dialog of lane `lane`'s request `requestId` on `connection`.
+   * Returns false when no such dialog is open (answered already, or closed by a timeout).
+   */
+  answerConsent(
+    lane: LaneId,
+    connection: string,
+    requestId: JsonRpcId,
+    approved: boolean
+  ): boolean {
+    if (!this.consent.find(lane, connection, requestId)) return false;
+    this.#record({ ...this.position, kind: 'consent', lane, connection, requestId, approved });
+    return this.consent.answer(lane, connection, requestId, approved);
   }
 
   /**

@@ -89,8 +89,9 @@ export function forkWhat(fork: ForkSpec): string {
 /**
  * The run `actions` describe (the learner's changes to the base run), forked: re-simulated to
  * `fork.atMs` with every action up to then, the change applied to `fork.lane`, and the other
- * lane's later history (its own changes, restarts, extensions) scheduled at their times. The
- * forked lane's own later changes belonged to the abandoned branch and are dropped.
+ * lane's later history (its own changes, a person's answers to its dialogs, restarts,
+ * extensions) scheduled at their times. The forked lane's own later changes and answers belonged
+ * to the abandoned branch and are dropped.
  *
  * Returns the engine at the fork point; play it on from there. `opts` are its hooks (they see the
  * shared history before t too: keep them quiet until this returns if the page already shows it).
@@ -119,8 +120,17 @@ export function forkRun(
   else sim.setLaneConfig(fork.lane, fork.change.client, what);
   sim.marks.push({ t: at, lane: fork.lane, what, kind: 'fork' });
   for (const a of later) {
-    if ((a.kind === 'config' || a.kind === 'policy') && a.lane === fork.lane) continue;
-    sim.clock.schedule(a.t, () => sim.unrecorded(() => applyAction(sim, a)));
+    // The forked lane's own later edits and a person's answers to its dialogs belonged to the
+    // abandoned branch (its requests differ from t on); who answers dialogs applies to both.
+    if ('lane' in a && a.lane === fork.lane) continue;
+    sim.clock.schedule(a.t, () =>
+      sim.unrecorded(() => {
+        // The other lane is the same as before t, so its dialog is open; should it have closed
+        // at this very instant (a timeout ordered before the answer), there is nothing to answer.
+        if (a.kind === 'consent') sim.answerConsent(a.lane, a.connection, a.requestId, a.approved);
+        else applyAction(sim, a);
+      })
+    );
   }
   return sim;
 }

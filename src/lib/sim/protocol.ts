@@ -17,6 +17,13 @@ import type { TraceEvent } from './trace';
 import type { BreakFacts } from './breakpoints';
 import type { ViewCheckpoint } from './checkpoint';
 import type { RestartReport } from './restart';
+import type { ForkSpec } from './fork';
+
+/** A fork as a run's timeline carries it: the fork, and the actions it was made from. */
+export interface TimelineFork {
+  spec: ForkSpec;
+  base: TimelineAction[];
+}
 
 export type Command =
   | {
@@ -40,7 +47,12 @@ export type Command =
        * load's replies are then `loaded` and `restarted`. Nothing is written again: the audit
        * log of 0…t is the one the page wrote before the reload.
        */
-      at?: { t: number; actions: TimelineAction[] };
+      at?: {
+        t: number;
+        actions: TimelineAction[];
+        /** The fork the run was on (its `actions` are then those taken after it; actions.ts). */
+        fork?: TimelineFork | null;
+      };
     }
   /** Run until virtual time `to` (clamped to the end), at most `maxEvents` events. */
   | { type: 'advance'; to: number; maxEvents?: number }
@@ -56,6 +68,8 @@ export type Command =
   | { type: 'seek'; t: number }
   /** Where the run is and the outside changes applied so far (what a reload re-applies). */
   | { type: 'timeline' }
+  /** The fork the run is on, if any (a reload may have brought one back). */
+  | { type: 'fork?' }
   /** The view checkpoints so far (the scrubber's stops). */
   | { type: 'checkpoints' }
   /** Fork: a ForkSpec (sim/fork.ts), validated here; its errors come back with their paths. */
@@ -190,6 +204,8 @@ export interface Snapshot {
   durableError: string | null;
   storage: StorageView;
   pendingConsent: PendingConsent[];
+  /** Lanes whose consent dialogs a person answers (a reload brings the setting back). */
+  human: LaneId[];
   /** How many events the last command ran. */
   events: number;
   /** The run's guarantees as they stand (the Guarantees panel). */
@@ -260,9 +276,18 @@ export type Reply =
    * The run is at `t`; the page keeps its first `auditRows` audit rows (and drops the rest: a
    * branch no longer taken) and shows `checkpoint` until the next snapshot.
    */
-  | { type: 'seeked'; t: number; auditRows: number; checkpoint: ViewCheckpoint | null }
+  | {
+      type: 'seeked';
+      t: number;
+      auditRows: number;
+      checkpoint: ViewCheckpoint | null;
+      /** The fork the run is on after the seek: null once it went back before the fork. */
+      fork: ForkSpec | null;
+    }
   | { type: 'checkpoints'; checkpoints: ViewCheckpoint[] }
-  | { type: 'timeline'; t: number; actions: TimelineAction[] }
+  | { type: 'forkState'; fork: ForkSpec | null }
+  /** On a fork, `actions` are those taken after it; `fork` what re-creates it. */
+  | { type: 'timeline'; t: number; actions: TimelineAction[]; fork: TimelineFork | null }
   | { type: 'forked'; ok: true; t: number; auditRows: number }
   | { type: 'forked'; ok: false; errors: ScenarioError[] }
   | { type: 'breakpoints'; ok: true; conditions: string[] }

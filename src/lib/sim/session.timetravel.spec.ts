@@ -66,7 +66,8 @@ describe('the session, time travel', () => {
     expect(seeked!.auditRows).toBe(rows);
     // Back to 45 min: the restart at 40 min is part of the timeline and happens again.
     const again = snap(s.handle({ type: 'seek', t: start + 45 * MIN }));
-    expect(again.marks.filter((m) => m.kind === 'restart')).toHaveLength(2);
+    // With the scenario's own restart at 30 min: two marks each.
+    expect(again.marks.filter((m) => m.kind === 'restart')).toHaveLength(4);
     const later = snap(s.handle({ type: 'seek', t: start + 50 * MIN }));
     expect(later.lanes.A.counters).toEqual(restarted.lanes.A.counters);
     // Played on to the end: the same as a session that never scrubbed.
@@ -80,10 +81,16 @@ describe('the session, time travel', () => {
     expect(scrubbed.lanes.B.counters).toEqual(unscrubbed.lanes.B.counters);
     expect(scrubbed.lanes.A.series).toEqual(unscrubbed.lanes.A.series);
     expect(scrubbed.marks.filter((m) => m.kind === 'restart').map((m) => m.t - start)).toEqual([
+      30 * MIN, // the scenario's own restart
+      30 * MIN,
       40 * MIN,
       40 * MIN
     ]);
-    expect(endView.marks).toEqual([]);
+    // The straight run has only the scenario's own restart.
+    expect(endView.marks.map((m) => [m.kind, m.t - start])).toEqual([
+      ['restart', 30 * MIN],
+      ['restart', 30 * MIN]
+    ]);
     const [cps] = only(s.handle({ type: 'checkpoints' }), 'checkpoints');
     expect(cps!.checkpoints.length).toBeGreaterThan(10);
     expect(cps!.checkpoints.at(-1)!.t).toBe(end);

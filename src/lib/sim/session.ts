@@ -3,34 +3,29 @@
  * synchronous (no timers): the worker entry point does the yielding between fast-forward slices,
  * and the unit tests drive a session directly in Node.
  */
-import type { AuthOutput, IncomingRequest } from '../machine/authorize';
 import type { AuditRecord } from '../machine/types';
-import type { ConsentSource } from './client';
-import type { AuditLog } from '../store/audit-log';
-import type { DecisionStore } from '../store/decision-store';
-import type { StorageFailure } from '../store/write-behind';
-import { sdkFrameProblem } from './conformance';
-import type { Simulation } from './engine';
-import { RunGuard } from './guard';
-import type { DurableProvider } from './lane-store';
-import type {
-  Command,
-  Inspection,
-  LaneView,
-  PendingConsent,
-  Reply,
-  Snapshot,
-  StorageState,
-  StorageView
-} from './protocol';
-import { digestRun } from './report';
-import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
+import { parseTimeline } from './actions';
 import { BreakpointWatcher, parseBreak, type BreakCondition } from './breakpoints';
-import { applyAction, CheckpointRecorder, replayTo } from './checkpoint';
-import type { SimulationOptions, TimelineAction } from './engine';
+import { CheckpointRecorder } from './checkpoint';
+import { sdkFrameProblem } from './conformance';
+import type { Simulation, SimulationOptions } from './engine';
 import { planFastForward } from './extend';
 import { forkRun, parseFork } from './fork';
+import { RunGuard } from './guard';
+import type { Command, Reply, Snapshot, StorageView } from './protocol';
+import { digestRun } from './report';
 import { restartNotice } from './restart';
+import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
+import { FutureActions, recreateAt, resumeAt, timelineOf, type RunFork } from './session-timeline';
+import {
+  DialogTokens,
+  inspection,
+  laneViews,
+  resumedCount,
+  storageView,
+  type Kept,
+  type RunStorage
+} from './session-view';
 import type { TraceEvent } from './trace';
 
 /** How many finished requests per lane the inspector can look up (the most recent ones). */
@@ -40,42 +35,7 @@ export const MAX_CHECKPOINTS = 2_000;
 /** Events per fast-forward slice by default (the worker adapts it to wall time). */
 export const SLICE_EVENTS = 20_000;
 
-interface Kept {
-  request: IncomingRequest;
-  out: AuthOutput;
-}
-
-/** A store or log that can say how much of it is on disk (the IndexedDB ones). */
-interface Reporting {
-  status(): { saved: number; heldInMemory: number; failure: StorageFailure | null };
-}
-
-function reporting(x: unknown): x is Reporting {
-  return typeof (x as Partial<Reporting> | null)?.status === 'function';
-}
-
-function stateOf(x: Reporting): StorageState {
-  const s = x.status();
-  return { saved: s.saved, heldInMemory: s.heldInMemory, failure: s.failure?.words ?? null };
-}
-
-/**
- * Where the next loaded run keeps what is durable: the browser's worker opens a namespace per run
- * in IndexedDB and hands it over here; without one (Node, the unit tests) durable lanes keep their
- * decisions in memory, as `lab run` does.
- */
-export interface RunStorage {
-  /** The run's namespace id. */
-  run: string | null;
-  /** The lane's durable store for this run, or null when durable storage is unavailable. */
-  durable: DurableProvider;
-  /** Why durable storage is unavailable, in plain words, or null. */
-  durableError: string | null;
-  /** The run's durable audit log, or null when it could not be opened. */
-  audit: (AuditLog & Reporting) | null;
-  /** Why the audit log cannot be saved, in plain words, or null. */
-  auditError: string | null;
-}
+export type { RunStorage } from './session-view';
 
 export interface SessionOptions {
   storage?: RunStorage;
@@ -90,13 +50,23 @@ export class Session {
   #guard: RunGuard | null = null;
   #audit: AuditRecord[] = [];
   #kept: Record<LaneId, Map<number, Kept>> = { A: new Map(), B: new Map() };
-  #pending = new Map<number, { info: PendingConsent; answer: (approved: boolean) => void }>();
-  #nextToken = 1;
-  #human = new Set<LaneId>();
+  /** The page's token for each dialog a person is asked (session-view.ts). */
+  readonly #tokens = new DialogTokens();
   #events = 0;
   #ff: { target: number; total: number; from: number } | null = null;
   // Time travel (issue #10): what the run was loaded from, so it can be re-simulated.
-  #run: { scenario: Scenario; seed?: number; trace?: TraceEvent[] } | null = null;
+  #run: {
+    scenario: Scenario;
+    seed?: number;
+    trace?: TraceEvent[];
+    /** Who answered dialogs at the start (later changes are timeline actions). */
+    human: LaneId[];
+    /**
+     * The fork this run is on: made from the `base` actions, its own later actions being the
+     * engine's from index `from` on. Re-creating the run is then `forkRun` and those actions.
+     */
+    fork: RunFork | null;
+  } | null = null;
   /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
   #quiet = false;
   /**
@@ -121,7 +91,7 @@ export class Session {
    * were as the run reaches them: scrubbing back and forth shows one timeline. A new change
    * (an edit, a restart, a fork) drops them: the run is on a new branch.
    */
-  #future: TimelineAction[] = [];
+  readonly #future = new FutureActions();
 
   constructor(opts: SessionOptions = {}) {
     this.#next = opts.storage ?? null;
@@ -141,10 +111,11 @@ export class Session {
     switch (cmd.type) {
       case 'load':
         return this.#loadAt(cmd);
-      case 'timeline': {
-        const sim = this.#need();
-        return [{ type: 'timeline', t: sim.now, actions: [...sim.actions] }];
-      }
+      case 'timeline':
+        return [timelineOf(this.#need(), this.#run?.fork ?? null)];
+      case 'fork?':
+        this.#need();
+        return [{ type: 'forkState', fork: this.#run?.fork?.spec ?? null }];
       case 'advance': {
         this.#events = this.#advance(cmd.to, cmd.maxEvents ?? Infinity);
         return [this.snapshot()];
@@ -177,27 +148,30 @@ export class Session {
         return was ? [{ type: 'fastForwardDone', cancelled: true }, this.snapshot()] : [];
       }
       case 'setConfig':
-        this.#future = []; // a change after seeking back starts a new branch
+        this.#future.list = []; // a change after seeking back starts a new branch
         this.#need().setLaneConfig(cmd.lane, cmd.client, cmd.what);
         return [this.snapshot()];
       case 'setPolicy': {
-        this.#future = [];
+        this.#future.list = [];
         const invalidated = this.#need().setLanePolicy(cmd.lane, cmd.policy);
         return [{ type: 'policyApplied', lane: cmd.lane, invalidated }, this.snapshot()];
       }
+      // Who answers and a person's answers are timeline actions (engine.ts): a re-simulation
+      // re-applies them where they were. Either is a change: after a seek back, a new branch.
       case 'setHuman':
-        this.#human = new Set(cmd.human);
+        if (this.#need().setHuman(cmd.human)) this.#future.list = [];
         return [this.snapshot()];
       case 'consent': {
-        const p = this.#pending.get(cmd.token);
-        if (p) {
-          this.#pending.delete(cmd.token);
-          p.answer(cmd.approved);
+        const d = this.#tokens.dialog(cmd.token);
+        if (d && d.lane === cmd.lane) {
+          this.#applyDue();
+          if (this.#need().answerConsent(d.lane, d.connection, d.requestId, cmd.approved))
+            this.#future.list = [];
         }
         return [this.snapshot()];
       }
       case 'inspect':
-        return [this.#inspect(cmd.lane, cmd.seq)];
+        return [inspection(this.#kept[cmd.lane].get(cmd.seq), cmd.lane, cmd.seq)];
       case 'retryStorage':
         // The writing itself is asynchronous and the worker's; here, only the state to show.
         return [this.snapshot()];
@@ -260,21 +234,6 @@ export class Session {
 
   snapshot(): Snapshot {
     const sim = this.#need();
-    const lanes = {} as Record<LaneId, LaneView>;
-    for (const id of LANE_IDS) {
-      const lane = sim.lanes[id];
-      const count = lane.host.store.count();
-      lanes[id] = {
-        label: lane.label,
-        counters: lane.metrics.counters,
-        series: lane.metrics.seriesAt(sim.now),
-        edges: lane.metrics.edges,
-        storedDecisions: typeof count === 'number' ? count : -1,
-        scope: lane.host.store.scope,
-        storage: reporting(lane.host.store) ? stateOf(lane.host.store) : null,
-        fellBack: lane.fellBack
-      };
-    }
     const audit = this.#audit;
     this.#audit = [];
     return {
@@ -283,12 +242,13 @@ export class Session {
       start: sim.start,
       end: sim.end,
       done: sim.done,
-      lanes,
+      lanes: laneViews(sim),
       audit,
       marks: sim.marks,
       durableError: this.#storage?.durableError ?? null,
       storage: this.storageView(),
-      pendingConsent: [...this.#pending.values()].map((p) => p.info),
+      pendingConsent: this.#tokens.pending(sim),
+      human: sim.consent.human,
       events: this.#events,
       guarantees: this.#guard?.results() ?? [],
       paused: this.#watcher?.hit ?? null
@@ -297,23 +257,7 @@ export class Session {
 
   /** How much of the run is on disk: sent in every snapshot and after every group commit. */
   storageView(): StorageView {
-    const sim = this.#need();
-    const lanes = {} as StorageView['lanes'];
-    for (const id of LANE_IDS) {
-      const store = sim.lanes[id].host.store;
-      const count = store.count();
-      lanes[id] = {
-        storage: reporting(store) ? stateOf(store) : null,
-        storedDecisions: typeof count === 'number' ? count : -1
-      };
-    }
-    const audit = this.#storage?.audit;
-    return {
-      run: this.#storage?.run ?? null,
-      lanes,
-      audit: audit ? stateOf(audit) : null,
-      auditError: this.#storage?.auditError ?? null
-    };
+    return storageView(this.#need(), this.#storage);
   }
 
   #need(): Simulation {
@@ -326,12 +270,13 @@ export class Session {
     if (!r.ok) return { type: 'loaded', ok: false, errors: r.errors };
     this.#audit = [];
     this.#kept = { A: new Map(), B: new Map() };
-    this.#pending.clear();
+    this.#tokens.clear();
     this.#ff = null;
-    this.#human = new Set(cmd.human ?? []);
     const storage = (this.#storage = this.#next);
     this.#run = {
       scenario: r.scenario,
+      human: [...(cmd.human ?? [])],
+      fork: null,
       ...(cmd.seed !== undefined ? { seed: cmd.seed } : {}),
       ...(cmd.trace ? { trace: cmd.trace } : {})
     };
@@ -344,7 +289,7 @@ export class Session {
       end: this.sim.end,
       servers: r.scenario.servers.map((s) => s.name),
       run: storage?.run ?? null,
-      resumed: { A: this.#resumed('A'), B: this.#resumed('B') }
+      resumed: { A: resumedCount(this.sim, 'A'), B: resumedCount(this.sim, 'B') }
     };
   }
 
@@ -357,6 +302,9 @@ export class Session {
   #loadAt(cmd: Extract<Command, { type: 'load' }>): Reply[] {
     const at = cmd.at;
     if (!at) return [this.#load(cmd)];
+    // Run memory is the page's sessionStorage: checked as any outside input, paths and all.
+    const timeline = parseTimeline(at);
+    if (!timeline.ok) return [{ type: 'loaded', ok: false, errors: timeline.errors }];
     const loaded = this.#load(cmd);
     if (loaded.type !== 'loaded' || !loaded.ok || !this.sim) return [loaded];
     const run = this.#run!;
@@ -366,7 +314,9 @@ export class Session {
       this.sim = this.#build(storage, (opts, make) => {
         const memory = { ...opts };
         delete memory.durable;
-        return replayTo(run.scenario, memory, at.actions, { t: at.t }, make);
+        const resumed = resumeAt(run.scenario, memory, timeline, make);
+        run.fork = resumed.fork;
+        return resumed.sim;
       });
     } finally {
       this.#resuming = false;
@@ -376,7 +326,7 @@ export class Session {
     // has the run, or it was pruned) the durable lanes keep the re-simulated ones, in memory.
     if (storage && cmd.resume && storage.run === cmd.resume)
       for (const id of LANE_IDS) sim.lanes[id].useDurable(storage.durable);
-    const resumed = { A: this.#resumed('A'), B: this.#resumed('B') };
+    const resumed = { A: resumedCount(sim, 'A'), B: resumedCount(sim, 'B') };
     const report = sim.restartClient();
     return [
       { ...loaded, resumed },
@@ -420,7 +370,7 @@ export class Session {
           kept.set(out.audit.seq, { request, out });
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
         },
-        consent: (lane, simulated) => this.#consentFor(lane, simulated)
+        ...(run.human.length ? { human: run.human } : {})
       })
     );
     // The recorder sees the engine from its creation, so a re-simulation (a seek back, a fork)
@@ -429,56 +379,6 @@ export class Session {
     recorder.attach(sim);
     watcher.attach(sim);
     return sim;
-  }
-
-  /** Durable decisions a lane found at load: a reload within a run resumes them. */
-  #resumed(lane: LaneId): number {
-    const store: DecisionStore = this.#need().lanes[lane].host.store;
-    const n = reporting(store) ? store.count() : 0;
-    return typeof n === 'number' ? n : 0;
-  }
-
-  /** Dialogs go to a person while the lane is in "you are the user" mode, else to the model. */
-  #consentFor(lane: LaneId, simulated: ConsentSource): ConsentSource {
-    return (input, answer) => {
-      if (!this.#human.has(lane)) return simulated(input, answer);
-      const token = this.#nextToken++;
-      this.#pending.set(token, {
-        info: {
-          lane,
-          token,
-          server: input.server,
-          requestId: input.requestId,
-          identity: input.identity,
-          params: input.params,
-          askedAt: input.now
-        },
-        answer
-      });
-      return () => this.#pending.delete(token);
-    };
-  }
-
-  #inspect(lane: LaneId, seq: number): Inspection {
-    const k = this.#kept[lane].get(seq);
-    if (!k) return { type: 'inspection', lane, seq, found: false };
-    return {
-      type: 'inspection',
-      lane,
-      seq,
-      found: true,
-      request: {
-        id: k.request.id,
-        server: k.request.server,
-        connection: k.request.connection,
-        params: k.request.params,
-        receivedAt: k.request.receivedAt
-      },
-      identity: k.out.audit.identity,
-      path: k.out.path,
-      frame: k.out.frame,
-      audit: k.out.audit
-    };
   }
 
   // ---- Time travel (issue #10): restart, seek, checkpoints, fork, breakpoints, extend ----
@@ -494,7 +394,7 @@ export class Session {
     const sim = this.#need();
     switch (cmd.type) {
       case 'restart': {
-        this.#future = [];
+        this.#future.list = [];
         const report = sim.restartClient();
         return [{ type: 'restarted', report, notice: restartNotice(report) }, this.snapshot()];
       }
@@ -506,9 +406,11 @@ export class Session {
         const run = this.#run!;
         const parsed = parseFork(cmd.fork, run.scenario);
         if (!parsed.ok) return [{ type: 'forked', ok: false, errors: parsed.errors }];
-        const actions = [...sim.actions, ...this.#future];
-        this.#future = [];
+        const actions = [...sim.actions, ...this.#future.list];
+        this.#future.list = [];
         this.#rebuild((opts, make) => forkRun(run.scenario, opts, actions, parsed.fork, make));
+        // What a reload or a later seek re-creates the fork from (run memory keeps it too).
+        run.fork = { spec: parsed.fork, base: actions, from: this.#need().actions.length };
         const t = this.#need().now;
         return [
           { type: 'forked', ok: true, t, auditRows: this.#recorder!.counts().auditRows },
@@ -541,38 +443,12 @@ export class Session {
     }
   }
 
-  /** Apply the timeline's actions due at the run's current position. */
   #applyDue(): void {
-    const sim = this.#need();
-    while (this.#future.length) {
-      const a = this.#future[0]!;
-      if (a.events !== sim.events || a.t !== sim.now) return;
-      this.#future.shift();
-      applyAction(sim, a);
-    }
+    this.#future.applyDue(this.#need());
   }
 
-  /**
-   * `advanceTo`, stopping at each of the timeline's later actions to apply it where it was first
-   * applied (the same event count and time), so the bytes are those of the first time through.
-   */
   #advance(to: number, maxEvents: number): number {
-    const sim = this.#need();
-    let n = 0;
-    for (;;) {
-      const a = this.#future[0];
-      if (!a || a.t > Math.min(to, sim.end) || n >= maxEvents) break;
-      if (sim.events < a.events) {
-        n += sim.advanceTo(a.t, Math.min(a.events - sim.events, maxEvents - n));
-        // Cut by the slice's limit, or a breakpoint held: the action waits for the next call.
-        const stopped = n >= maxEvents || this.#watcher?.hit != null;
-        if (sim.events < a.events && stopped) return n;
-      }
-      if (sim.now < a.t) sim.advanceTo(a.t);
-      this.#future.shift();
-      applyAction(sim, a);
-    }
-    return n + sim.advanceTo(to, maxEvents - n);
+    return this.#future.advance(this.#need(), to, maxEvents, () => this.#watcher?.hit != null);
   }
 
   /** Forward: run there. Back: re-simulate from the start to `t`, quietly (checkpoint.ts). */
@@ -581,17 +457,20 @@ export class Session {
     if (t >= sim.now) {
       this.#events = this.#advance(t, Infinity);
     } else {
+      // Within a fork, the fork again; before it, the run it was made from (session-timeline.ts).
       const run = this.#run!;
-      const actions = [...sim.actions, ...this.#future];
-      this.#rebuild((opts, make) => replayTo(run.scenario, opts, actions, { t }, make));
+      const back = recreateAt(run.scenario, sim, this.#future.list, run.fork, t);
+      run.fork = back.fork;
+      this.#rebuild(back.create);
       const at = this.#need().position;
-      this.#future = actions.filter((a) => a.events > at.events || a.t > at.t);
+      this.#future.list = back.actions.filter((a) => a.events > at.events || a.t > at.t);
     }
     const now = this.#need().now;
     return [
       {
         type: 'seeked',
         t: now,
+        fork: this.#run?.fork?.spec ?? null,
         auditRows: this.#recorder!.counts().auditRows,
         checkpoint: this.#recorder!.at(now)
       },
@@ -613,7 +492,6 @@ export class Session {
     const fresh = this.#next !== this.#storage ? this.#next : null;
     this.#storage = fresh;
     this.#ff = null;
-    this.#pending.clear();
     this.#audit = [];
     this.#kept = { A: new Map(), B: new Map() };
     this.#quiet = true;

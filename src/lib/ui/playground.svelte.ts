@@ -131,6 +131,8 @@ export class Playground {
         this.snapshot = r;
         this.storage = r.storage;
         if (r.done) this.playing = false;
+        // Who answers the dialogs is the run's (a reload brings it back with the timeline).
+        this.human = r.human.length > 0;
         // A breakpoint held: the run stays where it stopped until Resume (time-travel.svelte.ts).
         if (r.paused) this.pause();
         // Where a reload resumes; an ended run (or one not yet started) starts over instead.
@@ -142,7 +144,7 @@ export class Playground {
         this.#client?.send({ type: 'timeline' });
         break;
       case 'timeline':
-        this.#runs.timeline(r.t, r.actions);
+        this.#runs.timeline(r.t, r.actions, r.fork);
         break;
       case 'fastForwardClamped':
         this.clamped = { message: r.message, extendTo: r.extendTo };
@@ -205,6 +207,7 @@ export class Playground {
     const key = runKey(data, opts.trace ?? null);
     const found = this.#mayResume ? this.#runs.read() : null;
     const saved = found && found.key === key ? found : null;
+    const unresumable = this.#mayResume ? this.#runs.problem : '';
     this.#mayResume = false;
     // A reload mid-run: the same seed, re-simulated to where it was, then the client restarted.
     if (saved && saved.seed !== null) data = { ...data, seed: saved.seed };
@@ -218,7 +221,9 @@ export class Playground {
         ...(opts.trace ? { trace: opts.trace } : {}),
         ...(this.human ? { human: ['A', 'B'] } : {}),
         ...(saved ? { resume: saved.id } : {}),
-        ...(saved?.t != null ? { at: { t: saved.t, actions: saved.actions } } : {})
+        ...(saved?.t != null
+          ? { at: { t: saved.t, actions: saved.actions, fork: saved.fork } }
+          : {})
       },
       'loaded'
     );
@@ -229,14 +234,14 @@ export class Playground {
     this.errors = [];
     this.#runs.started(r.run, key, typeof data.seed === 'number' ? data.seed : null);
     this.resumed = r.resumed.A + r.resumed.B > 0 ? r.resumed : null;
-    this.scenario = saved?.t != null ? scenarioAfter(data, saved.actions) : data;
+    this.scenario = saved?.t != null ? scenarioAfter(data, saved.actions, saved.fork) : data;
     this.name = r.name;
     this.title = typeof data.title === 'string' ? data.title : r.name;
     this.seed = seed;
     // A new run's log: ask again, so nothing of the old one is shown (the filters stay).
     this.auditTable.focus = null;
     this.inspection = null;
-    this.notice = '';
+    this.notice = unresumable;
     this.snapshot = await client.request({ type: 'advance', to: r.start }, 'snapshot');
     return [];
   }
@@ -366,10 +371,13 @@ export class Playground {
   setHuman(on: boolean): void {
     this.human = on;
     this.#client?.send({ type: 'setHuman', human: on ? ['A', 'B'] : [] });
+    this.#client?.send({ type: 'timeline' });
   }
 
   answer(p: PendingConsent, approved: boolean): void {
     this.#client?.send({ type: 'consent', lane: p.lane, token: p.token, approved });
+    // A person's answer is on the timeline: a reload must re-apply it (run-memory.ts).
+    this.#client?.send({ type: 'timeline' });
   }
 
   inspect(lane: LaneId, seq: number): void {

@@ -27,7 +27,8 @@ describe('RunMemory', () => {
       key: 'k',
       seed: 7,
       t: 1_500,
-      actions: [restart]
+      actions: [restart],
+      fork: null
     });
   });
 
@@ -49,7 +50,77 @@ describe('RunMemory', () => {
     m.started('r1', 'k', 3);
     m.timeline(1_000, [restart]);
     m.moved('r2');
-    expect(m.read()).toEqual({ id: 'r2', key: 'k', seed: 3, t: 1_000, actions: [restart] });
+    expect(m.read()).toEqual({
+      id: 'r2',
+      key: 'k',
+      seed: 3,
+      t: 1_000,
+      actions: [restart],
+      fork: null
+    });
+  });
+
+  it('remembers a fork (the share link’s ForkSpec and the actions it was made from) and a person’s answers', () => {
+    const kv = memoryKv();
+    const m = new RunMemory(() => kv);
+    m.started('r1', 'k', 3);
+    const answer: TimelineAction = {
+      t: 2_000,
+      events: 40,
+      kind: 'consent',
+      lane: 'A',
+      connection: 'persistent-1#2',
+      requestId: 7,
+      approved: false
+    };
+    const fork = {
+      spec: {
+        version: 1 as const,
+        atMs: 600_000,
+        lane: 'A' as const,
+        change: { kind: 'config' as const, client: { store: 'durable' as const } }
+      },
+      base: [restart]
+    };
+    m.timeline(3_000, [answer], fork);
+    const back = new RunMemory(() => kv).read();
+    expect(back).toEqual({ id: 'r1', key: 'k', seed: 3, t: 3_000, actions: [answer], fork });
+  });
+
+  it('a damaged timeline is named by its path and the run starts over', () => {
+    const kv = memoryKv();
+    const saved = { id: 'r1', key: 'k', seed: 3, t: 3_000, fork: null };
+    kv.setItem(
+      RUN_KEY,
+      JSON.stringify({
+        ...saved,
+        actions: [
+          {
+            t: 2_000,
+            events: 4,
+            kind: 'consent',
+            lane: 'A',
+            connection: 'c#1',
+            requestId: 7,
+            approved: 'yes'
+          }
+        ]
+      })
+    );
+    const m = new RunMemory(() => kv);
+    expect(m.read()).toBeNull();
+    expect(m.problem).toBe(
+      'The run could not be resumed after the reload: its saved timeline is damaged at $.actions[0].approved: expected true or false, got the string "yes". It starts over.'
+    );
+    kv.setItem(
+      RUN_KEY,
+      JSON.stringify({ ...saved, actions: [], fork: { spec: { version: 2 }, base: [] } })
+    );
+    expect(m.read()).toBeNull();
+    expect(m.problem).toContain('$.fork.spec.version');
+    kv.setItem(RUN_KEY, JSON.stringify({ ...saved, actions: [] }));
+    expect(m.read()).not.toBeNull();
+    expect(m.problem).toBe('');
   });
 
   it('junk in storage, or no storage at all, means no run to resume', () => {

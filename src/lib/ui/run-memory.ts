@@ -2,10 +2,15 @@
  * What a tab remembers about its run so a reload can bring it back (issue #10: reload is a client
  * restart). Kept in sessionStorage, which is per tab and outlives a reload: the run's IndexedDB
  * namespace, a fingerprint of what was loaded, the seed, where the run was (virtual time) and the
- * outside changes applied so far (the engine's timeline actions: edits, restarts, extensions).
- * A reload re-simulates to that time with those actions and restarts the client there.
+ * outside changes applied so far (the engine's timeline actions: edits, restarts, extensions, a
+ * person's consent answers) and the fork the run is on, as the share link carries it plus the
+ * actions it was made from. A reload re-simulates to that time with those actions (the fork
+ * first) and restarts the client there. What is read back is checked like any outside input:
+ * a damaged entry is named (its path and what is wrong) and the run starts over.
  */
+import { parseTimeline } from '$lib/sim/actions';
 import type { TimelineAction } from '$lib/sim/engine';
+import type { TimelineFork } from '$lib/sim/protocol';
 import type { TraceEvent } from '$lib/sim/trace';
 
 export const RUN_KEY = 'sampling-policy-lab-run';
@@ -19,7 +24,10 @@ export interface SavedRun {
   seed: number | null;
   /** Virtual time the run had reached, or null at its start or once it has ended. */
   t: number | null;
+  /** On a fork, the actions taken after it (the fork's own are in `fork.base`). */
   actions: TimelineAction[];
+  /** The fork the run is on: the ForkSpec a share link's `&f=` carries, and its base actions. */
+  fork: TimelineFork | null;
 }
 
 /** The part of sessionStorage this needs (a test passes a Map-backed one). */
@@ -48,9 +56,14 @@ export function runKey(data: Record<string, unknown>, trace: TraceEvent[] | null
  */
 export function scenarioAfter(
   data: Record<string, unknown>,
-  actions: readonly TimelineAction[]
+  actions: readonly TimelineAction[],
+  fork: TimelineFork | null = null
 ): Record<string, unknown> {
-  const edits = actions.filter((a) => a.kind === 'config' || a.kind === 'policy');
+  // A fork's base up to the fork point is the forked run's history too (the fork itself the
+  // editors show from the fork: time-travel.svelte.ts).
+  const at = typeof data.start === 'string' ? Date.parse(data.start) + (fork?.spec.atMs ?? 0) : NaN;
+  const before = fork ? fork.base.filter((a) => !(a.t > at)) : [];
+  const edits = [...before, ...actions].filter((a) => a.kind === 'config' || a.kind === 'policy');
   if (edits.length === 0) return data;
   const lanes = structuredClone(data.lanes) as Record<string, Record<string, unknown>>;
   for (const a of edits) {
@@ -67,8 +80,7 @@ function isSaved(v: unknown): v is SavedRun {
     typeof r.id === 'string' &&
     typeof r.key === 'string' &&
     (r.seed === null || typeof r.seed === 'number') &&
-    (r.t === null || typeof r.t === 'number') &&
-    Array.isArray(r.actions)
+    (r.t === null || typeof r.t === 'number')
   );
 }
 
@@ -81,20 +93,35 @@ export class RunMemory {
     this.#kv = kv;
   }
 
-  /** The tab's run, or null (none, or junk in storage). */
+  /**
+   * Why the last `read` found a run it could not resume (a damaged timeline, with its path), or
+   * ''. The page says so; the run starts over.
+   */
+  problem = '';
+
+  /** The tab's run, or null (none, junk in storage, or a timeline that does not check out). */
   read(): SavedRun | null {
+    this.problem = '';
+    let v: unknown;
     try {
-      const v = JSON.parse(this.#kv()?.getItem(RUN_KEY) ?? 'null') as unknown;
-      if (isSaved(v)) return v;
+      v = JSON.parse(this.#kv()?.getItem(RUN_KEY) ?? 'null') as unknown;
     } catch {
-      // Junk or no storage: start a new run.
+      return null; // junk or no storage: start a new run
     }
-    return null;
+    if (!isSaved(v)) return null;
+    const r = v as SavedRun & { fork?: unknown };
+    const timeline = parseTimeline({ t: r.t ?? 0, actions: r.actions, fork: r.fork ?? null }, '$');
+    if (!timeline.ok) {
+      const e = timeline.errors[0]!;
+      this.problem = `The run could not be resumed after the reload: its saved timeline is damaged at ${e.path}: ${e.message}. It starts over.`;
+      return null;
+    }
+    return { ...r, fork: timeline.fork };
   }
 
   /** A run was loaded: remember it from its start (null id: nothing durable to resume). */
   started(id: string | null, key: string, seed: number | null): void {
-    this.#run = id ? { id, key, seed, t: null, actions: [] } : null;
+    this.#run = id ? { id, key, seed, t: null, actions: [], fork: null } : null;
     this.#write();
   }
 
@@ -115,11 +142,15 @@ export class RunMemory {
     this.#write();
   }
 
-  /** The engine's timeline so far (after a restart, an edit, a seek, a fork). */
-  timeline(t: number, actions: TimelineAction[]): void {
+  /**
+   * The engine's timeline so far (after a restart, an edit, a seek, a fork, an answer): on a
+   * fork, the fork and the actions taken since (the session's `timeline` reply).
+   */
+  timeline(t: number, actions: TimelineAction[], fork: TimelineFork | null = null): void {
     if (!this.#run) return;
     this.#run.t = t;
     this.#run.actions = actions;
+    this.#run.fork = fork;
     this.#write();
   }
 

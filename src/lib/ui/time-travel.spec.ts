@@ -18,8 +18,13 @@ class SessionHost implements TravelHost {
   rewinds = 0;
   sent: Command[] = [];
   readonly session = new Session();
-  constructor(name: string) {
-    this.session.handle({ type: 'load', scenario: read(name) });
+  constructor(name: string, load: Partial<Extract<Command, { type: 'load' }>> = {}) {
+    this.load(name, load);
+  }
+  /** Load (or Reset to) a scenario, as the page's Playground does. */
+  load(name: string, load: Partial<Extract<Command, { type: 'load' }>> = {}): void {
+    const [r] = this.session.handle({ type: 'load', scenario: read(name), ...load });
+    if (r?.type !== 'loaded' || !r.ok) throw new Error('not loaded');
     this.snapshot = this.session.snapshot();
   }
   pause(): void {
@@ -188,7 +193,8 @@ describe('TimeTravel: a shared link with a fork', () => {
     await tt.loaded(data);
     expect(tt.fork).toEqual(fork);
     expect(host.snapshot!.now).toBe(host.snapshot!.start + 5 * MIN);
-    await tt.loaded(data); // Reset: the fork is not applied again
+    host.load('reconnect-bypass'); // Reset: the fork is not applied again
+    await tt.loaded(data);
     expect(tt.fork).toBeNull();
   });
 
@@ -201,5 +207,81 @@ describe('TimeTravel: a shared link with a fork', () => {
     expect(tt.fork).toBeNull();
     expect(tt.forkErrors.join('\n')).toContain("The link's fork: $.atMs");
     expect(tt.forkErrors.join('\n')).toContain('$.lane');
+  });
+});
+
+describe('TimeTravel: the lane editors after a fork', () => {
+  const base = read('reconnect-bypass').lanes as Record<
+    'A' | 'B',
+    { client: Record<string, unknown>; policy: Policy }
+  >;
+
+  it('show the forked lane’s configuration and the other lane’s own; a live edit takes over', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.advance(20 * MIN);
+    const client = { ...base.A.client, store: 'durable' as const };
+    expect(tt.laneClient('A', base.A.client)).toEqual(base.A.client);
+    expect(await tt.forkHere('A', { kind: 'config', client, what: 'lane A made durable' })).toBe(
+      true
+    );
+    expect(tt.laneClient('A', base.A.client)).toEqual(client);
+    expect(host.snapshot!.lanes.A.scope).toBe('durable');
+    expect(tt.laneClient('B', base.B.client)).toEqual(base.B.client);
+    expect(tt.lanePolicy('A', base.A.policy)).toEqual(base.A.policy);
+    // A live edit of lane A after the fork: the page's configuration is what it runs now.
+    tt.edited('A');
+    expect(tt.laneClient('A', base.A.client)).toEqual(base.A.client);
+  });
+
+  it('show the forked policy; back before the fork point, the base again', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.advance(20 * MIN);
+    const policy = structuredClone(base.B.policy);
+    policy.defaults.sampling = false;
+    expect(await tt.forkHere('B', { kind: 'policy', policy })).toBe(true);
+    expect(tt.lanePolicy('B', base.B.policy)).toEqual(policy);
+    expect(tt.lanePolicy('A', base.A.policy)).toEqual(base.A.policy);
+    await tt.seek(host.snapshot!.start + 5 * MIN);
+    expect(tt.fork).toBeNull();
+    expect(tt.lanePolicy('B', base.B.policy)).toEqual(base.B.policy);
+  });
+
+  it('a reload of a forked run brings the fork back (the worker says so)', async () => {
+    const first = new SessionHost('reconnect-bypass');
+    const tt1 = new TimeTravel(first);
+    first.advance(20 * MIN);
+    const client = { ...base.A.client, store: 'durable' as const };
+    await tt1.forkHere('A', { kind: 'config', client });
+    first.advance(5 * MIN);
+    const [tl] = first.session.handle({ type: 'timeline' });
+    if (tl?.type !== 'timeline') throw new Error('no timeline');
+    const reloaded = new SessionHost('reconnect-bypass', {
+      at: { t: tl.t, actions: tl.actions, fork: tl.fork }
+    });
+    const tt = new TimeTravel(reloaded);
+    await tt.loaded(read('reconnect-bypass'));
+    expect(tt.fork).toEqual(tt1.fork);
+    expect(tt.laneClient('A', base.A.client)).toEqual(client);
+  });
+});
+
+describe('TimeTravel: breakpoints across Reset', () => {
+  it('stay set, and fire again in the new run at the same request', async () => {
+    const host = new SessionHost('retryable-loop');
+    const tt = new TimeTravel(host);
+    expect(await tt.addBreak('alert')).toBe(true);
+    host.advance(host.snapshot!.end - host.snapshot!.now);
+    const first = tt.paused!;
+    expect(first.condition).toBe('alert');
+    const sent = host.sent.length;
+    host.load('retryable-loop'); // Reset
+    await tt.loaded(read('retryable-loop'));
+    expect(tt.conditions).toEqual(['alert']);
+    expect(host.sent.slice(sent).some((c) => c.type === 'setBreakpoints')).toBe(false);
+    expect(tt.paused).toBeNull();
+    host.advance(host.snapshot!.end - host.snapshot!.now);
+    expect(tt.paused).toMatchObject({ condition: 'alert', t: first.t, request: first.request });
   });
 });

@@ -113,8 +113,11 @@ export class TimeTravel {
     const back = to < snap.now;
     const t0 = performance.now();
     try {
-      await this.host.travelRequest({ type: 'seek', t: to }, isSnapshot);
+      const rs = await this.host.travelRequest({ type: 'seek', t: to }, isSnapshot);
       this.lastSeekMs = performance.now() - t0;
+      // Back before the fork point, the run is the one the fork was made from.
+      const seeked = rs.find((r) => r.type === 'seeked');
+      if (seeked?.type === 'seeked') this.#setFork(seeked.fork);
       if (back) this.host.rewound();
       this.wentBack = back;
       await this.refreshStops();
@@ -248,7 +251,7 @@ export class TimeTravel {
         return false;
       }
       this.forkErrors = [];
-      this.fork = fork;
+      this.#setFork(fork);
       this.host.rewound();
       await this.refreshStops();
       return true;
@@ -276,7 +279,6 @@ export class TimeTravel {
    * keeps them).
    */
   async loaded(scenario: unknown): Promise<void> {
-    this.fork = null;
     this.forkErrors = [];
     this.error = '';
     const link = this.#linkFork;
@@ -291,6 +293,59 @@ export class TimeTravel {
       await this.startFork(p.fork);
       return;
     }
+    await this.#syncFork();
     await this.refreshStops();
+  }
+
+  /**
+   * The fork the worker's run is on: none for a new run, the same after a live edit, the fork a
+   * reload brought back (run-memory.ts) — the worker says which.
+   */
+  async #syncFork(): Promise<void> {
+    // Asked even before the first snapshot: the run is loaded once its data is (the page's
+    // first load sets the scenario, then asks for the first snapshot).
+    try {
+      const rs = await this.host.travelRequest({ type: 'fork?' }, (r) => r.type === 'forkState');
+      const r = rs.at(-1);
+      this.#setFork(r?.type === 'forkState' ? r.fork : null);
+    } catch (err) {
+      this.error = err instanceof Error ? err.message : String(err);
+    }
+  }
+
+  #setFork(fork: ForkSpec | null): void {
+    if (JSON.stringify(fork) === JSON.stringify(this.fork)) return;
+    this.fork = fork;
+    this.#editedSinceFork = [];
+  }
+
+  // ---- What the lane editors show (issue #10: after a fork, what the lane actually runs) ----
+
+  /** Lanes edited live since the fork: their editors show the page's configuration again. */
+  #editedSinceFork = $state.raw<LaneId[]>([]);
+
+  /** A lane was edited live (configuration or policy): from now on it runs the edit. */
+  edited(lane: LaneId): void {
+    if (this.fork?.lane === lane && !this.#editedSinceFork.includes(lane))
+      this.#editedSinceFork = [...this.#editedSinceFork, lane];
+  }
+
+  /** The change a fork made to `lane` that its editors must show, if any. */
+  #forked(lane: LaneId, kind: ForkChange['kind']): ForkChange | null {
+    const f = this.fork;
+    if (!f || f.lane !== lane || f.change.kind !== kind) return null;
+    return this.#editedSinceFork.includes(lane) ? null : f.change;
+  }
+
+  /** The client configuration `lane` runs: the fork's for the forked lane, else `base`. */
+  laneClient(lane: LaneId, base: ClientConfigInput): ClientConfigInput {
+    const c = this.#forked(lane, 'config');
+    return c?.kind === 'config' ? c.client : base;
+  }
+
+  /** The policy `lane` runs: the fork's for a lane forked with a policy, else `base`. */
+  lanePolicy(lane: LaneId, base: Policy | null): Policy | null {
+    const c = this.#forked(lane, 'policy');
+    return c?.kind === 'policy' ? c.policy : base;
   }
 }
