@@ -7,6 +7,7 @@
  * JSON of the identity fields, every string NFC-normalised first.
  */
 import canonicalize from 'canonicalize';
+import { canonicalNfc, nfc } from './canonical';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 
@@ -85,6 +86,8 @@ export function depthExceeded(
   value: unknown,
   limit: number = MAX_PARAMS_DEPTH
 ): (string | number)[] | null {
+  // Nearly every value is within the limit: say so without building the walk's nodes.
+  if (within(value, 1, limit)) return null;
   interface Node {
     v: unknown;
     depth: number;
@@ -113,27 +116,27 @@ export function depthExceeded(
   return null;
 }
 
+/**
+ * True when no object or array in `v` (at `depth`) is nested deeper than `limit`. Recursive, but
+ * never deeper than `limit` + 1 calls: it answers `false` at the first level past the limit.
+ */
+function within(v: unknown, depth: number, limit: number): boolean {
+  if (typeof v !== 'object' || v === null) return true;
+  if (depth > limit) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!within(v[i], depth + 1, limit)) return false;
+  } else {
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!within(o[k], depth + 1, limit)) return false;
+  }
+  return true;
+}
+
 /** One encoder for the module: identity is the per-request floor of the benchmark. */
 const encoder = new TextEncoder();
 
 /** 32 hex characters = 16 bytes = 128 bits; ample against a store of a few thousand entries. */
 const DIGEST_BYTES = 16;
-
-/** Pure ASCII is already NFC and cannot hold a surrogate: the common case skips `normalize`. */
-// The range must start at \x00: control characters are ASCII too, and belong on the fast path.
-// eslint-disable-next-line no-control-regex
-const ASCII = /^[\x00-\x7f]*$/;
-
-/**
- * NFC-normalise one string. A lone surrogate (which `JSON.parse` happily produces from `"\ud800"`)
- * is replaced by U+FFFD first: `canonicalize` rejects lone surrogates (RFC 8785 forbids them), and
- * U+FFFD is exactly what UTF-8 encoding of the string would have produced anyway, so this is the
- * SPEC's "UTF-8 encoded" made explicit rather than a new equivalence.
- */
-function nfc(s: string): string {
-  if (ASCII.test(s)) return s;
-  return (s.isWellFormed() ? s : s.toWellFormed()).normalize('NFC');
-}
 
 /**
  * NFC-normalise every string of a JSON value, keys included, at any depth. Copy-on-write: a value
@@ -246,11 +249,36 @@ export function canonicalIdentityPayload(params: unknown, opts: IdentityOptions 
     // Object.prototype's functions and make every request share one identity.
     const v = Object.prototype.hasOwnProperty.call(p, f) ? p[f] : undefined;
     if (raw) picked[f] = v ?? null;
-    else picked[nfc(f)] = nfcDeep(v ?? null) ?? null;
+    else picked[nfc(f)] = jsonOrNull(v);
   }
   if (raw) return JSON.stringify(picked);
-  // canonicalize returns undefined only for a top-level undefined; `picked` is always an object.
-  return canonicalize(picked) ?? 'null';
+  // The one-pass writer (canonical.ts); the reference for the rare value it leaves alone.
+  return canonicalNfc(picked) ?? referencePayload(picked);
+}
+
+/** A selected field's value as the selection holds it: what JSON cannot hold there is `null`. */
+function jsonOrNull(v: unknown): unknown {
+  switch (typeof v) {
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+    case 'bigint':
+      return null;
+    default:
+      return v;
+  }
+}
+
+/**
+ * The canonical payload by the reference: `canonicalize` (RFC 8785) of the NFC-normalised copy of
+ * the selection. canonical.ts writes the same bytes in one pass (canonical.spec.ts holds it to
+ * this); this path takes the values that writer leaves alone, and is exported for that test.
+ */
+export function referencePayload(picked: Record<string, unknown>): string {
+  const normalised = bare();
+  for (const k of Object.keys(picked)) normalised[nfc(k)] = nfcDeep(picked[k]) ?? null;
+  // canonicalize returns undefined only for a top-level undefined; this is always an object.
+  return canonicalize(normalised) ?? 'null';
 }
 
 /**
@@ -266,9 +294,25 @@ export function requestIdentity(serverId: string, params: unknown, opts?: Identi
   return identityOfPayload(serverId, canonicalIdentityPayload(params, opts));
 }
 
+/**
+ * UTF-8 of the payload lands here (grown as needed), not in a fresh array per request: the
+ * encoding is written straight into memory the hash then reads.
+ */
+let utf8 = new Uint8Array(4_096);
+/** Payloads up to this many bytes keep their buffer; a rare larger one gets a buffer of its own. */
+const KEEP_BYTES = 1 << 20;
+
 /** The identity of a request whose {@link canonicalIdentityPayload} is `payload`. */
 export function identityOfPayload(serverId: string, payload: string): string {
-  const digest = sha256(encoder.encode(payload));
+  // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair, 2 units, is 4 bytes).
+  const most = payload.length * 3;
+  let buf = utf8;
+  if (most > buf.length) {
+    buf = new Uint8Array(most);
+    if (most <= KEEP_BYTES) utf8 = buf;
+  }
+  const { written } = encoder.encodeInto(payload, buf);
+  const digest = sha256(buf.subarray(0, written));
   // Hex only the bytes we keep: half the work of hexing all 32 and slicing.
   return serverId + ':' + bytesToHex(digest.subarray(0, DIGEST_BYTES));
 }
