@@ -8,7 +8,7 @@
  */
 import canonicalize from 'canonicalize';
 import { canonicalNfc, nfc } from './canonical';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { sha256 } from './sha256';
 import { bytesToHex } from '@noble/hashes/utils.js';
 
 /**
