@@ -168,6 +168,16 @@ describe('canonical writer (one pass) against canonicalize (RFC 8785) as the ref
       expect(canonicalNfc(s)).toBe(JSON.stringify(s.normalize('NFC')));
   });
 
+  it('follows a field list changed in place (its order is worked out per list, and checked)', () => {
+    const fields = ['systemPrompt', 'messages'];
+    const params = { systemPrompt: 's', messages: [], includeContext: 'none' };
+    expect(canonicalIdentityPayload(params, { fields })).toBe('{"messages":[],"systemPrompt":"s"}');
+    fields[1] = 'includeContext';
+    expect(canonicalIdentityPayload(params, { fields })).toBe(
+      '{"includeContext":"none","systemPrompt":"s"}'
+    );
+  });
+
   it('writes the numbers RFC 8785 names as ECMAScript does', () => {
     expect(canonicalNfc([-0, 1e21, 1e-7, 5e-324, 0.1 + 0.2, 1e20, 123.456e-10])).toBe(
       '[0,1e+21,1e-7,5e-324,0.30000000000000004,100000000000000000000,1.23456e-8]'

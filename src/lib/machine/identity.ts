@@ -242,18 +242,73 @@ export function canonicalIdentityPayload(params: unknown, opts: IdentityOptions 
   const deep = depthExceeded(p);
   if (deep) throw new ParamsDepthError(deep);
   const fields = opts.fields ?? DEFAULT_IDENTITY_FIELDS;
-  const picked = bare();
-  const raw = opts.canonicalize === false;
-  for (const f of fields) {
-    // Own members only: a field set naming `constructor` or `toString` must not pick up
-    // Object.prototype's functions and make every request share one identity.
-    const v = Object.prototype.hasOwnProperty.call(p, f) ? p[f] : undefined;
-    if (raw) picked[f] = v ?? null;
-    else picked[nfc(f)] = jsonOrNull(v);
+  if (opts.canonicalize === false) {
+    const picked = bare();
+    for (const f of fields) picked[f] = own(p, f) ?? null;
+    return JSON.stringify(picked);
   }
-  if (raw) return JSON.stringify(picked);
-  // The one-pass writer (canonical.ts); the reference for the rare value it leaves alone.
-  return canonicalNfc(picked) ?? referencePayload(picked);
+  // The selection is written member by member in its canonical order (the same for every request
+  // of a field set: worked out once), each value by the one-pass writer (canonical.ts); a value
+  // that writer leaves alone sends the whole selection to the reference.
+  const { names, sources } = canonicalOrder(fields);
+  let out = '{';
+  for (let i = 0; i < names.length; i++) {
+    const text = canonicalNfc(jsonOrNull(own(p, sources[i]!)));
+    if (text === null) return referencePayload(selection(p, fields));
+    out += (i > 0 ? ',' : '') + names[i] + ':' + text;
+  }
+  return out + '}';
+}
+
+/**
+ * Own members only: a field set naming `constructor` or `toString` must not pick up
+ * Object.prototype's functions and make every request share one identity.
+ */
+function own(p: Record<string, unknown>, f: string): unknown {
+  return Object.prototype.hasOwnProperty.call(p, f) ? p[f] : undefined;
+}
+
+/** `{ nfc(field): params[field] }` in the field list's order: a later field of the same name wins. */
+function selection(p: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const picked = bare();
+  for (const f of fields) picked[nfc(f)] = jsonOrNull(own(p, f));
+  return picked;
+}
+
+/**
+ * A field set's members as the canonical payload writes them: the NFC names, sorted by UTF-16
+ * code units and quoted, and for each the field it is read from (the last of the list with that
+ * name, as in {@link selection}). By array: a lane's configuration holds one for its life.
+ */
+const orders = new WeakMap<readonly string[], Order>();
+
+interface Order {
+  /** The field list as it was when the order was worked out (an array can change). */
+  fields: string[];
+  names: string[];
+  sources: string[];
+}
+
+function canonicalOrder(fields: readonly string[]): Order {
+  let order = orders.get(fields);
+  if (order === undefined || !sameList(order.fields, fields)) {
+    const source = new Map<string, string>();
+    for (const f of fields) source.set(nfc(f), f);
+    const sorted = [...source.keys()].sort();
+    order = {
+      fields: [...fields],
+      names: sorted.map((n) => JSON.stringify(n)),
+      sources: sorted.map((n) => source.get(n)!)
+    };
+    orders.set(fields, order);
+  }
+  return order;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** A selected field's value as the selection holds it: what JSON cannot hold there is `null`. */
