@@ -46,8 +46,8 @@ function area(u, f) {
   if (f === '(garbage collector)') return 'GC';
   if (f === '(program)' || f === '(idle)' || f === '(root)') return 'V8 (program/idle)';
   if (u.includes('/xstate/') || u.includes('xstate/dist')) return 'XState runtime';
-  if (u.includes('@noble/hashes')) return 'identity: SHA-256';
-  if (u.includes('canonicalize')) return 'identity: RFC 8785';
+  if (u.includes('@noble/hashes') || u.includes('machine/sha256')) return 'identity: SHA-256';
+  if (u.includes('canonicalize') || u.includes('machine/canonical')) return 'identity: RFC 8785';
   if (u.includes('/zod/') || u.includes('@modelcontextprotocol')) return 'guard: SDK frame schemas';
   if (u.includes('machine/identity')) return 'identity: field selection';
   if (u.includes('sim/invariants') || u.includes('sim/guard') || u.includes('sim/lifetimes'))

@@ -1,4 +1,4 @@
-// `npm run bench:profile -- [hours] [scenario.json] [--guarded] [--as-written]`: bundle
+// `npm run bench:profile -- [hours] [scenario.json] [--guarded] [--as-written] [--memo-off]`: bundle
 // scripts/bench-profile.ts with esbuild (so the profile maps back to source modules), run it
 // under `node --cpu-prof`, and summarise the profile (scripts/bench-profile-summary.mjs).
 import { execFileSync } from 'node:child_process';

@@ -1,13 +1,16 @@
 /**
- * A run to profile: `npm run bench:profile -- [hours] [scenario.json] [--guarded] [--as-written]`
+ * A run to profile: `npm run bench:profile -- [hours] [scenario.json] [--guarded] [--as-written]
+ * [--memo-off]`
  * bundles this script (so the profile names source modules, see bench-profile-summary.mjs), runs
  * it under `node --cpu-prof` and prints where the time went.
  *
  * Default: 1 simulated hour of bench/retry-storm.json as bench.ts's "small" class (its requests'
  * padding removed: ~200 bytes of params). `--as-written` keeps the scenario's request sizes;
- * `--guarded` checks the run's invariants as the CLI does.
+ * `--guarded` checks the run's invariants as the CLI does; `--memo-off` hashes every request (as
+ * bench.ts's "memo off" classes).
  */
 import { readFileSync } from 'node:fs';
+import { useIdentityMemo } from '../src/lib/machine/authorize/fast-identity';
 import { sdkFrameProblem } from '../src/lib/sim/conformance';
 import { Simulation } from '../src/lib/sim/engine';
 import { guardedSimulation } from '../src/lib/sim/guard';
@@ -26,6 +29,7 @@ const s: Scenario = {
     ? parsed.scenario.servers
     : parsed.scenario.servers.map((x) => ({ ...x, request: { ...x.request, promptTokens: 0 } }))
 };
+if (flags.has('--memo-off')) useIdentityMemo(false);
 let requests = 0;
 const opts = {
   onFrame: (l: { direction: string }) => {

@@ -12,6 +12,8 @@
  *
  *   BENCH_SKIP=scale,day,guard   leave parts out
  *   BENCH_SCALE_HOURS=0.25          simulated hours per scale point
+ *   --only=day,scale                run only these parts (classes, guard, scale, day); `npm run
+ *                                   bench:day` is `--only=day`: the simulated 24 hours alone
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -32,7 +34,12 @@ import { parseScenario, type Scenario } from '../src/lib/sim/scenario';
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
 
-const file = process.argv[2] ?? 'bench/retry-storm.json';
+const args = process.argv.slice(2);
+const file = args.find((a) => !a.startsWith('--')) ?? 'bench/retry-storm.json';
+const only = args
+  .find((a) => a.startsWith('--only='))
+  ?.slice('--only='.length)
+  .split(',');
 const raw = JSON.parse(readFileSync(file, 'utf8')) as {
   servers: { count?: number; request: Record<string, unknown> }[];
 };
@@ -70,7 +77,10 @@ function storm(n: number | null, promptTokens?: number): Scenario {
   return parse({ ...raw, servers });
 }
 
-const skip = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
+const skipped = new Set((process.env.BENCH_SKIP ?? '').split(',').filter(Boolean));
+const skip = {
+  has: (part: string) => skipped.has(part) || (only !== undefined && !only.includes(part))
+};
 const scaleHours = Number(process.env.BENCH_SCALE_HOURS ?? 0.25);
 const HOUR = 3_600_000;
 const large = storm(null);
@@ -174,13 +184,16 @@ function requestClass(label: string, s: Scenario, hours: number, keepEvery: numb
 }
 
 console.log(`scenario ${large.name} (${large.servers.length} servers, 2 lanes)`);
-const smallRatio = requestClass('small', small, 1, 1);
-requestClass('16 KB', large, 1, 4);
-// The same two classes with every request hashed: the engine's own cost beside the floor's.
-useIdentityMemo(false);
-requestClass('small, memo off', small, 1, 1);
-requestClass('16 KB, memo off', large, 1, 4);
-useIdentityMemo(true);
+let smallRatio: number | null = null;
+if (!skip.has('classes')) {
+  smallRatio = requestClass('small', small, 1, 1);
+  requestClass('16 KB', large, 1, 4);
+  // The same two classes with every request hashed: the engine's own cost beside the floor's.
+  useIdentityMemo(false);
+  requestClass('small, memo off', small, 1, 1);
+  requestClass('16 KB, memo off', large, 1, 4);
+  useIdentityMemo(true);
+}
 
 if (!skip.has('guard')) {
   run(small, 1, 1_000_000, true); // warm: the checks compile too
@@ -218,4 +231,4 @@ if (!skip.has('day')) {
   if (day.sim.now < 0) console.log(day.sim.now);
 }
 
-console.log(`ratio ${smallRatio.toFixed(2)}`);
+if (smallRatio !== null) console.log(`ratio ${smallRatio.toFixed(2)}`);

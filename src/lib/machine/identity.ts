@@ -7,7 +7,8 @@
  * JSON of the identity fields, every string NFC-normalised first.
  */
 import canonicalize from 'canonicalize';
-import { sha256 } from '@noble/hashes/sha2.js';
+import { canonicalNfc, nfc } from './canonical';
+import { sha256 } from './sha256';
 import { bytesToHex } from '@noble/hashes/utils.js';
 
 // The identity fields live in a module of their own, so the page can list them without loading
@@ -76,6 +77,8 @@ export function depthExceeded(
   value: unknown,
   limit: number = MAX_PARAMS_DEPTH
 ): (string | number)[] | null {
+  // Nearly every value is within the limit: say so without building the walk's nodes.
+  if (within(value, 1, limit)) return null;
   interface Node {
     v: unknown;
     depth: number;
@@ -104,27 +107,27 @@ export function depthExceeded(
   return null;
 }
 
+/**
+ * True when no object or array in `v` (at `depth`) is nested deeper than `limit`. Recursive, but
+ * never deeper than `limit` + 1 calls: it answers `false` at the first level past the limit.
+ */
+function within(v: unknown, depth: number, limit: number): boolean {
+  if (typeof v !== 'object' || v === null) return true;
+  if (depth > limit) return false;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!within(v[i], depth + 1, limit)) return false;
+  } else {
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!within(o[k], depth + 1, limit)) return false;
+  }
+  return true;
+}
+
 /** One encoder for the module: identity is the per-request floor of the benchmark. */
 const encoder = new TextEncoder();
 
 /** 32 hex characters = 16 bytes = 128 bits; ample against a store of a few thousand entries. */
 const DIGEST_BYTES = 16;
-
-/** Pure ASCII is already NFC and cannot hold a surrogate: the common case skips `normalize`. */
-// The range must start at \x00: control characters are ASCII too, and belong on the fast path.
-// eslint-disable-next-line no-control-regex
-const ASCII = /^[\x00-\x7f]*$/;
-
-/**
- * NFC-normalise one string. A lone surrogate (which `JSON.parse` happily produces from `"\ud800"`)
- * is replaced by U+FFFD first: `canonicalize` rejects lone surrogates (RFC 8785 forbids them), and
- * U+FFFD is exactly what UTF-8 encoding of the string would have produced anyway, so this is the
- * SPEC's "UTF-8 encoded" made explicit rather than a new equivalence.
- */
-function nfc(s: string): string {
-  if (ASCII.test(s)) return s;
-  return (s.isWellFormed() ? s : s.toWellFormed()).normalize('NFC');
-}
 
 /**
  * NFC-normalise every string of a JSON value, keys included, at any depth. Copy-on-write: a value
@@ -230,18 +233,98 @@ export function canonicalIdentityPayload(params: unknown, opts: IdentityOptions 
   const deep = depthExceeded(p);
   if (deep) throw new ParamsDepthError(deep);
   const fields = opts.fields ?? DEFAULT_IDENTITY_FIELDS;
-  const picked = bare();
-  const raw = opts.canonicalize === false;
-  for (const f of fields) {
-    // Own members only: a field set naming `constructor` or `toString` must not pick up
-    // Object.prototype's functions and make every request share one identity.
-    const v = Object.prototype.hasOwnProperty.call(p, f) ? p[f] : undefined;
-    if (raw) picked[f] = v ?? null;
-    else picked[nfc(f)] = nfcDeep(v ?? null) ?? null;
+  if (opts.canonicalize === false) {
+    const picked = bare();
+    for (const f of fields) picked[f] = own(p, f) ?? null;
+    return JSON.stringify(picked);
   }
-  if (raw) return JSON.stringify(picked);
-  // canonicalize returns undefined only for a top-level undefined; `picked` is always an object.
-  return canonicalize(picked) ?? 'null';
+  // The selection is written member by member in its canonical order (the same for every request
+  // of a field set: worked out once), each value by the one-pass writer (canonical.ts); a value
+  // that writer leaves alone sends the whole selection to the reference.
+  const { names, sources } = canonicalOrder(fields);
+  let out = '{';
+  for (let i = 0; i < names.length; i++) {
+    const text = canonicalNfc(jsonOrNull(own(p, sources[i]!)));
+    if (text === null) return referencePayload(selection(p, fields));
+    out += (i > 0 ? ',' : '') + names[i] + ':' + text;
+  }
+  return out + '}';
+}
+
+/**
+ * Own members only: a field set naming `constructor` or `toString` must not pick up
+ * Object.prototype's functions and make every request share one identity.
+ */
+function own(p: Record<string, unknown>, f: string): unknown {
+  return Object.prototype.hasOwnProperty.call(p, f) ? p[f] : undefined;
+}
+
+/** `{ nfc(field): params[field] }` in the field list's order: a later field of the same name wins. */
+function selection(p: Record<string, unknown>, fields: readonly string[]): Record<string, unknown> {
+  const picked = bare();
+  for (const f of fields) picked[nfc(f)] = jsonOrNull(own(p, f));
+  return picked;
+}
+
+/**
+ * A field set's members as the canonical payload writes them: the NFC names, sorted by UTF-16
+ * code units and quoted, and for each the field it is read from (the last of the list with that
+ * name, as in {@link selection}). By array: a lane's configuration holds one for its life.
+ */
+const orders = new WeakMap<readonly string[], Order>();
+
+interface Order {
+  /** The field list as it was when the order was worked out (an array can change). */
+  fields: string[];
+  names: string[];
+  sources: string[];
+}
+
+function canonicalOrder(fields: readonly string[]): Order {
+  let order = orders.get(fields);
+  if (order === undefined || !sameList(order.fields, fields)) {
+    const source = new Map<string, string>();
+    for (const f of fields) source.set(nfc(f), f);
+    const sorted = [...source.keys()].sort();
+    order = {
+      fields: [...fields],
+      names: sorted.map((n) => JSON.stringify(n)),
+      sources: sorted.map((n) => source.get(n)!)
+    };
+    orders.set(fields, order);
+  }
+  return order;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A selected field's value as the selection holds it: what JSON cannot hold there is `null`. */
+function jsonOrNull(v: unknown): unknown {
+  switch (typeof v) {
+    case 'undefined':
+    case 'function':
+    case 'symbol':
+    case 'bigint':
+      return null;
+    default:
+      return v;
+  }
+}
+
+/**
+ * The canonical payload by the reference: `canonicalize` (RFC 8785) of the NFC-normalised copy of
+ * the selection. canonical.ts writes the same bytes in one pass (canonical.spec.ts holds it to
+ * this); this path takes the values that writer leaves alone, and is exported for that test.
+ */
+export function referencePayload(picked: Record<string, unknown>): string {
+  const normalised = bare();
+  for (const k of Object.keys(picked)) normalised[nfc(k)] = nfcDeep(picked[k]) ?? null;
+  // canonicalize returns undefined only for a top-level undefined; this is always an object.
+  return canonicalize(normalised) ?? 'null';
 }
 
 /**
@@ -257,9 +340,25 @@ export function requestIdentity(serverId: string, params: unknown, opts?: Identi
   return identityOfPayload(serverId, canonicalIdentityPayload(params, opts));
 }
 
+/**
+ * UTF-8 of the payload lands here (grown as needed), not in a fresh array per request: the
+ * encoding is written straight into memory the hash then reads.
+ */
+let utf8 = new Uint8Array(4_096);
+/** Payloads up to this many bytes keep their buffer; a rare larger one gets a buffer of its own. */
+const KEEP_BYTES = 1 << 20;
+
 /** The identity of a request whose {@link canonicalIdentityPayload} is `payload`. */
 export function identityOfPayload(serverId: string, payload: string): string {
-  const digest = sha256(encoder.encode(payload));
+  // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair, 2 units, is 4 bytes).
+  const most = payload.length * 3;
+  let buf = utf8;
+  if (most > buf.length) {
+    buf = new Uint8Array(most);
+    if (most <= KEEP_BYTES) utf8 = buf;
+  }
+  const { written } = encoder.encodeInto(payload, buf);
+  const digest = sha256(buf.subarray(0, written));
   // Hex only the bytes we keep: half the work of hexing all 32 and slicing.
   return serverId + ':' + bytesToHex(digest.subarray(0, DIGEST_BYTES));
 }

@@ -101,6 +101,27 @@ function seriesValue(c: LaneCounters, k: SeriesKey): number {
   return c[k];
 }
 
+/**
+ * Edge labels by state pair, made once: a request walks a handful of edges, and a label joined
+ * afresh for each was a new string to build and hash per edge per request. The machine's states
+ * are few, so this stays small.
+ */
+const edgeKeys = new Map<string, Map<string, string>>();
+
+function edgeKey(from: string, to: string): string {
+  let byTo = edgeKeys.get(from);
+  if (byTo === undefined) {
+    byTo = new Map();
+    edgeKeys.set(from, byTo);
+  }
+  let k = byTo.get(to);
+  if (k === undefined) {
+    k = `${from}→${to}`;
+    byTo.set(to, k);
+  }
+  return k;
+}
+
 export class LaneMetrics {
   readonly counters = emptyCounters();
   readonly series: LaneSeries = {
@@ -146,7 +167,7 @@ export class LaneMetrics {
     c.tokensIn += a.tokensIn;
     c.tokensOut += a.tokensOut;
     for (let i = 1; i < out.path.length; i++) {
-      const k = `${out.path[i - 1]}→${out.path[i]}`;
+      const k = edgeKey(out.path[i - 1]!, out.path[i]!);
       this.edges[k] = (this.edges[k] ?? 0) + 1;
     }
   }

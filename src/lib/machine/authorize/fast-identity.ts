@@ -18,10 +18,19 @@ import {
   type IdentityOptions
 } from '../identity';
 
-/** Digests by params object, then by server, field set and switch; the weak map lets them go. */
-const byObject = new WeakMap<object, Map<string, string>>();
-/** A field set's part of the key, by array (a lane's config holds one array for its life). */
-const fieldKeys = new WeakMap<readonly string[], string>();
+/** One digest of a params object for a server: under this field set (by array) and switch. */
+interface ObjectEntry {
+  fields: readonly string[];
+  canonical: boolean;
+  id: string;
+}
+/**
+ * Digests by params object (the weak map lets them go), then by server (a name already hashed:
+ * no key is built per presentation), each a short list scanned by reference — a lane's config
+ * holds one field array for its life. An equal field set in another array misses here and is
+ * answered by the payload memo: the same result.
+ */
+const byObject = new WeakMap<object, Map<string, ObjectEntry[]>>();
 /**
  * Digests by server, then by a fingerprint of the canonical payload, then the payload itself
  * (compared whole: a fingerprint only narrows the search). Not keyed on the payload directly: V8
@@ -61,15 +70,6 @@ let enabled = true;
 export function useIdentityMemo(on: boolean): void {
   enabled = on;
   clearPayloadMemo();
-}
-
-function fieldKey(fields: readonly string[]): string {
-  let k = fieldKeys.get(fields);
-  if (k === undefined) {
-    k = JSON.stringify(fields);
-    fieldKeys.set(fields, k);
-  }
-  return k;
 }
 
 /** {@link identityOfPayload} of a canonical payload, hashed once per server and text. */
@@ -113,18 +113,25 @@ export function memoisedIdentity(server: string, params: unknown, opts: Identity
   // A throw (params nested too deep) is not memoised: it is thrown again on every presentation.
   if (typeof params !== 'object' || params === null)
     return payloadIdentity(server, canonicalIdentityPayload(params, opts));
-  const key = `${opts.canonicalize === false ? 0 : 1}${fieldKey(opts.fields ?? DEFAULT_IDENTITY_FIELDS)}${server}`;
+  const fields = opts.fields ?? DEFAULT_IDENTITY_FIELDS;
+  const canonical = opts.canonicalize !== false;
   let forObject = byObject.get(params);
-  const hit = forObject?.get(key);
-  if (hit !== undefined) {
-    identityMemoStats.byObject++;
-    return hit;
-  }
+  let entries = forObject?.get(server);
+  if (entries !== undefined)
+    for (const e of entries)
+      if (e.fields === fields && e.canonical === canonical) {
+        identityMemoStats.byObject++;
+        return e.id;
+      }
   const id = payloadIdentity(server, canonicalIdentityPayload(params, opts));
-  if (!forObject) {
+  if (forObject === undefined) {
     forObject = new Map();
     byObject.set(params, forObject);
   }
-  forObject.set(key, id);
+  if (entries === undefined) {
+    entries = [];
+    forObject.set(server, entries);
+  }
+  entries.push({ fields, canonical, id });
   return id;
 }

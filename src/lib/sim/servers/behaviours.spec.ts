@@ -266,6 +266,18 @@ describe('budget-shrinker', () => {
     off.run(1000);
     expect(off.sent[0]!.params.budget).toBeUndefined();
   });
+
+  it("one lane's ceiling stays in its requests: the other lane, same template, asks without", () => {
+    // Both lanes build their requests from one template, and built params are shared.
+    const s = shrinker({});
+    const ceiling = { amount: '0.25', currency: 'USD' };
+    const advertised = fakeRun(s, ok, { ceiling });
+    advertised.run(1000);
+    const plain = fakeRun(s, ok);
+    plain.run(1000);
+    expect(advertised.sent[0]!.params.budget?.intent?.maxCost).toEqual(ceiling);
+    expect(plain.sent[0]!.params.budget).toBeUndefined();
+  });
 });
 
 describe('timeout-sensitive', () => {

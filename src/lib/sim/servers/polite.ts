@@ -114,7 +114,8 @@ export class BudgetShrinker extends WellBehaved {
     if (ceiling !== null && this.p.bool('useCeiling')) {
       const maxCost = { amount: ceiling.amount, currency: ceiling.currency };
       const onExceeded = params.budget?.onExceeded ?? 'reject';
-      params.budget = { intent: { ...params.budget?.intent, maxCost }, onExceeded };
+      // A copy: built params are shared (request.ts memoises them), and the ceiling is this lane's.
+      return { ...params, budget: { intent: { ...params.budget?.intent, maxCost }, onExceeded } };
     }
     return params;
   }

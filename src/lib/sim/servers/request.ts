@@ -70,9 +70,24 @@ export interface BuildOptions {
   inputTokens?: number;
 }
 
+/** Params built lately, per template: see {@link buildParams}. */
+const built = new WeakMap<
+  RequestTemplate,
+  { n: number; inputTokens: number; params: SamplingParams }[]
+>();
+/** How many recent builds a template keeps: both lanes, and a group's servers, ask close together. */
+const BUILT_KEPT = 16;
+
 /**
  * The `sampling/createMessage` params of task `n` of a server. Deterministic: the same template
  * and `n` give the same params, member for member and in the same key order.
+ *
+ * Memoised per template object: the same template, `n` and options asked for again soon give the
+ * same params object. Both lanes run their own copy of the population from the same templates,
+ * with the same arrival times, so each task's request is built twice within moments — and a
+ * padded request is 16 KB of text to build, hold and (as a new object) canonicalise for its
+ * identity. The result is a request that has been sent, so nobody changes it (a behaviour that
+ * adjusts its params copies them first); sharing it changes no byte of any frame.
  *
  * messages = [prefix?, prompt]: the prefix (when `prefixTokens` > 0) is `prefixTokens`×4
  * characters of filler, the same text for every task so a prompt cache can warm on it; the prompt
@@ -84,6 +99,20 @@ export function buildParams(
   n: number,
   opts: BuildOptions = {}
 ): SamplingParams {
+  const inputTokens = opts.inputTokens ?? -1;
+  let recent = built.get(template);
+  if (recent === undefined) {
+    recent = [];
+    built.set(template, recent);
+  }
+  for (const b of recent) if (b.n === n && b.inputTokens === inputTokens) return b.params;
+  const params = build(template, n, opts);
+  if (recent.length >= BUILT_KEPT) recent.shift();
+  recent.push({ n, inputTokens, params });
+  return params;
+}
+
+function build(template: RequestTemplate, n: number, opts: BuildOptions): SamplingParams {
   const prompt = template.prompt.replaceAll('{n}', String(n));
   const promptChars = codePoints(prompt);
   const systemChars = template.systemPrompt === undefined ? 0 : codePoints(template.systemPrompt);
@@ -189,10 +218,29 @@ function restyle(v: unknown, wire: WireStyle): unknown {
  * included, are in Unicode NFD (`nfd`). A human reads the same request; the bytes differ, and
  * only a canonicalising identity (RFC 8785 + NFC) sees through it. `{}` gives a deep copy.
  *
- * The environment applies this when a server passes a `WireStyle` to `env.send`; a server never
- * applies it itself (applying `reverseKeys` twice would restore the original order).
+ * The same params and style object give the same copy again (memoised, below). The environment
+ * applies this when a server passes a `WireStyle` to `env.send`; a server never applies it itself (applying `reverseKeys` twice would restore the original order).
  * (JavaScript orders integer-like keys numerically whatever the insertion order; params have none.)
  */
 export function applyWireStyle(params: SamplingParams, wire: WireStyle = {}): SamplingParams {
-  return restyle(params, wire) as SamplingParams;
+  let forParams = styled.get(params);
+  let out = forParams?.get(wire);
+  if (out === undefined) {
+    out = restyle(params, wire) as SamplingParams;
+    if (forParams === undefined) {
+      forParams = new Map();
+      styled.set(params, forParams);
+    }
+    forParams.set(wire, out);
+  }
+  return out;
 }
+
+/**
+ * Restyled params by params object, then by style object: the serialiser-variant retrier sends the
+ * same request through the same few styles again and again (and both lanes send the same params
+ * object, see {@link buildParams}), and restyling 16 KB of text to NFD each time was a new 32 KB
+ * string per retry. A params object is not changed once sent, so its restyled copy stays right;
+ * it goes with its params.
+ */
+const styled = new WeakMap<SamplingParams, Map<WireStyle, SamplingParams>>();
