@@ -1,24 +1,20 @@
 /**
  * Chart redraws spread over animation frames (issue #9). A new snapshot changes every chart at
  * once; drawing six canvases in one frame is what made frames long while playing. Each chart
- * queues its redraw here instead, and each frame draws the oldest queued ones until a small time
- * budget is spent (at least one). A chart queued again before it was drawn keeps its place and
- * draws the newest data.
+ * queues its redraw here instead, and each frame draws the oldest queued one. (One, not "as many
+ * as fit in a budget": uPlot commits a draw in a microtask, after the call returns, so the call's
+ * own time says nothing.) A chart queued again before it was drawn keeps its place and draws the
+ * newest data.
  */
 export interface FrameClock {
   request(cb: () => void): number;
   cancel(handle: number): void;
-  now(): number;
 }
 
 const browserClock: FrameClock = {
   request: (cb) => requestAnimationFrame(cb),
-  cancel: (h) => cancelAnimationFrame(h),
-  now: () => performance.now()
+  cancel: (h) => cancelAnimationFrame(h)
 };
-
-/** Wall time one frame may spend drawing charts (ms), after the first. */
-export const CHART_FRAME_BUDGET_MS = 4;
 
 export class RedrawQueue {
   readonly #clock: FrameClock;
@@ -50,11 +46,11 @@ export class RedrawQueue {
 
   #frame = (): void => {
     this.#handle = null;
-    const t0 = this.#clock.now();
-    for (const [key, draw] of this.#queue) {
+    const first = this.#queue.entries().next();
+    if (!first.done) {
+      const [key, draw] = first.value;
       this.#queue.delete(key);
       draw();
-      if (this.#clock.now() - t0 >= CHART_FRAME_BUDGET_MS) break;
     }
     if (this.#queue.size > 0) this.#handle = this.#clock.request(this.#frame);
   };
