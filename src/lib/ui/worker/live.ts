@@ -34,7 +34,7 @@ export function isLiveCommand(cmd: { type: string }): cmd is LiveCommand {
 
 /** Wall time one batch aims at: long enough that posting is a small overhead, short enough
  *  that a command (pause, a config change) waits at most about this long. */
-export const LIVE_SLICE_MS = 12;
+export const LIVE_SLICE_MS = 16;
 /** Wall time one batch aims at when caught up: about a frame, so each frame has news. */
 export const LIVE_TICK_MS = 16;
 /**
