@@ -139,6 +139,9 @@ export class Playground {
   #raf = 0;
   /** The `live` request of the play in progress: its snapshots are shown one per frame. */
   #liveId = 0;
+  /** Every `live` request so far: a snapshot of an earlier play, arriving late, is stale. */
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity -- bookkeeping, nothing renders it
+  readonly #liveIds = new Set<number>();
   /** The newest live snapshot not yet shown (older ones are dropped unseen). */
   #pending: Snapshot | null = null;
   /** When the last live snapshot was shown. */
@@ -194,9 +197,9 @@ export class Playground {
   #onReply(r: Reply, re: number | null): void {
     switch (r.type) {
       case 'snapshot':
-        if (re !== null && re === this.#liveId) {
+        if (re !== null && this.#liveIds.has(re)) {
           // Play's news: shown at the next frame, the newest only; after a pause, stale.
-          if (this.playing) this.#pending = r;
+          if (this.playing && re === this.#liveId) this.#pending = r;
           break;
         }
         this.#show(r);
@@ -349,6 +352,7 @@ export class Playground {
     this.playing = true;
     this.#pending = null;
     this.#liveId = client.send({ type: 'live', speed: this.speed });
+    this.#liveIds.add(this.#liveId);
     this.#last = performance.now();
     const tick = (t: number) => {
       if (!this.playing) return;
