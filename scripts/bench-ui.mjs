@@ -4,9 +4,13 @@
 //    half a second, gzipped (level 9, as a static host would serve it), by file;
 //  - live speed: two lanes of 50 servers (bench/ui-50-servers.json) at the highest live speed
 //    for 20 s of wall time: the simulated/wall ratio the worker achieved (the speed asks for
-//    1000×), and the main thread's frame times (p50, p95).
-// Figures, not assertions. BENCH_UI_SECONDS sets the live run's length, BENCH_UI_PORT the port.
-import { spawn } from 'node:child_process';
+//    1000×) and the requests/s that is, beside what 1000× would need, the engine alone and the
+//    identity floor on the same requests in Node (scripts/bench-ui-floor.ts); the main thread's
+//    frame times (p50, p95) and its CPU time per second of play (thread time, so less moved by
+//    other work on the machine than the frame times).
+// Figures, not assertions. BENCH_UI_SECONDS sets the live run's length, BENCH_UI_PORT the port,
+// BENCH_UI_FLOOR_HOURS the simulated hours of the Node yardsticks (default 0.25).
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
@@ -90,14 +94,24 @@ try {
   const slider = page.getByLabel('Speed', { exact: true });
   await slider.fill((await slider.getAttribute('max')) ?? '100');
   const asked = await page.getByLabel('Speed value').textContent();
-  const simSeconds = async () => {
-    const [h, m, s] = (
-      (await page.getByLabel('Simulated time', { exact: true }).textContent()) ?? ''
-    )
-      .split(':')
-      .map(Number);
-    return h * 3600 + m * 60 + s;
-  };
+  // The clock and both lanes' request counts, read in one go (from the same snapshot).
+  const reading = () =>
+    page.evaluate(() => {
+      const text = (label) => document.querySelector(`[aria-label="${label}"]`)?.textContent ?? '';
+      const count = (label) => Number(text(label).replace(/[^0-9]/g, ''));
+      const [h, m, s] = text('Simulated time').split(':').map(Number);
+      return {
+        sim: h * 3600 + m * 60 + s,
+        requests: count('Lane A requests') + count('Lane B requests')
+      };
+    });
+  // Main-thread CPU time (thread ticks): what the page costs, whatever else the machine runs.
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });
+  const cpu = async () =>
+    Object.fromEntries(
+      (await cdp.send('Performance.getMetrics')).metrics.map((m) => [m.name, m.value])
+    );
   await page.evaluate(() => {
     const w = /** @type {any} */ (window);
     w.__frames = [];
@@ -112,23 +126,43 @@ try {
   });
   await page.getByRole('button', { name: 'Play' }).click();
   await sleep(2_000); // ramp-up: the first frames compile the worker's hot paths
-  const sim0 = await simSeconds();
+  const r0 = await reading();
+  const cpu0 = await cpu();
   const wall0 = performance.now();
   await page.evaluate(() => /** @type {any} */ (window.__count = true));
   await sleep(seconds * 1000);
   await page.evaluate(() => /** @type {any} */ (window.__count = false));
-  const sim1 = await simSeconds();
+  const r1 = await reading();
+  const cpu1 = await cpu();
   const wall1 = performance.now();
+  const [sim0, sim1] = [r0.sim, r1.sim];
   const frames = await page.evaluate(() => /** @type {any} */ (window).__frames);
   await page.getByRole('button', { name: 'Pause' }).click();
   const sorted = [...frames].sort((a, b) => a - b);
   const q = (f) => sorted[Math.floor(sorted.length * f)] ?? NaN;
-  const ratio = (sim1 - sim0) / ((wall1 - wall0) / 1000);
+  const wallS = (wall1 - wall0) / 1000;
+  const ratio = (sim1 - sim0) / wallS;
+  const rps = (r1.requests - r0.requests) / wallS;
+  const perSimS = (r1.requests - r0.requests) / Math.max(1, sim1 - sim0);
+  const n = (x) => Math.round(x).toLocaleString('en-GB');
   console.log(
-    `live              speed ${asked}: simulated/wall ${Math.round(ratio)}× achieved (${sim1 - sim0} s simulated in ${((wall1 - wall0) / 1000).toFixed(1)} s; goal 1000×)  [${load()}]`
+    `live              speed ${asked}: simulated/wall ${Math.round(ratio)}× achieved (${sim1 - sim0} s simulated in ${wallS.toFixed(1)} s; goal 1000×): ${n(rps)} requests/s  [${load()}]`
+  );
+  // What 1000× would take, against what this machine can do on these requests at all.
+  const yard = JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/bench-ui-floor.ts'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_UI_FLOOR_HOURS: process.env.BENCH_UI_FLOOR_HOURS ?? '0.25' }
+    })
   );
   console.log(
-    `main thread       ${frames.length} frames: p50 ${q(0.5).toFixed(1)} ms, p95 ${q(0.95).toFixed(1)} ms (goal ≤ 16.7 ms)`
+    `live ceiling      ${perSimS.toFixed(0)} requests per simulated second here, so 1000× needs ${n(perSimS * 1000)} requests/s; ` +
+      `in Node on the same scenario the engine alone does ${n(yard.engineRps)}/s (${Math.round(yard.engineRps / perSimS)}×) and the identity floor ${n(yard.floorRps)}/s (${Math.round(yard.floorRps / perSimS)}×)  [${load()}]`
+  );
+  const d = (k) => (cpu1[k] - cpu0[k]) * 1000;
+  console.log(
+    `main thread       ${frames.length} frames: p50 ${q(0.5).toFixed(1)} ms, p95 ${q(0.95).toFixed(1)} ms (goal ≤ 16.7 ms); ` +
+      `CPU ${(d('ThreadTime') / wallS).toFixed(0)} ms per s of play (script ${(d('ScriptDuration') / wallS).toFixed(0)}, layout ${(d('LayoutDuration') / wallS).toFixed(0)}, style ${(d('RecalcStyleDuration') / wallS).toFixed(0)})`
   );
 } finally {
   await browser.close();

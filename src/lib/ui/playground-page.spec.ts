@@ -18,12 +18,15 @@ import {
 import { Playground } from './playground.svelte';
 import { encodeScenarioHash } from './share';
 import { SimClient } from './worker/client';
+import { isLiveCommand, type LiveRequest } from './worker/live';
 
 function fakeWorker(): Worker {
   const session = new Session();
   const w = {
     onmessage: null as ((e: MessageEvent<WorkerReply>) => void) | null,
-    postMessage({ id, cmd }: WorkerRequest) {
+    postMessage({ id, cmd }: WorkerRequest | LiveRequest) {
+      // Live play is the browser worker's own (worker/live.ts): Play and Pause only flip state here.
+      if (isLiveCommand(cmd)) return;
       setTimeout(() => {
         for (const reply of session.handle(cmd))
           w.onmessage?.({ data: { re: id, reply } } as MessageEvent<WorkerReply>);

@@ -7,6 +7,7 @@
  * a reply of the same type to another command, neither rejects nor resolves it.
  */
 import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/protocol';
+import type { LiveCommand, LiveRequest } from './live';
 
 /** A reply and the id of the request it answers (null: news nobody asked for). */
 export type ReplyListener = (r: Reply, re: number | null) => void;
@@ -30,9 +31,12 @@ export class SimClient {
   }
 
   /** Post a command; returns the id its replies will carry. */
-  send(cmd: Command): number {
+  send(cmd: Command | LiveCommand): number {
     const id = this.#nextId++;
-    this.#worker.postMessage({ id, cmd } satisfies WorkerRequest);
+    this.#worker.postMessage({ id, cmd } satisfies {
+      id: number;
+      cmd: (WorkerRequest | LiveRequest)['cmd'];
+    });
     return id;
   }
 

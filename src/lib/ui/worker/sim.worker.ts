@@ -25,6 +25,7 @@ import { AuditService, type RecordReader } from './audit-service';
 import { LANE_IDS, type LaneId } from '../../sim/scenario';
 import { Session, type RunStorage } from '../../sim/session';
 import { parseFork } from '../../sim/fork';
+import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
 
 const DECISION_DB = 'sampling-policy-lab-run-decisions';
 const AUDIT_DB = 'sampling-policy-lab-run-audit';
@@ -237,14 +238,18 @@ function takeAudit(records: AuditRecord[] = session.drainAudit()): void {
   if (records.length > 0) auditRows.append(records, auditNotOnDisk());
 }
 
-/** Post replies, each naming the request it answers (`re`; null: news nobody asked for). */
-const post = (replies: Reply[], re: number | null) => {
+/**
+ * Post replies, each naming the request it answers (`re`; null: news nobody asked for). A live
+ * snapshot may go without the audit table's view (`withView` false): the page shows the table's
+ * rows a few times a second while playing, and the view is the bulk of a snapshot.
+ */
+const post = (replies: Reply[], re: number | null, withView = true) => {
   for (const r of replies) {
     if (r.type === 'snapshot') {
       // The page gets the table's view, never the records themselves.
       takeAudit(r.audit);
       r.audit = [];
-      r.auditView = auditRows.view();
+      if (withView) r.auditView = auditRows.view();
     }
     self.postMessage({ re, reply: r } satisfies WorkerReply);
   }
@@ -422,6 +427,132 @@ function pump() {
   if (session.fastForwarding) setTimeout(pump, 0);
 }
 
+// ---- Live play (issue #9; live.ts): the worker runs on its own clock, the page only shows ----
+
+/** The play in progress: the `live` request its snapshots answer, and whether the page is ready
+ *  for the next one (it has shown the last). */
+let live: { re: number; pacer: LivePacer; credit: boolean; viewAt: number } | null = null;
+let liveTimer: ReturnType<typeof setTimeout> | undefined;
+
+/**
+ * The next batch, in the command queue: a command never runs in the middle of one. At once
+ * through a message channel — a chain of `setTimeout(0)` is clamped to 4 ms a link, a quarter of
+ * a batch left idle — else after `ms`.
+ */
+const nextBatch = new MessageChannel();
+let batchQueued = false;
+nextBatch.port1.onmessage = () => {
+  batchQueued = false;
+  if (live) queue = queue.then(liveBatch);
+};
+function scheduleLive(ms: number): void {
+  clearTimeout(liveTimer);
+  if (ms > 0)
+    liveTimer = setTimeout(() => {
+      queue = queue.then(liveBatch);
+    }, ms);
+  else if (!batchQueued) {
+    batchQueued = true;
+    nextBatch.port2.postMessage(null);
+  }
+}
+
+function stopLive(): void {
+  live = null;
+  clearTimeout(liveTimer);
+}
+
+/** While playing, group commits at most this often (each is an IndexedDB transaction). */
+const LIVE_FLUSH_MS = 50;
+let liveFlushAt = -Infinity;
+
+/**
+ * One batch of live play: the simulated time the wall clock owes, at most the events that fit in
+ * a slice; then its snapshot — posted when the page is ready for it, else only its audit records
+ * taken (the page gets the next batch's). The run's end or a breakpoint stops play, and that
+ * snapshot is always posted.
+ */
+function liveBatch(): void {
+  const l = live;
+  const sim = session.sim;
+  if (!l || !sim) return;
+  // A fast-forward has the engine: play waits (its time is not owed afterwards).
+  if (session.fastForwarding) {
+    l.pacer.due(performance.now());
+    l.pacer.owed = 0;
+    scheduleLive(LIVE_WAIT_FF_MS);
+    return;
+  }
+  const t0 = performance.now();
+  l.pacer.due(t0);
+  const from = sim.now;
+  try {
+    const [snap] = session.handle({
+      type: 'advance',
+      to: l.pacer.target(from),
+      maxEvents: l.pacer.events
+    });
+    if (snap?.type !== 'snapshot') return;
+    const took = performance.now() - t0;
+    l.pacer.ran(sim.now - from, snap.events, took);
+    if (snap.done || snap.paused) {
+      stopLive();
+      post([snap], l.re);
+    } else if (l.credit) {
+      l.credit = false;
+      const withView = t0 - l.viewAt >= LIVE_VIEW_MS;
+      if (withView) l.viewAt = t0;
+      post([snap], l.re, withView);
+    } else takeAudit(snap.audit);
+    if (!live || t0 - liveFlushAt >= LIVE_FLUSH_MS) {
+      liveFlushAt = t0;
+      void flush();
+    }
+    if (live === l) scheduleLive(l.pacer.wait(took));
+  } catch (err) {
+    stopLive();
+    post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }], l.re);
+  }
+}
+
+/** How often a play held up by a fast-forward looks again. */
+const LIVE_WAIT_FF_MS = 50;
+/** How often a live snapshot carries the audit table's view (the page's AUDIT_MS). */
+const LIVE_VIEW_MS = 500;
+
+function handleLive(cmd: LiveCommand, id: number): void {
+  switch (cmd.type) {
+    case 'live':
+      if (live) {
+        live.pacer.speed = cmd.speed;
+        return;
+      }
+      if (!session.sim) {
+        post([{ type: 'error', message: 'no scenario is loaded' }], id);
+        return;
+      }
+      live = {
+        re: id,
+        pacer: new LivePacer(cmd.speed, performance.now()),
+        credit: true,
+        viewAt: -Infinity
+      };
+      scheduleLive(0);
+      return;
+    case 'liveSpeed':
+      if (live) live.pacer.speed = cmd.speed;
+      return;
+    case 'liveAck':
+      if (live) live.credit = true;
+      return;
+    case 'liveStop':
+      stopLive();
+      if (session.sim) post([session.snapshot()], id);
+      void flush();
+      return;
+  }
+}
+
 // Start opening the databases now, so the first load does not wait for it.
 const opening = openDbs();
 // Earlier builds kept one un-namespaced database per lane; nothing reads them any more.
@@ -442,8 +573,12 @@ function rewinds(cmd: Command): boolean {
 
 // Commands are handled in order.
 let queue = Promise.resolve();
-self.onmessage = (e: MessageEvent<WorkerRequest>) => {
+self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
   const { id, cmd } = e.data;
+  if (isLiveCommand(cmd)) {
+    queue = queue.then(() => handleLive(cmd, id));
+    return;
+  }
   queue = queue.then(async () => {
     try {
       await opening;
@@ -455,6 +590,8 @@ self.onmessage = (e: MessageEvent<WorkerRequest>) => {
         return;
       }
       let resumedRows = 0;
+      // A new run never goes on playing the old one (the page pauses first; this makes sure).
+      if (cmd.type === 'load') stopLive();
       if (cmd.type === 'load') {
         session.setStorage(await startRun(cmd.resume));
         lastStorage = '';
