@@ -19,7 +19,13 @@ async function simulate(page: Page): Promise<number> {
   });
   await expect.poll(() => numberIn(total(page, 'Matching records'))).toBeGreaterThan(0);
   await expect(total(page, 'Totals for the filtered rows')).toHaveAttribute('aria-busy', 'false');
-  return numberIn(total(page, 'Matching records'));
+  const n = await numberIn(total(page, 'Matching records'));
+  // The table has every row the count says (the last audit view may trail the counters).
+  await expect(page.getByRole('grid', { name: 'Audit records' })).toHaveAttribute(
+    'aria-rowcount',
+    String(n + 1)
+  );
+  return n;
 }
 
 /** Select `value` in the Outcome filter and wait for the table and its totals to follow. */
@@ -113,9 +119,13 @@ test('choosing a row, by keyboard or by click, fills the frame inspector', async
   const log = auditLog(page);
   await log.locator('[role="row"][tabindex="0"]').focus();
   await page.keyboard.press('End');
-  const newest = log.getByRole('row').last();
-  // End moves the roving tab stop to the newest row; Enter on it inspects it. (Focus itself is
-  // re-asserted explicitly: streaming rows can re-render the window under a busy headless run.)
+  // End moves the roving tab stop to the newest row; Enter on it inspects it. The row is held by
+  // its place (aria-rowindex), not as "the last row": a row that arrives afterwards is not the
+  // one the learner chose. (Focus is re-asserted: streaming rows can re-render the window under
+  // a busy headless run.)
+  const grid = page.getByRole('grid', { name: 'Audit records' });
+  const rows = Number(await grid.getAttribute('aria-rowcount'));
+  const newest = log.locator(`[role="row"][aria-rowindex="${rows}"]`);
   await expect(newest).toHaveAttribute('tabindex', '0');
   await newest.focus();
   await page.keyboard.press('Enter');
