@@ -272,7 +272,7 @@ export class Playground {
     this.ff = null;
     this.trace = opts.trace ?? null;
     const key = runKey(data, opts.trace ?? null);
-    const found = this.#mayResume ? this.#runs.read() : null;
+    const found = this.#mayResume ? await this.#runs.read() : null;
     const saved = found && found.key === key ? found : null;
     const unresumable = this.#mayResume ? this.#runs.problem : '';
     this.#mayResume = false;

@@ -15,14 +15,14 @@ function memoryKv(): KeyValue & { map: Map<string, string> } {
 const restart: TimelineAction = { t: 1_000, events: 12, kind: 'restart' };
 
 describe('RunMemory', () => {
-  it('remembers the run, where it is and its timeline, and a new page reads them back', () => {
+  it('remembers the run, where it is and its timeline, and a new page reads them back', async () => {
     const kv = memoryKv();
     const m = new RunMemory(() => kv);
     m.started('r1', 'k', 7);
     m.at(500);
     m.timeline(1_000, [restart]);
     m.at(1_500);
-    expect(new RunMemory(() => kv).read()).toEqual({
+    expect(await new RunMemory(() => kv).read()).toEqual({
       id: 'r1',
       key: 'k',
       seed: 7,
@@ -32,25 +32,25 @@ describe('RunMemory', () => {
     });
   });
 
-  it('a new load starts over; a run with nothing durable is not kept', () => {
+  it('a new load starts over; a run with nothing durable is not kept', async () => {
     const kv = memoryKv();
     const m = new RunMemory(() => kv);
     m.started('r1', 'k', null);
     m.timeline(1_000, [restart]);
     m.started('r2', 'k2', null);
-    expect(m.read()).toMatchObject({ id: 'r2', t: null, actions: [] });
+    expect(await m.read()).toMatchObject({ id: 'r2', t: null, actions: [] });
     m.started(null, 'k3', null);
     expect(kv.map.has(RUN_KEY)).toBe(false);
-    expect(m.read()).toBeNull();
+    expect(await m.read()).toBeNull();
   });
 
-  it('follows the run into a fresh namespace (a seek back, a fork), keeping its place', () => {
+  it('follows the run into a fresh namespace (a seek back, a fork), keeping its place', async () => {
     const kv = memoryKv();
     const m = new RunMemory(() => kv);
     m.started('r1', 'k', 3);
     m.timeline(1_000, [restart]);
     m.moved('r2');
-    expect(m.read()).toEqual({
+    expect(await m.read()).toEqual({
       id: 'r2',
       key: 'k',
       seed: 3,
@@ -60,7 +60,7 @@ describe('RunMemory', () => {
     });
   });
 
-  it('remembers a fork (the share link’s ForkSpec and the actions it was made from) and a person’s answers', () => {
+  it('remembers a fork (the share link’s ForkSpec and the actions it was made from) and a person’s answers', async () => {
     const kv = memoryKv();
     const m = new RunMemory(() => kv);
     m.started('r1', 'k', 3);
@@ -83,11 +83,11 @@ describe('RunMemory', () => {
       base: [restart]
     };
     m.timeline(3_000, [answer], fork);
-    const back = new RunMemory(() => kv).read();
+    const back = await new RunMemory(() => kv).read();
     expect(back).toEqual({ id: 'r1', key: 'k', seed: 3, t: 3_000, actions: [answer], fork });
   });
 
-  it('a damaged timeline is named by its path and the run starts over', () => {
+  it('a damaged timeline is named by its path and the run starts over', async () => {
     const kv = memoryKv();
     const saved = { id: 'r1', key: 'k', seed: 3, t: 3_000, fork: null };
     kv.setItem(
@@ -108,7 +108,7 @@ describe('RunMemory', () => {
       })
     );
     const m = new RunMemory(() => kv);
-    expect(m.read()).toBeNull();
+    expect(await m.read()).toBeNull();
     expect(m.problem).toBe(
       'The run could not be resumed after the reload: its saved timeline is damaged at $.actions[0].approved: expected true or false, got the string "yes". It starts over.'
     );
@@ -116,29 +116,29 @@ describe('RunMemory', () => {
       RUN_KEY,
       JSON.stringify({ ...saved, actions: [], fork: { spec: { version: 2 }, base: [] } })
     );
-    expect(m.read()).toBeNull();
+    expect(await m.read()).toBeNull();
     expect(m.problem).toContain('$.fork.spec.version');
     kv.setItem(RUN_KEY, JSON.stringify({ ...saved, actions: [] }));
-    expect(m.read()).not.toBeNull();
+    expect(await m.read()).not.toBeNull();
     expect(m.problem).toBe('');
   });
 
-  it('junk in storage, or no storage at all, means no run to resume', () => {
+  it('junk in storage, or no storage at all, means no run to resume', async () => {
     const kv = memoryKv();
     kv.setItem(RUN_KEY, '{"id":3}');
-    expect(new RunMemory(() => kv).read()).toBeNull();
+    expect(await new RunMemory(() => kv).read()).toBeNull();
     kv.setItem(RUN_KEY, 'not json');
-    expect(new RunMemory(() => kv).read()).toBeNull();
+    expect(await new RunMemory(() => kv).read()).toBeNull();
     const none = new RunMemory(() => {
       throw new Error('SecurityError');
     });
     none.started('r1', 'k', null);
-    expect(none.read()).toBeNull();
+    expect(await none.read()).toBeNull();
   });
 });
 
 describe('runKey', () => {
-  it('is the same whatever the seed, and differs for another scenario or trace', () => {
+  it('is the same whatever the seed, and differs for another scenario or trace', async () => {
     const a = { name: 'x', seed: 1, lanes: {} };
     expect(runKey(a, null)).toBe(runKey({ ...a, seed: 99 }, null));
     expect(runKey(a, null)).not.toBe(runKey({ ...a, name: 'y' }, null));
@@ -149,7 +149,7 @@ describe('runKey', () => {
 });
 
 describe('scenarioAfter', () => {
-  it('applies the lane edits among the actions, in order, and leaves the data untouched', () => {
+  it('applies the lane edits among the actions, in order, and leaves the data untouched', async () => {
     const data = {
       name: 'x',
       lanes: { A: { client: { store: 'connection' } }, B: { label: 'b' } }

@@ -8,7 +8,6 @@
  * first) and restarts the client there. What is read back is checked like any outside input:
  * a damaged entry is named (its path and what is wrong) and the run starts over.
  */
-import { parseTimeline } from '$lib/sim/actions';
 import type { TimelineAction } from '$lib/sim/engine';
 import type { TimelineFork } from '$lib/sim/protocol';
 import type { TraceEvent } from '$lib/sim/trace';
@@ -99,8 +98,12 @@ export class RunMemory {
    */
   problem = '';
 
-  /** The tab's run, or null (none, junk in storage, or a timeline that does not check out). */
-  read(): SavedRun | null {
+  /**
+   * The tab's run, or null (none, junk in storage, or a timeline that does not check out). The
+   * timeline's checker (zod and the policy schemas) loads only when there is a timeline to check:
+   * a first visit fetches none of it.
+   */
+  async read(): Promise<SavedRun | null> {
     this.problem = '';
     let v: unknown;
     try {
@@ -110,6 +113,9 @@ export class RunMemory {
     }
     if (!isSaved(v)) return null;
     const r = v as SavedRun & { fork?: unknown };
+    const bare = r.t === null && Array.isArray(r.actions) && !r.actions.length && r.fork == null;
+    if (bare) return { ...r, actions: [], fork: null };
+    const { parseTimeline } = await import('$lib/sim/actions');
     const timeline = parseTimeline({ t: r.t ?? 0, actions: r.actions, fork: r.fork ?? null }, '$');
     if (!timeline.ok) {
       const e = timeline.errors[0]!;
