@@ -260,6 +260,26 @@ test('a step is a deep link; the prediction survives a reload', async ({ page })
   await expect(page.getByLabel('Your prediction')).toContainText('You said 120;');
 });
 
+/** Whether this browser's lesson progress (IndexedDB, progress.ts) records `name` as completed. */
+function completedIn(page: Page, name: string): Promise<boolean> {
+  return page.evaluate(async (name) => {
+    // Never create the database here: idb-keyval creates its store only on a first open.
+    const dbs = await indexedDB.databases();
+    if (!dbs.some((d) => d.name === 'sampling-lab-lessons')) return false;
+    return new Promise<boolean>((resolve) => {
+      const open = indexedDB.open('sampling-lab-lessons');
+      open.onerror = () => resolve(false);
+      open.onsuccess = () => {
+        const db = open.result;
+        if (!db.objectStoreNames.contains('progress')) return (db.close(), resolve(false));
+        const get = db.transaction('progress').objectStore('progress').get(name);
+        get.onsuccess = () => (db.close(), resolve(get.result?.completed === true));
+        get.onerror = () => (db.close(), resolve(false));
+      };
+    });
+  }, name);
+}
+
 test('Print handout lays out each completed lesson with its chart and numbers', async ({
   page
 }) => {
@@ -273,6 +293,9 @@ test('Print handout lays out each completed lesson with its chart and numbers', 
   for (const l of done) {
     await page.goto(`./lessons/${l.name}/explain/`);
     await expect(page.getByLabel('Explanation')).toBeVisible({ timeout: 30_000 });
+    // Explain records the lesson as completed in IndexedDB; leave only once it has (a navigation
+    // right away can cut the write short).
+    await expect.poll(() => completedIn(page, l.name)).toBe(true);
   }
   await page.goto('./lessons/');
   await expect(page.getByText(`2 of ${LESSONS.length} completed in this browser`)).toBeVisible();
