@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { auditRowWith } from './run-helpers';
 
 const counter = (page: Page, lane: 'A' | 'B', name: string) =>
   page.getByLabel(`Lane ${lane} ${name}`, { exact: true });
@@ -106,13 +107,7 @@ test('you are the user: the consent dialog comes to the learner', async ({ page 
   await expect(dialog).toContainText('Summarise the release notes');
   await page.getByRole('button', { name: 'Pause' }).click();
   await dialog.getByRole('button', { name: 'Deny' }).click();
-  await expect(
-    page
-      .getByRole('region', { name: 'Audit log' })
-      .getByText('user.denied', { exact: true })
-      .filter({ visible: true })
-      .first()
-  ).toBeVisible();
+  await expect(auditRowWith(page, 'user.denied')).toBeVisible();
 });
 
 test('durable store: decisions survive a reload of the run; a second tab runs its own; clearing reports a count', async ({

@@ -10,9 +10,9 @@ import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { runAndWrite } from '../src/cli/run';
 import type { LaneCounters } from '../src/lib/sim/metrics';
-import type { TimelineAction } from '../src/lib/sim/engine';
 import { parseScenario, type LaneId } from '../src/lib/sim/scenario';
 import { Session } from '../src/lib/sim/session';
+import { auditRowWith, rememberedRun } from './run-helpers';
 
 const LANES: LaneId[] = ['A', 'B'];
 const counter = (page: Page, lane: LaneId, name: string) =>
@@ -202,24 +202,11 @@ test('you are the user: an answer survives a reload — not asked again, the num
   await page.getByRole('button', { name: 'Pause' }).click();
   await dialog.getByRole('button', { name: 'Deny' }).click();
   // The answer is on the tab's timeline (sessionStorage), at its place in the run.
-  const saved = () =>
-    page.evaluate(
-      () =>
-        JSON.parse(sessionStorage.getItem('sampling-policy-lab-run') ?? 'null') as {
-          t: number;
-          actions: TimelineAction[];
-        } | null
-    );
+  const saved = () => rememberedRun(page);
   await expect
     .poll(async () => (await saved())?.actions.filter((a) => a.kind === 'consent').length ?? 0)
     .toBe(1);
-  await expect(
-    page
-      .getByRole('region', { name: 'Audit log' })
-      .getByText('user.denied', { exact: true })
-      .filter({ visible: true })
-      .first()
-  ).toBeVisible();
+  await expect(auditRowWith(page, 'user.denied')).toBeVisible();
   const before: Record<LaneId, { requests: number }> = {
     A: { requests: await num(page, 'A', 'requests') },
     B: { requests: await num(page, 'B', 'requests') }
@@ -248,13 +235,7 @@ test('you are the user: an answer survives a reload — not asked again, the num
   for (const id of LANES)
     await expect(counter(page, id, 'requests')).toHaveText(String(before[id].requests));
   await expectCounters(page, { A: want.lanes.A.counters, B: want.lanes.B.counters });
-  await expect(
-    page
-      .getByRole('region', { name: 'Audit log' })
-      .getByText('user.denied', { exact: true })
-      .filter({ visible: true })
-      .first()
-  ).toBeVisible();
+  await expect(auditRowWith(page, 'user.denied')).toBeVisible();
   // The answer is still on the timeline after the reload, where it was.
   await expect
     .poll(async () => (await saved())?.actions.find((a) => a.kind === 'consent'))

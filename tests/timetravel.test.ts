@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { fromMicros } from '../src/lib/machine/money';
-import { Simulation, type TimelineAction } from '../src/lib/sim/engine';
-import type { TimelineFork } from '../src/lib/sim/protocol';
+import { Simulation } from '../src/lib/sim/engine';
 import type { LaneCounters } from '../src/lib/sim/metrics';
 import { parseScenario, type Scenario } from '../src/lib/sim/scenario';
 import { Session } from '../src/lib/sim/session';
+import { rememberedRun } from './run-helpers';
 
 const scenarioData = (name: string) =>
   JSON.parse(readFileSync(`static/scenarios/${name}.json`, 'utf8')) as Record<string, unknown>;
@@ -300,17 +300,9 @@ test('a fork survives a reload: the editors show what lane A runs, and the numbe
     .toBeGreaterThan(15 * 60);
   await page.getByRole('button', { name: 'Pause' }).click();
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
-  const saved = () =>
-    page.evaluate(
-      () =>
-        JSON.parse(sessionStorage.getItem('sampling-policy-lab-run') ?? 'null') as {
-          t: number;
-          actions: TimelineAction[];
-          fork: TimelineFork | null;
-        }
-    );
-  await expect.poll(async () => (await saved()).fork?.spec.lane).toBe('A');
-  const memory = await saved();
+  const saved = () => rememberedRun(page);
+  await expect.poll(async () => (await saved())?.fork?.spec.lane).toBe('A');
+  const memory = (await saved())!;
 
   // The worker's reload, in Node: the fork re-created, its actions, to t; then a restart; to the end.
   const session = new Session();
