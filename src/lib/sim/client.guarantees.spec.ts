@@ -208,14 +208,20 @@ describe('the retry-loop alert outlives the stored decision', () => {
     expect(r.outs.at(-1)!.audit.alert).toBe(true);
   });
 
-  it('keeps the history bounded', () => {
+  it('keeps the history by count, not by window, so a widened window still sees the past', () => {
     const r = rig({ policy: noRateLimit(), answer: false, answerAfterMs: 10 });
     for (let i = 0; i < 50; i++) {
       r.send(params({ systemPrompt: `mutated ${i}` }));
       r.clock.runUntil(r.clock.now() + 700_000);
     }
-    // Every identity was presented once and left its 10-minute window: swept.
-    expect(r.host.presentations.size).toBeLessThanOrEqual(2);
+    // Each identity left its 10-minute window, but a learner may widen the window to an hour:
+    // the history keeps them, bounded by its identity cap (presentations.spec.ts tests the cap).
+    expect(r.host.presentations.size).toBe(50);
+    expect(r.host.presentations.maxIdentities).toBe(10_000);
+    r.host.config = { ...r.host.config, alert: { threshold: 2, windowMs: 3_600_000 } };
+    r.send(params({ systemPrompt: 'mutated 49' }));
+    r.clock.runUntil(r.clock.now() + 1_000);
+    expect(r.outs.at(-1)!.audit.alert).toBe(true);
   });
 });
 

@@ -8,6 +8,7 @@
  * exceed the truth, and the guarantee never flags a presentation the host was right not to.
  */
 import type { AuditRecord } from '../machine/types';
+import { RETAIN_AT_LEAST } from './presentations';
 
 export interface AlertSettings {
   threshold: number;
@@ -39,8 +40,8 @@ export class LoopTracker {
     let i = times.length;
     while (i > 0 && times[i - 1]! > at) i--;
     times.splice(i, 0, at);
-    if (times.length > Math.max(threshold, 64))
-      times.splice(0, times.length - Math.max(threshold, 64));
+    const keep = Math.max(threshold, RETAIN_AT_LEAST);
+    if (times.length > keep) times.splice(0, times.length - keep);
     this.#times.set(key, times);
     let inWindow = 0;
     for (const t of times) if (t <= at && at - t < alert.windowMs) inWindow++;

@@ -39,13 +39,28 @@ describe('PresentationHistory (the retry-loop alert)', () => {
     expect(saneAlert({ threshold: 3.7, windowMs: 5 })).toEqual({ threshold: 3, windowMs: 5 });
   });
 
-  it('is bounded: at most maxIdentities identities, each at most threshold times', () => {
+  it('is bounded: at most maxIdentities identities, each at most max(threshold, 64) times', () => {
     const h = new PresentationHistory(100);
     for (let i = 0; i < 1_000; i++) h.record(`k${i}`, i, SPEC);
     expect(h.size).toBe(100);
     const r = new PresentationHistory();
     for (let t = 0; t < 1_000; t++) r.record('k', t, { threshold: 3, windowMs: 10_000 });
-    expect(r.record('k', 1_000, { threshold: 3, windowMs: 10_000 }).inWindow).toBe(3);
+    expect(r.record('k', 1_000, { threshold: 3, windowMs: 10_000 }).inWindow).toBe(64);
+    const big = new PresentationHistory();
+    for (let t = 0; t < 1_000; t++) big.record('k', t, { threshold: 500, windowMs: 10_000 });
+    expect(big.record('k', 1_000, { threshold: 500, windowMs: 10_000 }).inWindow).toBe(500);
+  });
+
+  // Found by the scenario fuzz (FUZZ_SEED=1757073423 FUZZ_PATH=45): a mid-run edit widened the
+  // window from 1,003 ms to 158,029 ms, and a history already pruned by the old window missed a
+  // loop of 33 presentations that the guarantee counted under the new one.
+  it('counts the past under a window widened mid-run', () => {
+    const h = new PresentationHistory();
+    const narrow = { threshold: 33, windowMs: 1_003 };
+    for (let i = 0; i < 32; i++) expect(h.record('k', i * 4_000, narrow).alert).toBe(false);
+    const wide = { threshold: 33, windowMs: 158_029 };
+    const r = h.record('k', 32 * 4_000, wide);
+    expect(r).toEqual({ inWindow: 33, alert: true });
   });
 
   it('agrees with a brute-force count over any presentation times (property)', () => {

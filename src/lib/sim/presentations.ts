@@ -7,8 +7,11 @@
  * and a counter that dies with a 60-second `user.denied` entry never sees 40 of anything. The
  * alert settings are read on every presentation, so a learner's change takes effect at once.
  *
- * Bounded: each identity keeps at most `threshold` timestamps, identities silent for a whole
- * window are swept, and past `maxIdentities` the least recently presented are dropped.
+ * Bounded by count, not by time: each identity keeps its most recent `max(threshold, 64)` times
+ * and past `maxIdentities` the least recently presented identities are dropped. Nothing is dropped
+ * for being older than the window, because the window is the learner's to change mid-run: widened
+ * from 1 s to 3 min, the alert must count the presentations of the last 3 min, which a history
+ * pruned by the old window would have forgotten (the fuzz found exactly that).
  */
 import type { AlertConfig } from '../machine/vocabulary';
 
@@ -33,31 +36,32 @@ export function saneAlert(alert: Partial<AlertConfig> | undefined): AlertConfig 
   };
 }
 
+/** Times kept per identity even under a lower threshold, so a raised threshold has some past. */
+export const RETAIN_AT_LEAST = 64;
+
 export class PresentationHistory {
   /** key → presentation times, oldest first; Map order = least recently presented first. */
   readonly #times = new Map<string, number[]>();
-  #lastSweep = -Infinity;
 
   constructor(readonly maxIdentities = 10_000) {}
 
   /** Record one presentation of `key` at `now` under the alert settings current at `now`. */
   record(key: string, now: number, settings: Partial<AlertConfig> | undefined): PresentationResult {
     const { threshold, windowMs } = saneAlert(settings);
-    this.#sweep(now, windowMs);
     const times = this.#times.get(key) ?? [];
     this.#times.delete(key);
     times.push(now);
-    // Only presentations inside the window count, and only `threshold` of them are ever needed.
-    let drop = 0;
-    while (drop < times.length && now - times[drop]! >= windowMs) drop++;
-    if (times.length - drop > threshold) drop = times.length - threshold;
-    if (drop > 0) times.splice(0, drop);
+    // The same retention as the loop guarantee's own count (loops.ts), so the two agree.
+    const keep = Math.max(threshold, RETAIN_AT_LEAST);
+    if (times.length > keep) times.splice(0, times.length - keep);
     this.#times.set(key, times);
     if (this.#times.size > this.maxIdentities) {
       const oldest = this.#times.keys().next().value;
       if (oldest !== undefined) this.#times.delete(oldest);
     }
-    return { inWindow: times.length, alert: times.length >= threshold };
+    let inWindow = 0;
+    for (let i = times.length - 1; i >= 0 && now - times[i]! < windowMs; i--) inWindow++;
+    return { inWindow, alert: inWindow >= threshold };
   }
 
   /** Identities currently remembered (for the memory bound's tests and the UI). */
@@ -67,15 +71,5 @@ export class PresentationHistory {
 
   clear(): void {
     this.#times.clear();
-  }
-
-  /** Drop identities whose last presentation left the window; at most once per window. */
-  #sweep(now: number, windowMs: number): void {
-    if (now - this.#lastSweep < windowMs) return;
-    this.#lastSweep = now;
-    for (const [key, times] of this.#times) {
-      const last = times[times.length - 1];
-      if (last === undefined || now - last >= windowMs) this.#times.delete(key);
-    }
   }
 }
