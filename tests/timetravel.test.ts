@@ -5,6 +5,8 @@ import { Simulation } from '../src/lib/sim/engine';
 import type { LaneCounters } from '../src/lib/sim/metrics';
 import { parseScenario, type Scenario } from '../src/lib/sim/scenario';
 import { Session } from '../src/lib/sim/session';
+import type { ForkSpec } from '../src/lib/sim/fork';
+import { decodeForkHash } from '../src/lib/ui/share';
 import { rememberedRun } from './run-helpers';
 
 const scenarioData = (name: string) =>
@@ -275,6 +277,76 @@ test('fork from here: lane A re-runs with a changed store; lane B equals the unf
   await expect(slider(other)).toHaveAttribute('aria-valuetext', '1:00:00 of 1:00:00');
   await expectLanes(other, unforked, ['B']);
   await expect(other.getByLabel('Lane A consent prompts', { exact: true })).toHaveText(forkedA!);
+});
+
+test('a fork of a fork: lane A keeps the first fork’s numbers when the second forks lane B; the link re-creates both', async ({
+  page
+}) => {
+  await open(page, 'reconnect-bypass');
+  const time = slider(page);
+  await time.focus();
+  const clickAt = async (frac: number) => {
+    await time.scrollIntoViewIfNeeded();
+    const box = (await time.boundingBox())!; // an editor opened above moves it
+    await page.mouse.click(box.x + box.width * frac, box.y + box.height / 2);
+    // There (within a minute of the click's time) and done moving.
+    await expect
+      .poll(async () => Math.abs(Number(await time.getAttribute('aria-valuenow')) - frac * 3600))
+      .toBeLessThan(60);
+    await expect(time).toHaveAttribute('aria-busy', 'false');
+  };
+  await clickAt(1 / 6);
+  await page.getByRole('button', { name: 'Fork from here' }).click();
+  await page.getByText('Configure lane A').click();
+  await page.getByRole('radio', { name: 'Durable' }).first().check();
+  await expect(page.getByLabel('Fork', { exact: true })).toContainText('lane A runs a changed');
+  await clickAt(2 / 6);
+  await page.getByRole('button', { name: 'Fork from here' }).click();
+  await page.getByText('Configure lane B').click();
+  await page
+    .getByRole('radio', { name: 'Connection-scoped' })
+    .and(page.locator('[name="scope-B"]'))
+    .check();
+  const fork = page.getByLabel('Fork', { exact: true });
+  await expect(fork).toContainText('lane B runs a changed configuration from there');
+  await expect(fork).toContainText('as it was on the fork this one was made on (lane A at');
+  // Lane A's editor still shows what lane A runs: the first fork's durable store.
+  await expect(
+    page.getByRole('radio', { name: 'Durable' }).and(page.locator('[name="scope-A"]'))
+  ).toBeChecked();
+  await time.focus();
+  await time.press('End');
+  await expect(time).toHaveAttribute('aria-valuetext', '1:00:00 of 1:00:00');
+
+  // The share link carries both forks, first first.
+  await page.getByRole('button', { name: 'Copy link' }).click();
+  const link = await page.getByLabel('Scenario link').inputValue();
+  const chain = decodeForkHash(new URL(link).hash);
+  if (!chain.ok || !Array.isArray(chain.fork)) throw new Error('the link carries no fork chain');
+  const [f1, f2] = chain.fork as ForkSpec[];
+  expect([f1!.lane, f2!.lane]).toEqual(['A', 'B']);
+
+  // Lane A never forked again: its numbers are the first fork's alone (made in Node).
+  const first = new Session();
+  first.handle({ type: 'load', scenario: scenarioData('reconnect-bypass') });
+  first.handle({ type: 'fork', fork: f1 });
+  const [onlyFirst] = first.handle({ type: 'advance', to: Number.MAX_SAFE_INTEGER });
+  if (onlyFirst?.type !== 'snapshot') throw new Error('no snapshot');
+  for (const [name, fmt] of ROWS)
+    await expect(page.getByLabel(`Lane A ${name}`, { exact: true })).toHaveText(
+      fmt(onlyFirst.lanes.A.counters)
+    );
+  const laneB = await page.getByLabel('Lane B consent prompts', { exact: true }).textContent();
+
+  // Opened in a new tab, the link re-creates the chain: the same numbers.
+  const other = await page.context().newPage();
+  await other.goto(link);
+  await expect(other.getByLabel('Fork', { exact: true })).toContainText('lane B runs a changed');
+  await slider(other).focus();
+  await slider(other).press('End');
+  await expect(slider(other)).toHaveAttribute('aria-valuetext', '1:00:00 of 1:00:00');
+  await expectLanes(other, { A: onlyFirst.lanes.A.counters, B: onlyFirst.lanes.B.counters }, ['A']);
+  await expect(other.getByLabel('Lane B consent prompts', { exact: true })).toHaveText(laneB!);
 });
 
 test('a fork survives a reload: the editors show what lane A runs, and the numbers are the forked run’s with a restart there', async ({

@@ -11,7 +11,9 @@ import { z } from 'zod';
 import { describeIssues, PolicySchema } from '../machine/policy';
 import { JsonRpcIdSchema, LaneIdSchema } from '../machine/vocabulary';
 import type { TimelineAction } from './engine';
-import { ForkSchema, type ForkSpec } from './fork';
+import { ForkSchema } from './fork';
+import { LIMITS } from './limits';
+import type { TimelineFork } from './protocol';
 import { ClientConfigInputSchema, type ScenarioError } from './scenario';
 
 const position = { t: z.number().finite(), events: z.int().min(0) };
@@ -49,7 +51,15 @@ export const TimelineSchema = z.strictObject({
   actions: z.array(TimelineActionSchema),
   /** The fork the run is on, and the actions it was made from; absent or null: none. */
   fork: z
-    .strictObject({ spec: ForkSchema, base: z.array(TimelineActionSchema) })
+    .strictObject({
+      spec: ForkSchema,
+      base: z.array(TimelineActionSchema),
+      /** A fork of a fork: the forks it was made on, first fork first, each with its branch. */
+      parents: z
+        .array(z.strictObject({ spec: ForkSchema, base: z.array(TimelineActionSchema) }))
+        .max(LIMITS.forkDepth)
+        .optional()
+    })
     .nullable()
     .optional()
 });
@@ -57,7 +67,7 @@ export const TimelineSchema = z.strictObject({
 export interface Timeline {
   t: number;
   actions: TimelineAction[];
-  fork: { spec: ForkSpec; base: TimelineAction[] } | null;
+  fork: TimelineFork | null;
 }
 
 /** Check a timeline; errors name their path under `at` (`$.at.actions[0].lane`). */

@@ -48,6 +48,9 @@ export class Simulation {
   #events = 0;
   #halt = false;
   #recording = true;
+  /** Forks made on this engine (fork.ts), and the last one that changed each lane. */
+  #forks = 0;
+  readonly #forkedIn: Record<LaneId, number> = { A: 0, B: 0 };
 
   constructor(
     readonly scenario: Scenario,
@@ -112,6 +115,17 @@ export class Simulation {
     } finally {
       this.#recording = was;
     }
+  }
+
+  /** A fork changed `lane` here (fork.ts): returns the fork's number on this engine. */
+  forked(lane: LaneId): number {
+    this.#forkedIn[lane] = ++this.#forks;
+    return this.#forks;
+  }
+
+  /** True when a fork after fork number `generation` changed `lane`. */
+  forkedSince(lane: LaneId, generation: number): boolean {
+    return this.#forkedIn[lane] > generation;
   }
 
   /** Virtual time at which the run ends (extendTo moves it). */

@@ -45,7 +45,9 @@ export const LIMITS = {
    * magnitude past it.
    */
   requests: 6_000_000,
-  megabytes: 25_000
+  megabytes: 25_000,
+  /** Forks of forks a run may stand on (each is one more change on the same re-simulation). */
+  forkDepth: 32
 } as const;
 
 /**

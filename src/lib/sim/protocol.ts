@@ -19,10 +19,14 @@ import type { ViewCheckpoint } from './checkpoint';
 import type { RestartReport } from './restart';
 import type { ForkSpec } from './fork';
 
-/** A fork as a run's timeline carries it: the fork, and the actions it was made from. */
+/**
+ * A fork as a run's timeline carries it: the fork, and the actions of the branch it was made on;
+ * for a fork of a fork, the forks it was made on (first fork first), each with its own.
+ */
 export interface TimelineFork {
   spec: ForkSpec;
   base: TimelineAction[];
+  parents?: { spec: ForkSpec; base: TimelineAction[] }[];
 }
 
 export type Command =
@@ -283,9 +287,11 @@ export type Reply =
       checkpoint: ViewCheckpoint | null;
       /** The fork the run is on after the seek: null once it went back before the fork. */
       fork: ForkSpec | null;
+      /** With the forks it was made on (a fork of a fork), first fork first; [] for none. */
+      forks: ForkSpec[];
     }
   | { type: 'checkpoints'; checkpoints: ViewCheckpoint[] }
-  | { type: 'forkState'; fork: ForkSpec | null }
+  | { type: 'forkState'; fork: ForkSpec | null; forks: ForkSpec[] }
   /** On a fork, `actions` are those taken after it; `fork` what re-creates it. */
   | { type: 'timeline'; t: number; actions: TimelineAction[]; fork: TimelineFork | null }
   | { type: 'forked'; ok: true; t: number; auditRows: number }

@@ -6,15 +6,57 @@
 import type { Timeline } from './actions';
 import { applyAction, replayFrom, replayTo } from './checkpoint';
 import type { Simulation, SimulationOptions, TimelineAction } from './engine';
-import { forkRun, type ForkSpec } from './fork';
-import type { Reply } from './protocol';
+import { forkChain, type ForkChain, type ForkSpec } from './fork';
+import type { Reply, TimelineFork } from './protocol';
 import type { Scenario } from './scenario';
 
-/** The fork a run is on: made from `base`, its own actions the engine's from index `from` on. */
-export interface RunFork {
+/**
+ * The fork a run is on: made from `base` (the actions of the branch it was made on) on top of
+ * `parent` (a fork of a fork), its own actions the engine's from index `from` on.
+ */
+export interface RunFork extends ForkChain {
   spec: ForkSpec;
   base: TimelineAction[];
+  parent: RunFork | null;
   from: number;
+}
+
+/** The engine of `fork` at its fork point; notes in `fork.from` where its own actions start. */
+export function createFork(
+  scenario: Scenario,
+  opts: SimulationOptions,
+  fork: RunFork,
+  make: Make
+): Simulation {
+  const sim = forkChain(scenario, opts, fork, make);
+  fork.from = sim.actions.length;
+  return sim;
+}
+
+/** The actions of the branch `sim` is on, from its fork point (all of them off any fork). */
+export function ownActions(
+  sim: Simulation,
+  fork: RunFork | null,
+  future: readonly TimelineAction[]
+): TimelineAction[] {
+  return [...(fork ? sim.actions.slice(fork.from) : sim.actions), ...future];
+}
+
+/**
+ * The branch a fork at `t` is made on: the run's own (`own`, on `fork`) when `t` is at or after
+ * its fork point, else the branch that fork was made on, and so on down to the base run.
+ */
+export function branchAt(
+  scenario: Scenario,
+  own: TimelineAction[],
+  fork: RunFork | null,
+  t: number
+): { own: TimelineAction[]; fork: RunFork | null } {
+  while (fork && t < scenario.start + fork.spec.atMs) {
+    own = fork.base;
+    fork = fork.parent;
+  }
+  return { own, fork };
 }
 
 export type Make = (s: Scenario, o: SimulationOptions) => Simulation;
@@ -57,15 +99,15 @@ export class FutureActions {
 }
 
 /**
- * How to re-create the run `sim` is (with `future` still ahead) at an earlier time `t`: within a
- * fork, the fork and its own actions up to t; before it (or with none), the run the fork was made
- * from — which the fork left as it was at t. Returns the actions the re-created run has ahead of
- * it and all of them, the fork it is on after, and the engine's creator.
+ * How to re-create at an earlier time `t` the run whose branch has actions `own` (with those
+ * still ahead of it after a seek back) on `fork`: within the fork, the fork and its own actions
+ * up to t; before it, the branch it was made from — which the fork left as it was at t — and so
+ * on down a chain of forks. Returns the actions the re-created run's branch has (ahead of it and
+ * behind), the fork it is on after, and the engine's creator.
  */
 export function recreateAt(
   scenario: Scenario,
-  sim: Simulation,
-  future: readonly TimelineAction[],
+  own: TimelineAction[],
   fork: RunFork | null,
   t: number
 ): {
@@ -73,26 +115,35 @@ export function recreateAt(
   fork: RunFork | null;
   create: (opts: SimulationOptions, make: Make) => Simulation;
 } {
-  if (fork && t >= scenario.start + fork.spec.atMs) {
-    const actions = [...sim.actions.slice(fork.from), ...future];
-    return {
-      actions,
-      fork,
-      create: (opts, make) =>
-        replayFrom(forkRun(scenario, opts, fork.base, fork.spec, make), actions, { t })
-    };
-  }
-  const actions = fork ? fork.base : [...sim.actions, ...future];
+  const branch = branchAt(scenario, own, fork, t);
+  const on = branch.fork;
+  const actions = branch.own;
   return {
     actions,
-    fork: null,
-    create: (opts, make) => replayTo(scenario, opts, actions, { t }, make)
+    fork: on,
+    create: on
+      ? (opts, make) => replayFrom(createFork(scenario, opts, on, make), actions, { t })
+      : (opts, make) => replayTo(scenario, opts, actions, { t }, make)
   };
+}
+
+/** A run's fork chain as its timeline carries it (first fork first), and back. */
+function toTimeline(fork: RunFork): TimelineFork {
+  const parents: { spec: ForkSpec; base: TimelineAction[] }[] = [];
+  for (let p = fork.parent; p; p = p.parent) parents.unshift({ spec: p.spec, base: p.base });
+  return { spec: fork.spec, base: fork.base, ...(parents.length ? { parents } : {}) };
+}
+
+function fromTimeline(fork: TimelineFork): RunFork {
+  let parent: RunFork | null = null;
+  for (const p of fork.parents ?? []) parent = { spec: p.spec, base: p.base, parent, from: 0 };
+  return { spec: fork.spec, base: fork.base, parent, from: 0 };
 }
 
 /**
  * A run brought back from its timeline (a reload: run-memory.ts) at `timeline.t`: a forked run as
- * the fork, then the actions taken on it; any other by replaying its actions.
+ * the fork (and the forks it was made on), then the actions taken on it; any other by replaying
+ * its actions.
  */
 export function resumeAt(
   scenario: Scenario,
@@ -100,12 +151,12 @@ export function resumeAt(
   timeline: Timeline,
   make: Make
 ): { sim: Simulation; fork: RunFork | null } {
-  const fork = timeline.fork;
   const to = { t: timeline.t };
-  if (!fork) return { sim: replayTo(scenario, opts, timeline.actions, to, make), fork: null };
-  const forked = forkRun(scenario, opts, fork.base, fork.spec, make);
-  const from = forked.actions.length;
-  return { sim: replayFrom(forked, timeline.actions, to), fork: { ...fork, from } };
+  if (!timeline.fork)
+    return { sim: replayTo(scenario, opts, timeline.actions, to, make), fork: null };
+  const fork = fromTimeline(timeline.fork);
+  const forked = createFork(scenario, opts, fork, make);
+  return { sim: replayFrom(forked, timeline.actions, to), fork };
 }
 
 /** The `timeline` reply: where the run is and what re-creates it (on a fork, its own actions). */
@@ -114,6 +165,6 @@ export function timelineOf(sim: Simulation, fork: RunFork | null): Reply {
     type: 'timeline',
     t: sim.now,
     actions: fork ? sim.actions.slice(fork.from) : [...sim.actions],
-    fork: fork ? { spec: fork.spec, base: fork.base } : null
+    fork: fork ? toTimeline(fork) : null
   };
 }

@@ -10,13 +10,22 @@ import { CheckpointRecorder } from './checkpoint';
 import { sdkFrameProblem } from './conformance';
 import type { Simulation, SimulationOptions } from './engine';
 import { planFastForward } from './extend';
-import { forkRun, parseFork } from './fork';
+import { chainSpecs, parseFork } from './fork';
 import { RunGuard } from './guard';
 import type { Command, Reply, Snapshot, StorageView } from './protocol';
 import { digestRun } from './report';
 import { restartNotice } from './restart';
 import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
-import { FutureActions, recreateAt, resumeAt, timelineOf, type RunFork } from './session-timeline';
+import {
+  branchAt,
+  createFork,
+  FutureActions,
+  ownActions,
+  recreateAt,
+  resumeAt,
+  timelineOf,
+  type RunFork
+} from './session-timeline';
 import {
   DialogTokens,
   inspection,
@@ -62,8 +71,9 @@ export class Session {
     /** Who answered dialogs at the start (later changes are timeline actions). */
     human: LaneId[];
     /**
-     * The fork this run is on: made from the `base` actions, its own later actions being the
-     * engine's from index `from` on. Re-creating the run is then `forkRun` and those actions.
+     * The fork this run is on: made from the `base` actions (on `parent`, a fork of a fork), its
+     * own later actions being the engine's from index `from` on. Re-creating the run is then
+     * `createFork` and those actions.
      */
     fork: RunFork | null;
   } | null = null;
@@ -115,7 +125,13 @@ export class Session {
         return [timelineOf(this.#need(), this.#run?.fork ?? null)];
       case 'fork?':
         this.#need();
-        return [{ type: 'forkState', fork: this.#run?.fork?.spec ?? null }];
+        return [
+          {
+            type: 'forkState',
+            fork: this.#run?.fork?.spec ?? null,
+            forks: chainSpecs(this.#run?.fork ?? null)
+          }
+        ];
       case 'advance': {
         this.#events = this.#advance(cmd.to, cmd.maxEvents ?? Infinity);
         return [this.snapshot()];
@@ -406,11 +422,20 @@ export class Session {
         const run = this.#run!;
         const parsed = parseFork(cmd.fork, run.scenario);
         if (!parsed.ok) return [{ type: 'forked', ok: false, errors: parsed.errors }];
-        const actions = [...sim.actions, ...this.#future.list];
+        // Made on the branch the run is on at the fork's time: on a fork, that fork (a fork of a
+        // fork keeps the first fork's history of the lane it leaves alone), else the base run.
+        const at = run.scenario.start + parsed.fork.atMs;
+        const on = branchAt(
+          run.scenario,
+          ownActions(sim, run.fork, this.#future.list),
+          run.fork,
+          at
+        );
         this.#future.list = [];
-        this.#rebuild((opts, make) => forkRun(run.scenario, opts, actions, parsed.fork, make));
+        const fork: RunFork = { spec: parsed.fork, base: on.own, parent: on.fork, from: 0 };
+        this.#rebuild((opts, make) => createFork(run.scenario, opts, fork, make));
         // What a reload or a later seek re-creates the fork from (run memory keeps it too).
-        run.fork = { spec: parsed.fork, base: actions, from: this.#need().actions.length };
+        run.fork = fork;
         const t = this.#need().now;
         return [
           { type: 'forked', ok: true, t, auditRows: this.#recorder!.counts().auditRows },
@@ -459,7 +484,8 @@ export class Session {
     } else {
       // Within a fork, the fork again; before it, the run it was made from (session-timeline.ts).
       const run = this.#run!;
-      const back = recreateAt(run.scenario, sim, this.#future.list, run.fork, t);
+      const own = ownActions(sim, run.fork, this.#future.list);
+      const back = recreateAt(run.scenario, own, run.fork, t);
       run.fork = back.fork;
       this.#rebuild(back.create);
       const at = this.#need().position;
@@ -471,6 +497,7 @@ export class Session {
         type: 'seeked',
         t: now,
         fork: this.#run?.fork?.spec ?? null,
+        forks: chainSpecs(this.#run?.fork ?? null),
         auditRows: this.#recorder!.counts().auditRows,
         checkpoint: this.#recorder!.at(now)
       },

@@ -170,4 +170,35 @@ describe('scenarioAfter', () => {
     expect(data.lanes.A.client).toEqual({ store: 'connection' });
     expect(scenarioAfter(data, [restart])).toBe(data);
   });
+
+  it('on a fork of a fork, takes each branch’s edits up to its own fork point', () => {
+    const data = { start: '2026-01-01T00:00:00Z', lanes: { A: {}, B: {} } };
+    const t0 = Date.parse(data.start);
+    const edit = (t: number, lane: 'A' | 'B', store: 'durable' | 'connection'): TimelineAction => ({
+      t: t0 + t,
+      events: t,
+      kind: 'config',
+      lane,
+      client: { store },
+      what: 'w'
+    });
+    const spec = (atMs: number, lane: 'A' | 'B') => ({
+      version: 1 as const,
+      atMs,
+      lane,
+      change: { kind: 'config' as const, client: {} }
+    });
+    const out = scenarioAfter(data, [], {
+      spec: spec(200, 'B'),
+      // The first fork's branch: an edit before the second fork, one after (not this run's).
+      base: [edit(150, 'A', 'durable'), edit(300, 'B', 'durable')],
+      parents: [
+        { spec: spec(100, 'A'), base: [edit(50, 'B', 'connection'), edit(120, 'A', 'connection')] }
+      ]
+    });
+    expect(out.lanes).toEqual({
+      A: { client: { store: 'durable' } },
+      B: { client: { store: 'connection' } }
+    });
+  });
 });

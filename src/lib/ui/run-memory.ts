@@ -59,9 +59,10 @@ export function scenarioAfter(
   fork: TimelineFork | null = null
 ): Record<string, unknown> {
   // A fork's base up to the fork point is the forked run's history too (the fork itself the
-  // editors show from the fork: time-travel.svelte.ts).
-  const at = typeof data.start === 'string' ? Date.parse(data.start) + (fork?.spec.atMs ?? 0) : NaN;
-  const before = fork ? fork.base.filter((a) => !(a.t > at)) : [];
+  // editors show from the fork: time-travel.svelte.ts); so is each base of a fork of a fork.
+  const start = typeof data.start === 'string' ? Date.parse(data.start) : NaN;
+  const levels = fork ? [...(fork.parents ?? []), fork] : [];
+  const before = levels.flatMap((f) => f.base.filter((a) => !(a.t > start + f.spec.atMs)));
   const edits = [...before, ...actions].filter((a) => a.kind === 'config' || a.kind === 'policy');
   if (edits.length === 0) return data;
   const lanes = structuredClone(data.lanes) as Record<string, Record<string, unknown>>;

@@ -267,6 +267,60 @@ describe('TimeTravel: the lane editors after a fork', () => {
   });
 });
 
+describe('TimeTravel: a fork of a fork', () => {
+  const base = read('reconnect-bypass').lanes as Record<
+    'A' | 'B',
+    { client: Record<string, unknown>; policy: Policy }
+  >;
+
+  it('the editors show both forks; the link carries the chain; opening it re-creates the run', async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    host.advance(10 * MIN);
+    const client = { ...base.A.client, store: 'durable' as const };
+    expect(await tt.forkHere('A', { kind: 'config', client, what: 'A durable' })).toBe(true);
+    host.advance(10 * MIN);
+    const policy = structuredClone(base.B.policy);
+    policy.defaults.sampling = false;
+    expect(await tt.forkHere('B', { kind: 'policy', policy })).toBe(true);
+    expect(tt.forks.map((f) => [f.atMs, f.lane])).toEqual([
+      [10 * MIN, 'A'],
+      [20 * MIN, 'B']
+    ]);
+    expect(tt.laneClient('A', base.A.client)).toEqual(client);
+    expect(tt.lanePolicy('B', base.B.policy)).toEqual(policy);
+    expect(tt.linkFork).toEqual(tt.forks);
+    host.advance(10 * MIN);
+    const want = host.snapshot!;
+
+    // Opened from the link: the forks are applied in turn, and the run is the same run.
+    const opened = new SessionHost('reconnect-bypass');
+    const tt2 = new TimeTravel(opened);
+    tt2.fromLink(read('reconnect-bypass'), JSON.parse(JSON.stringify(tt.linkFork)));
+    await tt2.loaded(read('reconnect-bypass'));
+    expect(tt2.forks).toEqual(tt.forks);
+    opened.advance(want.now - opened.snapshot!.now);
+    expect(opened.snapshot!.lanes.A.counters).toEqual(want.lanes.A.counters);
+    expect(opened.snapshot!.lanes.B.counters).toEqual(want.lanes.B.counters);
+
+    // Back between the two forks: on the first fork only.
+    await tt.seek(host.snapshot!.start + 15 * MIN);
+    expect(tt.forks.map((f) => f.lane)).toEqual(['A']);
+    expect(tt.lanePolicy('B', base.B.policy)).toEqual(base.B.policy);
+    expect(tt.linkFork).toEqual(tt.fork);
+  });
+
+  it("names which of a link's forks is wrong", async () => {
+    const host = new SessionHost('reconnect-bypass');
+    const tt = new TimeTravel(host);
+    const good = { version: 1, atMs: 5 * MIN, lane: 'A', change: { kind: 'config', client: {} } };
+    tt.fromLink(read('reconnect-bypass'), [good, { ...good, lane: 'C' }]);
+    await tt.loaded(read('reconnect-bypass'));
+    expect(tt.forks).toEqual([]);
+    expect(tt.forkErrors.join('\n')).toContain("The link's fork 2: $.lane");
+  });
+});
+
 describe('TimeTravel: breakpoints across Reset', () => {
   it('stay set, and fire again in the new run at the same request', async () => {
     const host = new SessionHost('retryable-loop');

@@ -51,8 +51,13 @@ export class TimeTravel {
   /** The breakpoint conditions in force (sim/breakpoints.ts syntax). */
   conditions = $state.raw<string[]>([]);
   breakError = $state('');
-  /** The fork this run is on, if any (what the share link carries). */
+  /** The fork this run is on, if any. */
   fork = $state.raw<ForkSpec | null>(null);
+  /**
+   * With the forks it was made on (a fork of a fork), first fork first: what the share link
+   * carries, and what the lane editors show. Empty off any fork.
+   */
+  forks = $state.raw<ForkSpec[]>([]);
   forkErrors = $state.raw<string[]>([]);
 
   constructor(readonly host: TravelHost) {}
@@ -117,7 +122,7 @@ export class TimeTravel {
       this.lastSeekMs = performance.now() - t0;
       // Back before the fork point, the run is the one the fork was made from.
       const seeked = rs.find((r) => r.type === 'seeked');
-      if (seeked?.type === 'seeked') this.#setFork(seeked.fork);
+      if (seeked?.type === 'seeked') this.#setFork(seeked.forks);
       if (back) this.host.rewound();
       this.wentBack = back;
       await this.refreshStops();
@@ -251,7 +256,9 @@ export class TimeTravel {
         return false;
       }
       this.forkErrors = [];
-      this.#setFork(fork);
+      // On a fork, the new one is made on the branch the run was on at its time (sim/fork.ts).
+      const kept = this.forks.filter((f) => f.atMs <= fork.atMs);
+      this.#setFork([...kept, fork]);
       this.host.rewound();
       await this.refreshStops();
       return true;
@@ -285,12 +292,21 @@ export class TimeTravel {
     this.#linkFork = null;
     if (link && link.scenario === JSON.stringify(scenario)) {
       const { parseFork } = await import('$lib/sim/fork');
-      const p = parseFork(link.fork);
-      if (!p.ok) {
-        this.forkErrors = p.errors.map((e) => `The link's fork: ${e.path}: ${e.message}`);
+      // A fork of a fork travels as the list of its forks, first fork first.
+      const list = Array.isArray(link.fork) ? link.fork : [link.fork];
+      const parsed = list.map((f) => parseFork(f));
+      const bad = parsed.flatMap((p, i) =>
+        p.ok
+          ? []
+          : p.errors.map(
+              (e) => `The link's fork${list.length > 1 ? ` ${i + 1}` : ''}: ${e.path}: ${e.message}`
+            )
+      );
+      if (bad.length) {
+        this.forkErrors = bad;
         return;
       }
-      await this.startFork(p.fork);
+      for (const p of parsed) if (!p.ok || !(await this.startFork(p.fork))) return;
       return;
     }
     await this.#syncFork();
@@ -307,16 +323,26 @@ export class TimeTravel {
     try {
       const rs = await this.host.travelRequest({ type: 'fork?' }, (r) => r.type === 'forkState');
       const r = rs.at(-1);
-      this.#setFork(r?.type === 'forkState' ? r.fork : null);
+      this.#setFork(r?.type === 'forkState' ? r.forks : []);
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
     }
   }
 
-  #setFork(fork: ForkSpec | null): void {
-    if (JSON.stringify(fork) === JSON.stringify(this.fork)) return;
-    this.fork = fork;
-    this.#editedSinceFork = [];
+  #setFork(forks: ForkSpec[]): void {
+    if (JSON.stringify(forks) === JSON.stringify(this.forks)) return;
+    // A fork of a fork keeps the live edits made since the earlier forks on the lane it leaves.
+    const prefix = this.forks.every((f, i) => JSON.stringify(f) === JSON.stringify(forks[i]));
+    const last = forks.at(-1) ?? null;
+    this.#editedSinceFork =
+      prefix && last ? this.#editedSinceFork.filter((l) => l !== last.lane) : [];
+    this.forks = forks;
+    this.fork = last;
+  }
+
+  /** What the share link carries: the fork, or for a fork of a fork the list of them. */
+  get linkFork(): ForkSpec | ForkSpec[] | null {
+    return this.forks.length > 1 ? this.forks : this.fork;
   }
 
   // ---- What the lane editors show (issue #10: after a fork, what the lane actually runs) ----
@@ -326,15 +352,18 @@ export class TimeTravel {
 
   /** A lane was edited live (configuration or policy): from now on it runs the edit. */
   edited(lane: LaneId): void {
-    if (this.fork?.lane === lane && !this.#editedSinceFork.includes(lane))
+    if (this.forks.some((f) => f.lane === lane) && !this.#editedSinceFork.includes(lane))
       this.#editedSinceFork = [...this.#editedSinceFork, lane];
   }
 
-  /** The change a fork made to `lane` that its editors must show, if any. */
+  /** The change a fork made to `lane` that its editors must show, if any (the latest of a kind). */
   #forked(lane: LaneId, kind: ForkChange['kind']): ForkChange | null {
-    const f = this.fork;
-    if (!f || f.lane !== lane || f.change.kind !== kind) return null;
-    return this.#editedSinceFork.includes(lane) ? null : f.change;
+    if (this.#editedSinceFork.includes(lane)) return null;
+    for (let i = this.forks.length - 1; i >= 0; i--) {
+      const f = this.forks[i]!;
+      if (f.lane === lane && f.change.kind === kind) return f.change;
+    }
+    return null;
   }
 
   /** The client configuration `lane` runs: the fork's for the forked lane, else `base`. */
