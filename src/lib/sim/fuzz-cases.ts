@@ -27,7 +27,7 @@ const reasons = fc.dictionary(
   { maxKeys: 3 }
 );
 
-const client = fc.record(
+export const clientArb = fc.record(
   {
     store: fc.constantFrom('connection', 'durable'),
     reasons,
@@ -51,7 +51,7 @@ const client = fc.record(
   { requiredKeys: ['store'] }
 );
 
-const policyBlock = fc.record({
+export const policyBlockArb = fc.record({
   sampling: fc.constantFrom(true, true, true, false),
   allowedModels: fc.constantFrom(['example-model-v2'], ['*'], ['example-model-lite']),
   defaultModel: fc.constant('example-model-v2'),
@@ -82,8 +82,8 @@ const policyBlock = fc.record({
 const lane = (label: string) =>
   fc.record({
     label: fc.constant(label),
-    client,
-    policy: fc.record({ version: fc.constant(1), defaults: policyBlock, servers: fc.constant({}) })
+    client: clientArb,
+    policy: fc.record({ version: fc.constant(1), defaults: policyBlockArb, servers: fc.constant({}) })
   });
 
 const PARAMS: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
@@ -235,12 +235,12 @@ const editArb: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({
     at: fc.double({ min: 0, max: 1, noNaN: true }),
     lane: fc.constantFrom('A', 'B'),
-    client
+    client: clientArb
   }),
   fc.record({
     at: fc.double({ min: 0, max: 1, noNaN: true }),
     lane: fc.constantFrom('A', 'B'),
-    policy: fc.record({ version: fc.constant(1), defaults: policyBlock, servers: fc.constant({}) })
+    policy: fc.record({ version: fc.constant(1), defaults: policyBlockArb, servers: fc.constant({}) })
   })
 ) as fc.Arbitrary<Edit>;
 

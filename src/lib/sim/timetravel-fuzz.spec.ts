@@ -1,0 +1,216 @@
+/**
+ * Time travel on generated timelines (issue #10): random sequences of plays, edits, restarts,
+ * forks (and forks of forks), seeks back and forth and reloads, on the lessons' scenarios. After
+ * every step the run's guarantees hold, and each kind of step keeps its promise:
+ *
+ * - a seek back and then forward to where the run was shows the same lanes as before (unless it
+ *   went back before a fork point: the run is then the one the fork was made from);
+ * - a fork leaves the other lane's numbers, to the end of the run, those of the branch it was
+ *   made on;
+ * - a reload (the run's timeline, re-simulated, then a client restart) equals the live run with a
+ *   Restart client at the same moment.
+ *
+ * A failure prints its seed and path: `FUZZ_SEED=<seed> FUZZ_PATH=<path> npx vitest run <file>`.
+ */
+import { readFileSync } from 'node:fs';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { parsePolicy, type Policy } from '../machine/policy';
+import type { ClientConfigInput } from '../machine/config';
+import type { ForkSpec } from './fork';
+import { clientArb, policyBlockArb } from './fuzz-cases';
+import type { Reply, Snapshot } from './protocol';
+import type { LaneId } from './scenario';
+import { Session } from './session';
+
+const SCENARIOS = [
+  'reconnect-bypass',
+  'retryable-loop',
+  'tired-user',
+  'silence-vs-denial',
+  'budget-window',
+  'transient-marked-permanent',
+  'prompt-mutator'
+];
+const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
+
+const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
+  rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
+const snap = (rs: Reply[]): Snapshot => {
+  const s = only(rs, 'snapshot').at(-1);
+  if (!s) throw new Error(`no snapshot among ${rs.map((r) => r.type).join(', ')}`);
+  return s;
+};
+const data = new Map(
+  SCENARIOS.map((n) => [
+    n,
+    JSON.parse(readFileSync(`static/scenarios/${n}.json`, 'utf8')) as Record<string, unknown>
+  ])
+);
+
+type Change = { kind: 'config'; client: ClientConfigInput } | { kind: 'policy'; policy: Policy };
+
+type Op =
+  | { op: 'advance'; frac: number }
+  | { op: 'restart' }
+  | { op: 'edit'; lane: LaneId; change: Change }
+  | { op: 'fork'; lane: LaneId; change: Change }
+  | { op: 'seekBack'; frac: number }
+  | { op: 'reload' };
+
+const lane = fc.constantFrom<LaneId>('A', 'B');
+const change: fc.Arbitrary<Change> = fc.oneof(
+  clientArb.map((client) => ({ kind: 'config' as const, client: client as ClientConfigInput })),
+  policyBlockArb.map((defaults) => {
+    const p = parsePolicy({ version: 1, defaults, servers: {} });
+    if (!p.ok) throw new Error(`the generator made an invalid policy: ${JSON.stringify(p)}`);
+    return { kind: 'policy' as const, policy: p.policy };
+  })
+);
+const op: fc.Arbitrary<Op> = fc.oneof(
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      op: fc.constant('advance' as const),
+      frac: fc.double({ min: 0, max: 0.4, noNaN: true })
+    })
+  },
+  { weight: 1, arbitrary: fc.constant({ op: 'restart' as const }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('edit' as const), lane, change }) },
+  { weight: 3, arbitrary: fc.record({ op: fc.constant('fork' as const), lane, change }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      op: fc.constant('seekBack' as const),
+      frac: fc.double({ min: 0, max: 1, noNaN: true })
+    })
+  },
+  { weight: 1, arbitrary: fc.constant({ op: 'reload' as const }) }
+);
+const caseArb = fc.record({
+  scenario: fc.constantFrom(...SCENARIOS),
+  ops: fc.array(op, { minLength: 2, maxLength: 9 })
+});
+
+function load(name: string, at?: Extract<Reply, { type: 'timeline' }>): Session {
+  const s = new Session();
+  const rs = s.handle({
+    type: 'load',
+    scenario: data.get(name),
+    ...(at ? { at: { t: at.t, actions: at.actions, fork: at.fork } } : {})
+  });
+  const [r] = only(rs, 'loaded');
+  if (!r?.ok) throw new Error(`not loaded: ${JSON.stringify(r)}`);
+  return s;
+}
+
+/** The broken guarantees of a snapshot, one line each (none expected). */
+function broken(view: Snapshot, step: string): void {
+  const bad = view.guarantees.filter((g) => g.status === 'broken');
+  if (bad.length)
+    throw new Error(
+      `${step}: ${bad.map((g) => `${g.id}: ${JSON.stringify(g.offenders?.[0] ?? g)}`).join('; ')}`
+    );
+}
+
+const lanesOf = (v: Snapshot) => JSON.stringify(v.lanes);
+
+function play(name: string, ops: readonly Op[]): void {
+  let s = load(name);
+  let view = s.snapshot();
+  const { start, end } = view;
+  const span = end - start;
+  ops.forEach((o, i) => {
+    const step = `step ${i} (${o.op}) at ${view.now - start} ms`;
+    switch (o.op) {
+      case 'advance':
+        view = snap(s.handle({ type: 'advance', to: view.now + Math.floor(o.frac * span) }));
+        break;
+      case 'restart':
+        view = snap(s.handle({ type: 'restart' }));
+        break;
+      case 'edit':
+        view =
+          o.change.kind === 'config'
+            ? snap(s.handle({ type: 'setConfig', lane: o.lane, client: o.change.client }))
+            : snap(s.handle({ type: 'setPolicy', lane: o.lane, policy: o.change.policy }));
+        break;
+      case 'seekBack': {
+        const was = view;
+        const to = start + Math.floor(o.frac * (view.now - start));
+        const forks = (s: Session) =>
+          JSON.stringify(only(s.handle({ type: 'fork?' }), 'forkState'));
+        const before = forks(s);
+        view = snap(s.handle({ type: 'seek', t: to }));
+        expect(view.now, step).toBe(to);
+        broken(view, step);
+        // Forward again to where it was: the same run — when the seek stayed on the run's
+        // branch. (Back before a fork point, the run is the one the fork was made from.)
+        if (forks(s) === before) {
+          const again = snap(s.handle({ type: 'seek', t: was.now }));
+          expect(lanesOf(again), step).toBe(lanesOf(was));
+          expect(again.marks.length, step).toBe(was.marks.length);
+          view = snap(s.handle({ type: 'seek', t: to }));
+        }
+        break;
+      }
+      case 'fork': {
+        const at = view.now;
+        const other: LaneId = o.lane === 'A' ? 'B' : 'A';
+        // The branch the fork is made on, to the end: the other lane's numbers there.
+        const unforked = snap(s.handle({ type: 'seek', t: end }));
+        view = snap(s.handle({ type: 'seek', t: at }));
+        const fork: ForkSpec = {
+          version: 1,
+          atMs: at - start,
+          lane: o.lane,
+          change:
+            o.change.kind === 'config' ? { kind: 'config', client: o.change.client } : o.change
+        };
+        const rs = s.handle({ type: 'fork', fork });
+        const [f] = only(rs, 'forked');
+        if (!f?.ok) throw new Error(`${step}: the fork failed: ${JSON.stringify(f)}`);
+        view = snap(rs);
+        const forkedEnd = snap(s.handle({ type: 'seek', t: end }));
+        broken(forkedEnd, step);
+        expect(JSON.stringify(forkedEnd.lanes[other].counters), `${step}: lane ${other}`).toBe(
+          JSON.stringify(unforked.lanes[other].counters)
+        );
+        view = snap(s.handle({ type: 'seek', t: at }));
+        expect(view.now, step).toBe(at);
+        break;
+      }
+      case 'reload': {
+        const [tl] = only(s.handle({ type: 'timeline' }), 'timeline');
+        const reloaded = load(name, tl);
+        const live = snap(s.handle({ type: 'restart' }));
+        const back = reloaded.snapshot();
+        expect(back.now, step).toBe(live.now);
+        expect(lanesOf(back), step).toBe(lanesOf(live));
+        // Carry on with the reloaded run: what follows tests it as much as the live one.
+        s = reloaded;
+        view = back;
+        break;
+      }
+    }
+    broken(view, step);
+  });
+  // And the end: both lanes' guarantees over the whole timeline.
+  broken(snap(s.handle({ type: 'advance', to: end })), 'the end');
+}
+
+describe('time travel on generated timelines', () => {
+  it(`${RUNS} timelines: seeks, forks of forks and reloads keep their promises`, () => {
+    const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
+    const path = process.env.FUZZ_PATH;
+    fc.assert(
+      fc.property(caseArb, ({ scenario, ops }) => play(scenario, ops)),
+      {
+        numRuns: RUNS,
+        ...(seed !== undefined ? { seed } : {}),
+        ...(path ? { path } : {}),
+        endOnFailure: true
+      }
+    );
+  }, 240_000);
+});
