@@ -58,4 +58,39 @@ describe('the worker session checks its run', () => {
       '0 of 0 requests answered'
     );
   });
+
+  // Found by the time-travel fuzz: the budget lowered from $0.10 to 11 µ$ while lane A's first
+  // call streamed. The call was granted under the old budget and its tokens are paid for; the
+  // window guarantee judges each call by the budget it was decided under.
+  it('a budget lowered while a call runs is not an overdraw; later calls meet the new one', () => {
+    const data = JSON.parse(readFileSync('static/scenarios/budget-window.json', 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const block = (amount: string) => ({
+      sampling: true,
+      allowedModels: ['example-model-v2'],
+      defaultModel: 'example-model-v2',
+      maxInputTokens: 32_000,
+      maxContext: 'allServers',
+      rateLimit: null,
+      budget: { amount, currency: 'USD', windowMs: 1_287_829 },
+      perCallCap: null,
+      consent: 'ask'
+    });
+    const policy = (amount: string) => ({ version: 1, defaults: block(amount), servers: {} });
+    const s = new Session();
+    const [r] = s.handle({ type: 'load', scenario: data });
+    if (r?.type !== 'loaded' || !r.ok) throw new Error('not loaded');
+    s.handle({ type: 'setPolicy', lane: 'A', policy: policy('0.10') as never });
+    s.handle({ type: 'advance', to: r.start + 10 });
+    s.handle({ type: 'setPolicy', lane: 'A', policy: policy('0.000011') as never });
+    const end = snapshot(s.handle({ type: 'advance', to: r.end }));
+    const g = end.guarantees.find((x) => x.id === 'no-overdraw')!;
+    expect(g.status).toBe('held');
+    expect(g.checked).toBeGreaterThan(0);
+    // The first call was paid in full, and nothing more fit in the lowered window.
+    expect(end.lanes.A.counters.spendMicros).toBeGreaterThan(11);
+    expect(end.lanes.A.counters.spendMicros).toBeLessThan(100_000);
+  });
 });

@@ -28,6 +28,13 @@ export class RunGuard {
   readonly checker: InvariantChecker;
   #sim: Simulation | null = null;
   readonly #start: number;
+  /**
+   * The budget, pool and alert settings in force when each request in flight arrived: a call is
+   * judged by the limits it was decided under. A learner who lowers a budget while a call runs
+   * moves the line under a call already granted the old one; the host did not overdraw (and a
+   * stream's generated tokens are paid for either way). Found by the time-travel fuzz.
+   */
+  readonly #arrived = new Map<string, ChargeContext>();
 
   constructor(scenario: Scenario, opts: GuardOptions = {}) {
     this.checker = new InvariantChecker({
@@ -44,15 +51,22 @@ export class RunGuard {
       ...next,
       onFrame: (l) => {
         const sim = this.#sim;
-        if (l.direction === 'in')
+        if (l.direction === 'in') {
           c.request(l.lane, l.connection, l.frame.id, l.t, {
             silence: sim ? sim.lanes[l.lane].host.config.silence : false
           });
-        else if (!('method' in l.frame)) c.frame(l.lane, l.connection, l.frame, l.t);
+          this.#arrived.set(
+            `${l.lane}\u0000${l.connection}\u0000${String(l.frame.id)}`,
+            this.#charge(l.lane, l.server)
+          );
+        } else if (!('method' in l.frame)) c.frame(l.lane, l.connection, l.frame, l.t);
         next.onFrame?.(l);
       },
       onAudit: (r) => {
-        c.audit(r, this.#charge(r.lane as LaneId | undefined, r.server));
+        const key = `${r.lane}\u0000${r.connection}\u0000${String(r.requestId)}`;
+        const ctx = this.#arrived.get(key) ?? this.#charge(r.lane as LaneId | undefined, r.server);
+        this.#arrived.delete(key);
+        c.audit(r, ctx);
         next.onAudit?.(r);
       },
       onStore: (lane, e) => {
