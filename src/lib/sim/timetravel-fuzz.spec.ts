@@ -132,7 +132,9 @@ function play(name: string, ops: readonly Op[]): void {
       case 'edit':
         view =
           o.change.kind === 'config'
-            ? snap(s.handle({ type: 'setConfig', lane: o.lane, client: o.change.client }))
+            ? snap(
+                s.handle({ type: 'setConfig', lane: o.lane, client: o.change.client, what: 'edit' })
+              )
             : snap(s.handle({ type: 'setPolicy', lane: o.lane, policy: o.change.policy }));
         break;
       case 'seekBack': {
@@ -165,7 +167,9 @@ function play(name: string, ops: readonly Op[]): void {
           atMs: at - start,
           lane: o.lane,
           change:
-            o.change.kind === 'config' ? { kind: 'config', client: o.change.client } : o.change
+            o.change.kind === 'config'
+              ? ({ kind: 'config', client: o.change.client } as ForkSpec['change'])
+              : o.change
         };
         const rs = s.handle({ type: 'fork', fork });
         const [f] = only(rs, 'forked');

@@ -117,8 +117,11 @@ export class DurableAuditLog extends WrittenBehind<[number, AuditRecord]> implem
   static async attach(
     store: UseStore,
     dbName: string,
-    ns: Namespace
+    ns: Namespace,
+    /** The namespace is new (a fresh run id): it holds no rows, so nothing is read. */
+    fresh = false
   ): Promise<OpenResult<DurableAuditLog>> {
+    if (fresh) return { ok: true, store: new DurableAuditLog(store, dbName, ns, 0, 0) };
     try {
       const [last, count] = await inTransaction<[number | null, number]>(
         store,

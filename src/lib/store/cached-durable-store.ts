@@ -134,9 +134,12 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   static async attach(
     store: UseStore,
     dbName: string,
-    ns: Namespace
+    ns: Namespace,
+    /** The namespace is new (a fresh run id): nothing to load, so nothing is read. */
+    fresh = false
   ): Promise<OpenResult<CachedDurableStore>> {
     const cached = new CachedDurableStore(store, dbName, ns);
+    if (fresh) return { ok: true, store: cached };
     try {
       const all = await inTransaction<unknown[]>(store, 'readonly', (s, done) => {
         const req = s.getAll(prefixRange(ns));

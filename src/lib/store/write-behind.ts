@@ -244,4 +244,13 @@ export abstract class WrittenBehind<Op> {
   fail(failure: StorageFailure): void {
     this.writer.fail(failure);
   }
+
+  /**
+   * Forget every change not yet written (a batch already being written still lands). For a
+   * namespace nothing will read again: a run the learner rewound leaves its old branch behind, and
+   * writing its backlog would only hold up the new branch's storage behind it.
+   */
+  abandon(): void {
+    this.writer.discardAll();
+  }
 }

@@ -45,6 +45,7 @@ interface RunEntry {
 
 interface Writable {
   flush(): Promise<boolean>;
+  abandon(): void;
   fail(f: StorageFailure): void;
   retry(): Promise<boolean>;
   reattach(s: UseStore): void;
@@ -110,20 +111,49 @@ function newRunId(): string {
   return `r${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
 }
 
-/** Record the run and drop all but the newest few runs nobody is using. Best effort. */
-async function registerAndPrune(decisions: UseStore, id: string): Promise<void> {
-  const runs = await inTransaction<RunEntry[]>(decisions, 'readwrite', (s, done) => {
+/** Record the run in the registry (what the pruning reads). */
+async function register(decisions: UseStore, id: string): Promise<void> {
+  await inTransaction<void>(decisions, 'readwrite', (s, done) => {
     const key = [REGISTRY, id];
     const req = s.get(key);
     req.onsuccess = () => {
       if (req.result === undefined) s.put({ id, createdAt: Date.now() } satisfies RunEntry, key);
-      const all = s.getAll(prefixRange([REGISTRY]));
-      all.onsuccess = () => done(all.result as RunEntry[]);
+      done(undefined);
     };
   });
+}
+
+/** Audit rows one pruning transaction deletes: others (the new run's commits) go between. */
+const PRUNE_CHUNK = 20_000;
+/** How long after the last run started the old runs are pruned: once seeks and loads settle. */
+const PRUNE_AFTER_MS = 2_000;
+let pruneTimer: ReturnType<typeof setTimeout> | null = null;
+let pruning = Promise.resolve();
+
+/**
+ * Drop all but the newest few runs nobody is using, soon and in chunks. A day-long run leaves
+ * hundreds of thousands of audit rows; deleting them in one transaction, right when the next run
+ * started, held every later transaction on the audit store — a seek back waited ~29 s for it.
+ * Deferred (one pass after the last start) and chunked, the new run's own writes go between.
+ * Best effort: what is left is pruned on a later pass.
+ */
+function pruneSoon(decisions: UseStore): void {
+  if (pruneTimer !== null) clearTimeout(pruneTimer);
+  pruneTimer = setTimeout(() => {
+    pruneTimer = null;
+    pruning = pruning.then(() => prune(decisions)).catch(() => {});
+  }, PRUNE_AFTER_MS);
+}
+
+async function prune(decisions: UseStore): Promise<void> {
+  const runs = await inTransaction<RunEntry[]>(decisions, 'readonly', (s, done) => {
+    const all = s.getAll(prefixRange([REGISTRY]));
+    all.onsuccess = () => done(all.result as RunEntry[]);
+  });
   const held = await heldRuns();
-  held.add(id);
-  // The newest few (this one included) stay, and so does any run a tab is still using.
+  const mine = current?.storage.run;
+  if (mine) held.add(mine);
+  // The newest few (the current one included) stay, and so does any run a tab is still using.
   const old = runs
     .sort((a, b) => b.createdAt - a.createdAt)
     .filter((r, i) => i > KEEP_RUNS && !held.has(r.id));
@@ -135,18 +165,34 @@ async function registerAndPrune(decisions: UseStore, id: string): Promise<void> 
     }
     done(undefined);
   });
-  if (auditDb?.ok)
-    await inTransaction<void>(auditDb.store, 'readwrite', (s, done) => {
-      for (const r of old) s.delete(prefixRange([r.id])!);
-      done(undefined);
+  const audit = auditDb?.ok ? auditDb.store : null;
+  if (!audit) return;
+  for (const r of old) {
+    const last = await inTransaction<number>(audit, 'readonly', (s, done) => {
+      const c = s.openKeyCursor(prefixRange([r.id]), 'prev');
+      c.onsuccess = () => {
+        const key = c.result?.key as [string, number] | undefined;
+        done(key ? Number(key[1]) : -1);
+      };
     });
+    for (let lo = 0; lo <= last; lo += PRUNE_CHUNK)
+      await inTransaction<void>(audit, 'readwrite', (s, done) => {
+        s.delete(IDBKeyRange.bound([r.id, lo], [r.id, lo + PRUNE_CHUNK], false, true));
+        done(undefined);
+      });
+  }
 }
 
 /** Open a fresh namespace for the next run (or resume `resume` if this tab may). */
-async function startRun(resume?: string): Promise<RunStorage> {
+async function startRun(resume?: string, abandonOld = false): Promise<RunStorage> {
   if (current) {
     const old = current;
     current = null;
+    // A rewound run's old namespace is never read again (the run memory moves to the new one):
+    // its unwritten backlog — after a fast-forward, a day of audit rows — is dropped rather than
+    // written, or the new namespace's first transactions would wait behind it (a seek back of a
+    // day-long run spent ~29 s here, the re-simulation 2.5 s).
+    if (abandonOld) for (const w of writables(old)) w.abandon();
     // The finished run's last batch, then let other tabs (and the pruning) have it.
     void flushRun(old).finally(() => old.release());
   }
@@ -168,22 +214,28 @@ async function startRun(resume?: string): Promise<RunStorage> {
     storage: { run: null, durable: () => null, durableError: null, audit: null, auditError: null }
   };
   const errors: string[] = [];
+  // A rewind's namespace is new (a fresh id) on databases the run was already using: there is
+  // nothing in it to read, and reading would wait behind the old branch's last transactions (a
+  // day's backlog: ~30 s). Its writes queue behind them instead, held in memory and said so.
+  const fresh = abandonOld && id !== resume;
   if (decisionsDb?.ok) {
     const db = decisionsDb.store;
-    try {
-      await registerAndPrune(db, id);
-    } catch {
-      // Pruning is housekeeping: a failure here shows up, in words, on the first write instead.
-    }
+    const registered = register(db, id).then(
+      () => pruneSoon(db),
+      () => {
+        // Housekeeping: a failure here shows up, in words, on the first write instead.
+      }
+    );
+    if (!fresh) await registered;
     for (const lane of LANE_IDS) {
-      const r = await CachedDurableStore.attach(db, DECISION_DB, [id, lane]);
+      const r = await CachedDurableStore.attach(db, DECISION_DB, [id, lane], fresh);
       if (r.ok) run.decisions[lane] = r.store;
       else errors.push(r.error);
     }
   } else if (decisionsDb) errors.push(decisionsDb.error);
   let auditError: string | null = null;
   if (auditDb?.ok) {
-    const r = await DurableAuditLog.attach(auditDb.store, AUDIT_DB, [id]);
+    const r = await DurableAuditLog.attach(auditDb.store, AUDIT_DB, [id], fresh);
     if (r.ok) run.audit = r.store;
     else auditError = r.error;
   } else if (auditDb) auditError = auditDb.error;
@@ -603,7 +655,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       // namespace, so the durable decisions and audit rows of the abandoned branch stay behind.
       const rewind = rewinds(cmd);
       if (rewind) {
-        session.setStorage(await startRun());
+        session.setStorage(await startRun(undefined, true));
         lastStorage = '';
       }
       // Where this command's own rows start in the log (a reload's restart writes some at once).
