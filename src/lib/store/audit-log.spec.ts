@@ -10,7 +10,8 @@ import {
   toCsv,
   toJsonl
 } from './audit-export';
-import { DurableAuditLog, MemoryAuditLog } from './audit-log';
+import { AUDIT_STORE, DurableAuditLog, MemoryAuditLog } from './audit-log';
+import { openIdbStore } from './idb';
 import { NONE_KEY, auditTotals, groupAudit, mergeTotals, queryAudit } from './audit-query';
 
 let dbSeq = 0;
@@ -123,6 +124,27 @@ describe('DurableAuditLog', () => {
     expect(await b.store.count()).toBe(4);
     await b.store.clear();
     expect(await b.store.count()).toBe(0);
+  });
+
+  it('abandon() forgets what is not written yet; a fresh attach reads nothing and starts at 0', async () => {
+    const dbName = uniqueDb('abandon');
+    const opened = await openIdbStore(dbName, AUDIT_STORE);
+    if (!opened.ok) throw new Error(opened.error);
+    const old = await DurableAuditLog.attach(opened.store, dbName, ['old']);
+    if (!old.ok) throw new Error(old.error);
+    old.store.append(rec({ seq: 1 }));
+    await old.store.flush();
+    for (let i = 2; i <= 4; i++) old.store.append(rec({ seq: i }));
+    old.store.abandon();
+    expect(old.store.status()).toMatchObject({ saved: 1, heldInMemory: 0 });
+    await old.store.flush();
+    expect((await old.store.all()).map((r) => r.seq)).toEqual([1]);
+
+    const fresh = await DurableAuditLog.attach(opened.store, dbName, ['new'], true);
+    if (!fresh.ok) throw new Error(fresh.error);
+    expect(fresh.store.nextKey).toBe(0);
+    fresh.store.append(rec({ seq: 9 }));
+    expect((await fresh.store.all()).map((r) => r.seq)).toEqual([9]);
   });
 
   it('copies the record at append time', async () => {
