@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { WriteBehind } from './write-behind';
+import { MAX_BATCH, WriteBehind } from './write-behind';
 
 type Op = { k: string | null; v: number };
 
@@ -35,6 +35,20 @@ describe('WriteBehind', () => {
         { k: 'a', v: 3 }
       ]
     ]);
+    expect(w.pending).toBe(0);
+  });
+
+  it('writes a long queue in transactions of at most MAX_BATCH ops, in order; a failure holds the rest', async () => {
+    let writes = 0;
+    const { w, written, committed } = writer(() => ++writes === 3);
+    const n = 2 * MAX_BATCH + MAX_BATCH / 2 + 7;
+    for (let i = 0; i < n; i++) w.enqueue({ k: null, v: i });
+    expect(await w.flush()).toBe(false);
+    expect(written.map((b) => b.length)).toEqual([MAX_BATCH, MAX_BATCH]);
+    expect(committed.flat().map((o) => o.v)).toEqual([...Array(2 * MAX_BATCH).keys()]);
+    expect(w.pending).toBe(n - 2 * MAX_BATCH);
+    expect(await w.retry()).toBe(true);
+    expect(written.flat().map((o) => o.v)).toEqual([...Array(n).keys()]);
     expect(w.pending).toBe(0);
   });
 

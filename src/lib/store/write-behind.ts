@@ -57,6 +57,9 @@ export interface WriteBehindOptions<Op> {
   storeName: string;
 }
 
+/** Ops written in one transaction at most; a longer queue is written in several, in order. */
+export const MAX_BATCH = 5_000;
+
 export class WriteBehind<Op> {
   readonly #opts: WriteBehindOptions<Op>;
   #queue: Op[] = [];
@@ -133,27 +136,33 @@ export class WriteBehind<Op> {
   }
 
   async #writeQueued(): Promise<boolean> {
-    if (this.#failure !== null) return false;
-    if (this.#queue.length === 0) return true;
-    const batch = this.#queue;
-    const generation = this.#generation;
-    this.#queue = [];
-    this.#latest.clear();
-    this.#inFlight = batch.length;
-    try {
-      await this.#opts.write(batch);
-      this.#opts.committed?.(batch);
-      return true;
-    } catch (err) {
-      if (generation === this.#generation) this.#requeue(batch);
-      this.#failure ??= toFailure(
-        err,
-        `write ${batch.length} ${this.#opts.noun}`,
-        this.#opts.storeName
-      );
-      return false;
-    } finally {
-      this.#inFlight = 0;
+    for (;;) {
+      if (this.#failure !== null) return false;
+      if (this.#queue.length === 0) return true;
+      // At most MAX_BATCH ops per transaction: a backlog of a day's audit rows written at once
+      // kept the worker's thread in `put` calls for seconds, and every command waited behind it.
+      const all = this.#queue;
+      const batch = all.length > MAX_BATCH ? all.slice(0, MAX_BATCH) : all;
+      this.#queue = all.length > MAX_BATCH ? all.slice(MAX_BATCH) : [];
+      // Positions moved: the ops still queued no longer coalesce with later ones (a later op on
+      // the same key is queued after them, so the last write still wins).
+      this.#latest.clear();
+      const generation = this.#generation;
+      this.#inFlight = batch.length;
+      try {
+        await this.#opts.write(batch);
+        this.#opts.committed?.(batch);
+      } catch (err) {
+        if (generation === this.#generation) this.#requeue(batch);
+        this.#failure ??= toFailure(
+          err,
+          `write ${batch.length} ${this.#opts.noun}`,
+          this.#opts.storeName
+        );
+        return false;
+      } finally {
+        this.#inFlight = 0;
+      }
     }
   }
 
