@@ -6,16 +6,16 @@
 import type { AuditRecord } from '../machine/types';
 import { parseTimeline } from './actions';
 import { BreakpointWatcher, parseBreak, type BreakCondition } from './breakpoints';
-import { CheckpointRecorder } from './checkpoint';
-import { sdkFrameProblem } from './conformance';
-import type { Simulation, SimulationOptions } from './engine';
+import type { CheckpointRecorder } from './checkpoint';
+import type { Simulation } from './engine';
 import { planFastForward } from './extend';
 import { chainSpecs, parseFork } from './fork';
-import { RunGuard } from './guard';
+import type { RunGuard } from './guard';
 import type { Command, Reply, Snapshot, StorageView } from './protocol';
 import { digestRun } from './report';
 import { restartNotice } from './restart';
-import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
+import { LANE_IDS, parseScenario, type LaneId } from './scenario';
+import { wireEngine, type Create, type LoadedRun } from './session-engine';
 import {
   branchAt,
   createFork,
@@ -35,16 +35,14 @@ import {
   type Kept,
   type RunStorage
 } from './session-view';
-import type { TraceEvent } from './trace';
 
 /** How many finished requests per lane the inspector can look up (the most recent ones). */
 export const INSPECT_WINDOW = 5_000;
-/** Checkpoints a run keeps at most (about 1.6 KiB each; see scripts/bench-seek.ts). */
-export const MAX_CHECKPOINTS = 2_000;
 /** Events per fast-forward slice by default (the worker adapts it to wall time). */
 export const SLICE_EVENTS = 20_000;
 
 export type { RunStorage } from './session-view';
+export { MAX_CHECKPOINTS } from './session-engine';
 
 export interface SessionOptions {
   storage?: RunStorage;
@@ -64,19 +62,7 @@ export class Session {
   #events = 0;
   #ff: { target: number; total: number; from: number } | null = null;
   // Time travel (issue #10): what the run was loaded from, so it can be re-simulated.
-  #run: {
-    scenario: Scenario;
-    seed?: number;
-    trace?: TraceEvent[];
-    /** Who answered dialogs at the start (later changes are timeline actions). */
-    human: LaneId[];
-    /**
-     * The fork this run is on: made from the `base` actions (on `parent`, a fork of a fork), its
-     * own later actions being the engine's from index `from` on. Re-creating the run is then
-     * `createFork` and those actions.
-     */
-    fork: RunFork | null;
-  } | null = null;
+  #run: LoadedRun | null = null;
   /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
   #quiet = false;
   /**
@@ -351,50 +337,36 @@ export class Session {
   }
 
   /**
-   * A new engine for the loaded run, its hooks wired to this session: the guard, the checkpoint
-   * recorder and the breakpoint watcher always; the page's audit rows, inspector and durable
-   * audit log only while not re-simulating. `create` builds it (from the start, by replay, by fork).
+   * A new engine for the loaded run (session-engine.ts), its observers this session's: the
+   * guard, checkpoints and breakpoints always; the page's audit rows, inspector and durable audit
+   * log only while not re-simulating. `create` builds it (from the start, by replay, by fork).
    */
-  #build(
-    storage: RunStorage | null,
-    create: (
-      opts: SimulationOptions,
-      make: (s: Scenario, o: SimulationOptions) => Simulation
-    ) => Simulation
-  ): Simulation {
-    const run = this.#run!;
+  #build(storage: RunStorage | null, create: Create): Simulation {
     const auditLog = storage?.audit ?? null;
-    const guard = (this.#guard = new RunGuard(run.scenario, { validate: sdkFrameProblem }));
-    // At most about 2,000 checkpoints a run (a few MB), however fine its sampling.
-    const recorder = (this.#recorder = new CheckpointRecorder(
-      Math.floor(run.scenario.durationMs / MAX_CHECKPOINTS)
-    ));
-    const watcher = (this.#watcher = new BreakpointWatcher(this.#conditions, guard));
-    const opts = watcher.options(
-      recorder.options({
-        ...(run.seed !== undefined ? { seed: run.seed } : {}),
-        ...(run.trace ? { trace: run.trace } : {}),
-        ...(storage ? { durable: storage.durable } : {}),
-        onAudit: (rec) => {
-          if ((this.#quiet && !this.replayAudit) || this.#resuming) return;
+    const shown = () => !((this.#quiet && !this.replayAudit) || this.#resuming);
+    const wired = wireEngine(
+      this.#run!,
+      storage,
+      this.#conditions,
+      {
+        audit: (rec) => {
+          if (!shown()) return;
           this.#audit.push(rec);
           void auditLog?.append(rec);
         },
-        onDecision: (lane, request, out) => {
-          if ((this.#quiet && !this.replayAudit) || this.#resuming) return;
+        decision: (lane, request, out) => {
+          if (!shown()) return;
           const kept = this.#kept[lane];
           kept.set(out.audit.seq, { request, out });
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
-        },
-        ...(run.human.length ? { human: run.human } : {})
-      })
+        }
+      },
+      create
     );
-    // The recorder sees the engine from its creation, so a re-simulation (a seek back, a fork)
-    // records the checkpoints before t again: the scrubber's stops stay one timeline.
-    const sim = create(opts, (s, o) => recorder.attach(guard.simulate(s, o)));
-    recorder.attach(sim);
-    watcher.attach(sim);
-    return sim;
+    this.#guard = wired.guard;
+    this.#recorder = wired.recorder;
+    this.#watcher = wired.watcher;
+    return wired.sim;
   }
 
   // ---- Time travel (issue #10): restart, seek, checkpoints, fork, breakpoints, extend ----
@@ -510,12 +482,7 @@ export class Session {
    * abandoned branch: the new engine uses the storage the worker set for it (a fresh namespace),
    * or memory when none was set.
    */
-  #rebuild(
-    create: (
-      opts: SimulationOptions,
-      make: (s: Scenario, o: SimulationOptions) => Simulation
-    ) => Simulation
-  ): void {
+  #rebuild(create: Create): void {
     const fresh = this.#next !== this.#storage ? this.#next : null;
     this.#storage = fresh;
     this.#ff = null;

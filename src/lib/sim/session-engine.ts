@@ -1,0 +1,86 @@
+/**
+ * The worker session's engine wiring (session.ts): what a loaded run is — enough to re-create it
+ * (issue #10) — and a new engine for it with the run's own observers attached: the invariant
+ * guard, the checkpoint recorder and the breakpoint watcher, which see every engine from its
+ * creation (a re-simulation included), and the page's sinks, which the session quiets while it
+ * re-simulates.
+ */
+import type { AuthOutput, IncomingRequest } from '../machine/authorize';
+import type { AuditRecord } from '../machine/types';
+import { BreakpointWatcher, type BreakCondition } from './breakpoints';
+import { CheckpointRecorder } from './checkpoint';
+import { sdkFrameProblem } from './conformance';
+import type { Simulation, SimulationOptions } from './engine';
+import { RunGuard } from './guard';
+import type { LaneId, Scenario } from './scenario';
+import type { Make, RunFork } from './session-timeline';
+import type { RunStorage } from './session-view';
+import type { TraceEvent } from './trace';
+
+/** Checkpoints a run keeps at most (about 1.6 KiB each; see scripts/bench-seek.ts). */
+export const MAX_CHECKPOINTS = 2_000;
+
+/** What the run was loaded from, so it can be re-simulated. */
+export interface LoadedRun {
+  scenario: Scenario;
+  seed?: number;
+  trace?: TraceEvent[];
+  /** Who answered dialogs at the start (later changes are timeline actions). */
+  human: LaneId[];
+  /**
+   * The fork this run is on: made from the `base` actions (on `parent`, a fork of a fork), its
+   * own later actions being the engine's from index `from` on. Re-creating the run is then
+   * `createFork` and those actions.
+   */
+  fork: RunFork | null;
+}
+
+/** Builds an engine (from the start, by replay, by fork) with the options and maker it is given. */
+export type Create = (opts: SimulationOptions, make: Make) => Simulation;
+
+/** Where a run's audit records and finished requests go (the session drops them when quiet). */
+export interface Sinks {
+  audit(rec: AuditRecord): void;
+  decision(lane: LaneId, request: IncomingRequest, out: AuthOutput): void;
+}
+
+export interface WiredEngine {
+  sim: Simulation;
+  guard: RunGuard;
+  recorder: CheckpointRecorder;
+  watcher: BreakpointWatcher;
+}
+
+/**
+ * A new engine for `run`, made by `create`, with its guard, checkpoint recorder and breakpoint
+ * watcher (reading `conditions`, which outlive engines), durable decisions in `storage`, and
+ * audit records and decisions handed to `sinks`.
+ */
+export function wireEngine(
+  run: LoadedRun,
+  storage: RunStorage | null,
+  conditions: BreakCondition[],
+  sinks: Sinks,
+  create: Create
+): WiredEngine {
+  const guard = new RunGuard(run.scenario, { validate: sdkFrameProblem });
+  // At most about 2,000 checkpoints a run (a few MB), however fine its sampling.
+  const recorder = new CheckpointRecorder(Math.floor(run.scenario.durationMs / MAX_CHECKPOINTS));
+  const watcher = new BreakpointWatcher(conditions, guard);
+  const opts = watcher.options(
+    recorder.options({
+      ...(run.seed !== undefined ? { seed: run.seed } : {}),
+      ...(run.trace ? { trace: run.trace } : {}),
+      ...(storage ? { durable: storage.durable } : {}),
+      onAudit: (rec) => sinks.audit(rec),
+      onDecision: (lane, request, out) => sinks.decision(lane, request, out),
+      ...(run.human.length ? { human: run.human } : {})
+    })
+  );
+  // The recorder sees the engine from its creation, so a re-simulation (a seek back, a fork)
+  // records the checkpoints before t again: the scrubber's stops stay one timeline.
+  const sim = create(opts, (s, o) => recorder.attach(guard.simulate(s, o)));
+  recorder.attach(sim);
+  watcher.attach(sim);
+  return { sim, guard, recorder, watcher };
+}
