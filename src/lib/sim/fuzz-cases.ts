@@ -83,7 +83,11 @@ const lane = (label: string) =>
   fc.record({
     label: fc.constant(label),
     client: clientArb,
-    policy: fc.record({ version: fc.constant(1), defaults: policyBlockArb, servers: fc.constant({}) })
+    policy: fc.record({
+      version: fc.constant(1),
+      defaults: policyBlockArb,
+      servers: fc.constant({})
+    })
   });
 
 const PARAMS: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
@@ -240,7 +244,11 @@ const editArb: fc.Arbitrary<Edit> = fc.oneof(
   fc.record({
     at: fc.double({ min: 0, max: 1, noNaN: true }),
     lane: fc.constantFrom('A', 'B'),
-    policy: fc.record({ version: fc.constant(1), defaults: policyBlockArb, servers: fc.constant({}) })
+    policy: fc.record({
+      version: fc.constant(1),
+      defaults: policyBlockArb,
+      servers: fc.constant({})
+    })
   })
 ) as fc.Arbitrary<Edit>;
 
