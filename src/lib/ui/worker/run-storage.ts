@@ -1,0 +1,309 @@
+/**
+ * The worker's IndexedDB run namespaces (sim.worker.ts uses them). Each run (a load: a new
+ * scenario, seed or Reset) gets its own namespace in IndexedDB — durable lanes' decisions under
+ * `[run, lane, …]`, the audit log under `[run, n]` — so a second run starts empty and gives the
+ * same numbers as the first and as `lab run`; a reload can resume its run (SPEC §4: runs are
+ * isolated, restarts are not). The last few runs are kept, older ones pruned; a run in use by
+ * another tab (a Web Lock) is never pruned and never shared.
+ *
+ * Writes go behind in groups after every command (group commit) and every store reports what is
+ * on disk only after its transaction commits. Every wait on IndexedDB has a time limit: an open
+ * that never answers or a write that never settles marks storage as failed in words, and the
+ * simulation goes on from memory.
+ *
+ * The module owns the two open databases and the run in use (`current`).
+ */
+import { AUDIT_STORE, DurableAuditLog } from '../../store/audit-log';
+import { CachedDurableStore } from '../../store/cached-durable-store';
+import { DECISIONS_STORE, prefixRange } from '../../store/durable-store';
+import { inTransaction, openIdbStore, type OpenResult, type UseStore } from '../../store/idb';
+import type { StorageFailure } from '../../store/write-behind';
+import { LANE_IDS, type LaneId } from '../../sim/scenario';
+import type { RunStorage } from '../../sim/session';
+
+const DECISION_DB = 'sampling-policy-lab-run-decisions';
+const AUDIT_DB = 'sampling-policy-lab-run-audit';
+/** How long an open may take before storage is reported blocked. */
+const OPEN_TIMEOUT_MS = 4_000;
+/** How long a group commit may take before storage is reported as not answering. */
+const WRITE_TIMEOUT_MS = 8_000;
+/** Runs kept in IndexedDB besides the newest one (and any a tab is still using). */
+const KEEP_RUNS = 4;
+/** Registry entries live in the decisions database under this first key element. */
+const REGISTRY = '~runs';
+
+interface RunEntry {
+  id: string;
+  createdAt: number;
+}
+
+interface Writable {
+  flush(): Promise<boolean>;
+  abandon(): void;
+  fail(f: StorageFailure): void;
+  retry(): Promise<boolean>;
+  reattach(s: UseStore): void;
+}
+
+export interface Run {
+  storage: RunStorage;
+  decisions: Partial<Record<LaneId, CachedDurableStore>>;
+  audit: DurableAuditLog | null;
+  release: () => void;
+}
+
+let decisionsDb: OpenResult<UseStore> | null = null;
+let auditDb: OpenResult<UseStore> | null = null;
+let current: Run | null = null;
+
+/** The run in use (null before the first load). */
+export function currentRun(): Run | null {
+  return current;
+}
+
+/** The audit database's store, when it is open. */
+export function auditStore(): UseStore | null {
+  return auditDb?.ok ? auditDb.store : null;
+}
+
+/** Open (or re-open, after a failure) both databases, at once, each within the time limit. */
+export async function openDbs(): Promise<[OpenResult<UseStore>, OpenResult<UseStore>]> {
+  const [d, a] = await Promise.all([
+    decisionsDb?.ok
+      ? decisionsDb
+      : openIdbStore(DECISION_DB, DECISIONS_STORE, AbortSignal.timeout(OPEN_TIMEOUT_MS)),
+    auditDb?.ok
+      ? auditDb
+      : openIdbStore(AUDIT_DB, AUDIT_STORE, AbortSignal.timeout(OPEN_TIMEOUT_MS))
+  ]);
+  decisionsDb = d;
+  auditDb = a;
+  return [d, a];
+}
+
+/** Hold a Web Lock on the run for as long as this worker uses it; false if another tab holds it. */
+function lockRun(id: string): Promise<(() => void) | null> {
+  const locks = (navigator as Navigator & { locks?: LockManager }).locks;
+  if (!locks) return Promise.resolve(() => {});
+  return new Promise((resolve) => {
+    void locks.request(`spl-run:${id}`, { ifAvailable: true }, (lock) => {
+      if (lock === null) {
+        resolve(null);
+        return undefined;
+      }
+      return new Promise<void>((release) => resolve(release));
+    });
+  });
+}
+
+async function heldRuns(): Promise<Set<string>> {
+  const locks = (navigator as Navigator & { locks?: LockManager }).locks;
+  if (!locks) return new Set();
+  const q = await locks.query();
+  const out = new Set<string>();
+  for (const l of q.held ?? [])
+    if (l.name?.startsWith('spl-run:')) out.add(l.name.slice('spl-run:'.length));
+  return out;
+}
+
+function newRunId(): string {
+  return `r${Date.now().toString(36)}-${crypto.randomUUID().slice(0, 8)}`;
+}
+
+/** Record the run in the registry (what the pruning reads). */
+async function register(decisions: UseStore, id: string): Promise<void> {
+  await inTransaction<void>(decisions, 'readwrite', (s, done) => {
+    const key = [REGISTRY, id];
+    const req = s.get(key);
+    req.onsuccess = () => {
+      if (req.result === undefined) s.put({ id, createdAt: Date.now() } satisfies RunEntry, key);
+      done(undefined);
+    };
+  });
+}
+
+/** Audit rows one pruning transaction deletes: others (the new run's commits) go between. */
+const PRUNE_CHUNK = 20_000;
+/** How long after the last run started the old runs are pruned: once seeks and loads settle. */
+const PRUNE_AFTER_MS = 2_000;
+let pruneTimer: ReturnType<typeof setTimeout> | null = null;
+let pruning = Promise.resolve();
+
+/**
+ * Drop all but the newest few runs nobody is using, soon and in chunks. A day-long run leaves
+ * hundreds of thousands of audit rows; deleting them in one transaction, right when the next run
+ * started, held every later transaction on the audit store — a seek back waited ~29 s for it.
+ * Deferred (one pass after the last start) and chunked, the new run's own writes go between.
+ * Best effort: what is left is pruned on a later pass.
+ */
+function pruneSoon(decisions: UseStore): void {
+  if (pruneTimer !== null) clearTimeout(pruneTimer);
+  pruneTimer = setTimeout(() => {
+    pruneTimer = null;
+    pruning = pruning.then(() => prune(decisions)).catch(() => {});
+  }, PRUNE_AFTER_MS);
+}
+
+async function prune(decisions: UseStore): Promise<void> {
+  const runs = await inTransaction<RunEntry[]>(decisions, 'readonly', (s, done) => {
+    const all = s.getAll(prefixRange([REGISTRY]));
+    all.onsuccess = () => done(all.result as RunEntry[]);
+  });
+  const held = await heldRuns();
+  const mine = current?.storage.run;
+  if (mine) held.add(mine);
+  // The newest few (the current one included) stay, and so does any run a tab is still using.
+  const old = runs
+    .sort((a, b) => b.createdAt - a.createdAt)
+    .filter((r, i) => i > KEEP_RUNS && !held.has(r.id));
+  if (old.length === 0) return;
+  await inTransaction<void>(decisions, 'readwrite', (s, done) => {
+    for (const r of old) {
+      s.delete(prefixRange([r.id])!);
+      s.delete([REGISTRY, r.id]);
+    }
+    done(undefined);
+  });
+  const audit = auditDb?.ok ? auditDb.store : null;
+  if (!audit) return;
+  for (const r of old) {
+    const last = await inTransaction<number>(audit, 'readonly', (s, done) => {
+      const c = s.openKeyCursor(prefixRange([r.id]), 'prev');
+      c.onsuccess = () => {
+        const key = c.result?.key as [string, number] | undefined;
+        done(key ? Number(key[1]) : -1);
+      };
+    });
+    for (let lo = 0; lo <= last; lo += PRUNE_CHUNK)
+      await inTransaction<void>(audit, 'readwrite', (s, done) => {
+        s.delete(IDBKeyRange.bound([r.id, lo], [r.id, lo + PRUNE_CHUNK], false, true));
+        done(undefined);
+      });
+  }
+}
+
+/** Open a fresh namespace for the next run (or resume `resume` if this tab may). */
+export async function startRun(resume?: string, abandonOld = false): Promise<RunStorage> {
+  if (current) {
+    const old = current;
+    current = null;
+    // A rewound run's old namespace is never read again (the run memory moves to the new one):
+    // its unwritten backlog — after a fast-forward, a day of audit rows — is dropped rather than
+    // written, or the new namespace's first transactions would wait behind it (a seek back of a
+    // day-long run spent ~29 s here, the re-simulation 2.5 s).
+    if (abandonOld) for (const w of writables(old)) w.abandon();
+    // The finished run's last batch, then let other tabs (and the pruning) have it.
+    void flushRun(old).finally(() => old.release());
+  }
+  await openDbs();
+  let id: string | null = null;
+  let release: (() => void) | null = null;
+  if (resume) {
+    release = await lockRun(resume);
+    if (release) id = resume;
+  }
+  if (!id) {
+    id = newRunId();
+    release = (await lockRun(id)) ?? (() => {});
+  }
+  const run: Run = {
+    decisions: {},
+    audit: null,
+    release: release ?? (() => {}),
+    storage: { run: null, durable: () => null, durableError: null, audit: null, auditError: null }
+  };
+  const errors: string[] = [];
+  // A rewind's namespace is new (a fresh id) on databases the run was already using: there is
+  // nothing in it to read, and reading would wait behind the old branch's last transactions (a
+  // day's backlog: ~30 s). Its writes queue behind them instead, held in memory and said so.
+  const fresh = abandonOld && id !== resume;
+  if (decisionsDb?.ok) {
+    const db = decisionsDb.store;
+    const registered = register(db, id).then(
+      () => pruneSoon(db),
+      () => {
+        // Housekeeping: a failure here shows up, in words, on the first write instead.
+      }
+    );
+    if (!fresh) await registered;
+    for (const lane of LANE_IDS) {
+      const r = await CachedDurableStore.attach(db, DECISION_DB, [id, lane], fresh);
+      if (r.ok) run.decisions[lane] = r.store;
+      else errors.push(r.error);
+    }
+  } else if (decisionsDb) errors.push(decisionsDb.error);
+  let auditError: string | null = null;
+  if (auditDb?.ok) {
+    const r = await DurableAuditLog.attach(auditDb.store, AUDIT_DB, [id], fresh);
+    if (r.ok) run.audit = r.store;
+    else auditError = r.error;
+  } else if (auditDb) auditError = auditDb.error;
+  run.storage = {
+    run: run.decisions.A || run.audit ? id : null,
+    durable: (lane) => run.decisions[lane] ?? null,
+    durableError: errors[0] ?? null,
+    audit: run.audit,
+    auditError
+  };
+  current = run;
+  return run.storage;
+}
+
+function writables(run: Run): Writable[] {
+  const out: Writable[] = [];
+  for (const lane of LANE_IDS) {
+    const s = run.decisions[lane];
+    if (s) out.push(s);
+  }
+  if (run.audit) out.push(run.audit);
+  return out;
+}
+
+async function flushOne(w: Writable): Promise<void> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const timeout = new Promise<'timeout'>((resolve) => {
+    timer = setTimeout(() => resolve('timeout'), WRITE_TIMEOUT_MS);
+  });
+  const r = await Promise.race([w.flush(), timeout]);
+  clearTimeout(timer);
+  if (r === 'timeout')
+    w.fail({
+      kind: 'timeout',
+      words: 'the browser did not finish writing in time',
+      error: `A write to IndexedDB did not finish within ${WRITE_TIMEOUT_MS / 1000} s.`
+    });
+}
+
+export async function flushRun(run: Run): Promise<void> {
+  await Promise.all(writables(run).map(flushOne));
+}
+
+/**
+ * Re-open storage after a failure and retry what the run in use has not written; false if there
+ * is no run (nothing to retry).
+ */
+export async function reopenStorage(): Promise<boolean> {
+  const run = current;
+  // Open both databases afresh: one may not have opened, or another tab may have taken it.
+  decisionsDb = null;
+  auditDb = null;
+  const [d, a] = await openDbs();
+  if (!run) return false;
+  for (const lane of LANE_IDS) {
+    const s = run.decisions[lane];
+    if (s && d.ok) s.reattach(d.store);
+  }
+  if (run.audit && a.ok) run.audit.reattach(a.store);
+  await Promise.all(writables(run).map((w) => w.retry()));
+  return true;
+}
+
+/** Earlier builds kept one un-namespaced database per lane; nothing reads them any more. */
+export function deleteLegacyDbs(): void {
+  try {
+    for (const lane of LANE_IDS)
+      indexedDB.deleteDatabase(`sampling-policy-lab-decisions-lane-${lane}`);
+  } catch {
+    // No IndexedDB here: nothing to clean up.
+  }
+}
