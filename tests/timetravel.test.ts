@@ -341,7 +341,11 @@ test('a fork of a fork: lane A keeps the first fork’s numbers when the second 
   // Opened in a new tab, the link re-creates the chain: the same numbers.
   const other = await page.context().newPage();
   await other.goto(link);
-  await expect(other.getByLabel('Fork', { exact: true })).toContainText('lane B runs a changed');
+  // Two forks, each a re-simulation from the start: allow for a loaded machine.
+  await expect(other.getByLabel('Fork', { exact: true })).toContainText('lane B runs a changed', {
+    timeout: 60_000
+  });
+  await expect(slider(other)).toHaveAttribute('aria-busy', 'false', { timeout: 60_000 });
   await slider(other).focus();
   await slider(other).press('End');
   await expect(slider(other)).toHaveAttribute('aria-valuetext', '1:00:00 of 1:00:00');
