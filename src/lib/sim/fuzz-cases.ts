@@ -170,7 +170,7 @@ const server = (i: number) =>
     })
   );
 
-const scenarioArb = fc
+export const scenarioArb = fc
   .record({
     seed: fc.integer({ min: 0, max: 0xffffffff }),
     durationMs: fc.integer({ min: 30_000, max: 300_000 }),

@@ -18,7 +18,7 @@ import { describe, expect, it } from 'vitest';
 import { parsePolicy, type Policy } from '../machine/policy';
 import type { ClientConfigInput } from '../machine/config';
 import type { ForkSpec } from './fork';
-import { clientArb, policyBlockArb } from './fuzz-cases';
+import { clientArb, policyBlockArb, scenarioArb } from './fuzz-cases';
 import type { Reply, Snapshot } from './protocol';
 import type { LaneId } from './scenario';
 import { Session } from './session';
@@ -33,6 +33,8 @@ const SCENARIOS = [
   'prompt-mutator'
 ];
 const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
+/** Random valid scenarios (fuzz-cases.ts) too: behaviours, tiny budgets, short TTLs, faults. */
+const RANDOM_RUNS = Number(process.env.FUZZ_RANDOM_RUNS ?? 6);
 
 const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
   rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
@@ -87,16 +89,15 @@ const op: fc.Arbitrary<Op> = fc.oneof(
   },
   { weight: 1, arbitrary: fc.constant({ op: 'reload' as const }) }
 );
-const caseArb = fc.record({
-  scenario: fc.constantFrom(...SCENARIOS),
-  ops: fc.array(op, { minLength: 2, maxLength: 9 })
-});
+const ops = fc.array(op, { minLength: 2, maxLength: 9 });
+const caseArb = fc.record({ scenario: fc.constantFrom(...SCENARIOS), ops });
+const randomCaseArb = fc.record({ scenario: scenarioArb, ops });
 
-function load(name: string, at?: Extract<Reply, { type: 'timeline' }>): Session {
+function load(scenario: unknown, at?: Extract<Reply, { type: 'timeline' }>): Session {
   const s = new Session();
   const rs = s.handle({
     type: 'load',
-    scenario: data.get(name),
+    scenario,
     ...(at ? { at: { t: at.t, actions: at.actions, fork: at.fork } } : {})
   });
   const [r] = only(rs, 'loaded');
@@ -115,8 +116,8 @@ function broken(view: Snapshot, step: string): void {
 
 const lanesOf = (v: Snapshot) => JSON.stringify(v.lanes);
 
-function play(name: string, ops: readonly Op[]): void {
-  let s = load(name);
+function play(scenario: unknown, ops: readonly Op[]): void {
+  let s = load(scenario);
   let view = s.snapshot();
   const { start, end } = view;
   const span = end - start;
@@ -186,7 +187,7 @@ function play(name: string, ops: readonly Op[]): void {
       }
       case 'reload': {
         const [tl] = only(s.handle({ type: 'timeline' }), 'timeline');
-        const reloaded = load(name, tl);
+        const reloaded = load(scenario, tl);
         const live = snap(s.handle({ type: 'restart' }));
         const back = reloaded.snapshot();
         expect(back.now, step).toBe(live.now);
@@ -208,9 +209,31 @@ describe('time travel on generated timelines', () => {
     const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
     const path = process.env.FUZZ_PATH;
     fc.assert(
-      fc.property(caseArb, ({ scenario, ops }) => play(scenario, ops)),
+      fc.property(caseArb, ({ scenario, ops }) => play(data.get(scenario), ops)),
       {
         numRuns: RUNS,
+        ...(seed !== undefined ? { seed } : {}),
+        ...(path ? { path } : {}),
+        endOnFailure: true
+      }
+    );
+  }, 240_000);
+
+  it(`${RANDOM_RUNS} timelines on random scenarios`, () => {
+    const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
+    const path = process.env.FUZZ_PATH;
+    fc.assert(
+      fc.property(randomCaseArb, ({ scenario, ops }) => {
+        try {
+          play(scenario, ops);
+        } catch (e) {
+          throw new Error(
+            `${e instanceof Error ? e.message : String(e)}\nscenario: ${JSON.stringify(scenario)}`
+          );
+        }
+      }),
+      {
+        numRuns: RANDOM_RUNS,
         ...(seed !== undefined ? { seed } : {}),
         ...(path ? { path } : {}),
         endOnFailure: true
