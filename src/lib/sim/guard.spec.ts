@@ -93,4 +93,39 @@ describe('the worker session checks its run', () => {
     expect(end.lanes.A.counters.spendMicros).toBeGreaterThan(11);
     expect(end.lanes.A.counters.spendMicros).toBeLessThan(100_000);
   });
+
+  // Found by the time-travel fuzz (seed -735106889, path 1198): lane B's policy edited at 382 ms,
+  // before any decision under the old policy was stored. A request decided before the edit stored
+  // its answer under the old policy's hash at 3.1 s; no lookup answers from it, so the next
+  // presentation asked again — rightly — and the guarantee must not count that entry as live.
+  it('a decision stored under a policy edited since starts no store lifetime', () => {
+    const data = JSON.parse(readFileSync('static/scenarios/prompt-mutator.json', 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    const s = new Session();
+    const [r] = s.handle({ type: 'load', scenario: data });
+    if (r?.type !== 'loaded' || !r.ok) throw new Error('not loaded');
+    s.handle({ type: 'advance', to: r.start + 382 });
+    const policy = {
+      version: 1,
+      defaults: {
+        sampling: true,
+        allowedModels: ['example-model-v2'],
+        defaultModel: 'example-model-v2',
+        maxInputTokens: 8261,
+        maxContext: 'none',
+        rateLimit: { requests: 27, windowMs: 116_568 },
+        budget: null,
+        perCallCap: { amount: '0.025352', currency: 'USD' },
+        consent: 'ask'
+      },
+      servers: {}
+    };
+    s.handle({ type: 'setPolicy', lane: 'B', policy: policy as never });
+    const end = snapshot(s.handle({ type: 'advance', to: r.end }));
+    const g = end.guarantees.find((x) => x.id === 'one-consent')!;
+    expect(g.status).toBe('held');
+    expect(g.checked).toBeGreaterThan(1);
+  });
 });

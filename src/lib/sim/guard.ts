@@ -70,7 +70,13 @@ export class RunGuard {
         next.onAudit?.(r);
       },
       onStore: (lane, e) => {
-        c.store(lane, this.#sim?.now ?? this.#start, e);
+        // The hash lookups compare with now: an entry committed under a policy edited since
+        // (its request was decided before the edit) answers no lookup.
+        const current =
+          e.type === 'commit' && this.#sim
+            ? this.#sim.lanes[lane].host.policyHashFor(e.decision.server)
+            : undefined;
+        c.store(lane, this.#sim?.now ?? this.#start, e, current);
         next.onStore?.(lane, e);
       }
     };

@@ -97,7 +97,12 @@ export class LifetimeTracker {
     }
   }
 
-  store(lane: string, t: number, e: StoreEvent): void {
+  /**
+   * `currentHash`: the server's policy hash at `t`, when known. A commit under another hash was
+   * decided before a policy edit (found by the time-travel fuzz: an edit before the old policy's
+   * first commit left that hash unknown to `#hashes`), and no lookup will answer from it.
+   */
+  store(lane: string, t: number, e: StoreEvent, currentHash?: string): void {
     switch (e.type) {
       case 'opened':
         this.#scope.set(lane, e.scope);
@@ -107,6 +112,7 @@ export class LifetimeTracker {
         const d = e.decision;
         const h = this.#hashesOf(lane, d.server);
         if (h.stale.has(d.policyHash)) break;
+        if (currentHash !== undefined && d.policyHash !== currentHash) break;
         h.current.add(d.policyHash);
         const scopeKey = e.scope === 'durable' ? '*' : e.connection;
         const s = this.#state(lane, scopeKey, d.identity, d.server);

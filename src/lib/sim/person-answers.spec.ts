@@ -8,10 +8,11 @@ import { parseTimeline } from './actions';
 import { replayFrom, replayTo } from './checkpoint';
 import { Simulation, type SimulationOptions, type TimelineAction } from './engine';
 import { forkRun, parseFork } from './fork';
-import type { Reply, Snapshot } from './protocol';
+import type { Snapshot } from './protocol';
 import { auditLineJson, frameLineJson } from './report';
 import { parseScenario, type LaneId, type Scenario } from './scenario';
 import { Session } from './session';
+import { only, snap } from './replies.testing';
 
 const data = JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')) as Record<
   string,
@@ -128,10 +129,6 @@ function personRunAfterFork(sim: Simulation): void {
       if (d.lane === 'A') sim.answerConsent('A', d.input.connection, d.input.requestId, true);
   }
 }
-
-const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
-  rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
-const snap = (rs: Reply[]): Snapshot => only(rs, 'snapshot').at(-1)!;
 
 /** A session in "you are the user" mode, answering every dialog open at `t` with `approved`. */
 function answerAll(s: Session, t: number, approved: (lane: LaneId) => boolean): Snapshot {

@@ -7,17 +7,14 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ForkSpec } from './fork';
-import type { Reply, Snapshot } from './protocol';
 import type { LaneId } from './scenario';
 import { Session } from './session';
+import { only, snap } from './replies.testing';
 
 const data = JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')) as Record<
   string,
   unknown
 >;
-const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
-  rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
-const snap = (rs: Reply[]): Snapshot => only(rs, 'snapshot').at(-1)!;
 const MIN = 60_000;
 
 const config = (store: 'connection' | 'durable', threshold = 40) => ({

@@ -1,17 +1,10 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Simulation } from './engine';
 import { SharedDecisionStore } from './lane-store';
-import type { Reply, Snapshot } from './protocol';
 import { LANE_IDS, parseScenario, type LaneId } from './scenario';
 import { Session, type RunStorage } from './session';
 import { liveDecisions } from './restart';
-
-const read = (name: string) =>
-  JSON.parse(readFileSync(`static/scenarios/${name}.json`, 'utf8')) as Record<string, unknown>;
-const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
-  rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
-const snap = (rs: Reply[]): Snapshot => only(rs, 'snapshot').at(-1)!;
+import { only, readScenario as read, snap } from './replies.testing';
 
 /** A durable store that, like the browser's, says what is on disk (the session counts it as resumed). */
 class DiskStore extends SharedDecisionStore {

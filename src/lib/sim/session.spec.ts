@@ -2,12 +2,11 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Reply, Snapshot } from './protocol';
 import { Session } from './session';
+import { only } from './replies.testing';
 
 const scenario = JSON.parse(
   readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')
 ) as Record<string, unknown>;
-const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
-  rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
 
 function loaded(s: Session, extra: Partial<{ human: ('A' | 'B')[] }> = {}) {
   const [r] = s.handle({ type: 'load', scenario, ...extra });

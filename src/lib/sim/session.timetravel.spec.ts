@@ -1,15 +1,9 @@
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Simulation } from './engine';
-import type { Reply, Snapshot } from './protocol';
+import type { Reply } from './protocol';
 import { parseScenario } from './scenario';
 import { Session } from './session';
-
-const read = (name: string) =>
-  JSON.parse(readFileSync(`static/scenarios/${name}.json`, 'utf8')) as Record<string, unknown>;
-const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
-  rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
-const snap = (rs: Reply[]): Snapshot => only(rs, 'snapshot').at(-1)!;
+import { only, readScenario as read, snap } from './replies.testing';
 
 function loaded(name = 'reconnect-bypass') {
   const s = new Session();

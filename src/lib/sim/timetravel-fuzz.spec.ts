@@ -22,6 +22,7 @@ import { clientArb, policyBlockArb, scenarioArb } from './fuzz-cases';
 import type { Reply, Snapshot } from './protocol';
 import type { LaneId } from './scenario';
 import { Session } from './session';
+import { only, snap } from './replies.testing';
 
 const SCENARIOS = [
   'reconnect-bypass',
@@ -36,13 +37,6 @@ const RUNS = Number(process.env.FUZZ_RUNS ?? 25);
 /** Random valid scenarios (fuzz-cases.ts) too: behaviours, tiny budgets, short TTLs, faults. */
 const RANDOM_RUNS = Number(process.env.FUZZ_RANDOM_RUNS ?? 6);
 
-const only = <T extends Reply['type']>(rs: Reply[], type: T) =>
-  rs.filter((r): r is Extract<Reply, { type: T }> => r.type === type);
-const snap = (rs: Reply[]): Snapshot => {
-  const s = only(rs, 'snapshot').at(-1);
-  if (!s) throw new Error(`no snapshot among ${rs.map((r) => r.type).join(', ')}`);
-  return s;
-};
 const data = new Map(
   SCENARIOS.map((n) => [
     n,

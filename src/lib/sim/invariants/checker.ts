@@ -190,7 +190,8 @@ export class InvariantChecker {
   }
 
   /** A change to a lane's decision store, at virtual time `t`. */
-  store(lane: string, t: number, e: StoreEvent): void {
+  /** A store change; `currentHash`: the server's policy hash now, when the caller knows it. */
+  store(lane: string, t: number, e: StoreEvent, currentHash?: string): void {
     if (e.type === 'commit') {
       const v = this.#t['verdicts-only'];
       v.checked++;
@@ -204,7 +205,7 @@ export class InvariantChecker {
           what: `the decision for ${e.decision.identity} ${problem}`
         });
     }
-    this.#lifetimes.store(lane, t, e);
+    this.#lifetimes.store(lane, t, e, currentHash);
   }
 
   /** Two runs of the same scenario and seed, digested: their bytes must be equal. */
