@@ -1,0 +1,111 @@
+/**
+ * Copies of a running engine (issue #10: restore to t in well under a second).
+ *
+ * A run's state is spread over objects that point at each other — lanes, hosts, requests in
+ * flight, server agents, the clock's queue — and over closures: a timer's callback, a provider's
+ * stream, a consent dialog's answer. A copy must be a second, independent engine that continues
+ * exactly as the original would (checkpoint.spec.ts: byte for byte). So:
+ *
+ * - every class that holds run state has `clone(m)`: it makes its copy, registers it with
+ *   `m.set(this, copy)` *before* copying what it points at (cycles end there), and copies its
+ *   references through `m.get` (objects) and `m.fn` (functions);
+ * - every closure that can outlive the event that made it carries a *reviver* ({@link revivable}):
+ *   given the map, it makes the same closure over the copies. A closure without one cannot be
+ *   copied, and {@link NotCloneable} says which; the caller then re-simulates instead (the XState
+ *   actor executor's timers, for instance, are XState's own closures).
+ *
+ * Immutable values (scenarios, policies, frames, requests' params, rate cards) are shared, never
+ * copied: nothing in the engine changes them after they are made.
+ */
+
+/** A run's state cannot be copied here (a closure without reviver, say): re-simulate instead. */
+export class NotCloneable extends Error {
+  constructor(what: string) {
+    super(`cannot copy the engine: ${what}`);
+    this.name = 'NotCloneable';
+  }
+}
+
+const REVIVE = Symbol('revive');
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any callable
+type Fn = (...args: any[]) => any;
+
+/** `fn`, marked with how to make it again over the copies in a {@link CloneMap}. */
+export function revivable<F extends Fn>(fn: F, revive: (m: CloneMap) => F): F {
+  (fn as F & { [REVIVE]?: (m: CloneMap) => F })[REVIVE] = revive;
+  return fn;
+}
+
+/** Anything with a clone method. */
+export interface Cloneable<T> {
+  clone(m: CloneMap): T;
+}
+
+/** One copy of an engine in progress: originals to their copies, made once each. */
+export class CloneMap {
+  readonly #copies = new Map<object, unknown>();
+
+  /** Register `copy` as the copy of `original`; returns `copy`. Call it before copying fields. */
+  set<T extends object>(original: T, copy: T): T {
+    this.#copies.set(original, copy);
+    return copy;
+  }
+
+  /** Whether `original` has been copied already. */
+  has(original: object): boolean {
+    return this.#copies.has(original);
+  }
+
+  /** The copy of `x` (made by its `clone` the first time it is asked for). */
+  get<T extends Cloneable<T>>(x: T): T;
+  get<T extends Cloneable<T>>(x: T | null): T | null;
+  get<T extends Cloneable<T>>(x: T | undefined): T | undefined;
+  get<T extends Cloneable<T>>(x: T | null | undefined): T | null | undefined {
+    if (x === null || x === undefined) return x;
+    if (this.#copies.has(x)) return this.#copies.get(x) as T;
+    if (typeof (x as Partial<Cloneable<T>>).clone !== 'function')
+      throw new NotCloneable(`${describe(x)} has no clone method`);
+    const c = x.clone(this);
+    if (!this.#copies.has(x)) this.#copies.set(x, c);
+    return c;
+  }
+
+  /** The copy of closure `f` (its reviver run once). */
+  fn<F extends Fn>(f: F): F;
+  fn<F extends Fn>(f: F | undefined): F | undefined;
+  fn<F extends Fn>(f: F | null | undefined): F | null | undefined {
+    if (f === null || f === undefined) return f;
+    if (this.#copies.has(f)) return this.#copies.get(f) as F;
+    const revive = (f as F & { [REVIVE]?: (m: CloneMap) => F })[REVIVE];
+    if (typeof revive !== 'function')
+      throw new NotCloneable(`a closure (${f.name || 'anonymous'}) has no reviver`);
+    const c = revive(this);
+    this.#copies.set(f, c);
+    return c;
+  }
+
+  /**
+   * The copy of a plain mutable object (a box several closures share, a record in a map): a
+   * shallow copy, made once, so closures that shared the original share the copy.
+   */
+  box<T extends object>(o: T): T {
+    if (this.#copies.has(o)) return this.#copies.get(o) as T;
+    const c = (Array.isArray(o) ? [...o] : { ...o }) as T;
+    this.#copies.set(o, c);
+    return c;
+  }
+}
+
+/**
+ * A deep copy of plain data: numbers, strings, arrays, plain objects, Maps and Sets of them. Not
+ * for class instances (their prototype is lost) or functions (they throw).
+ */
+export function copyData<T>(v: T): T {
+  return structuredClone(v);
+}
+
+function describe(x: object): string {
+  const name = (x as { constructor?: { name?: string } }).constructor?.name;
+  return name ? `an object of class ${name}` : 'an object';
+}
