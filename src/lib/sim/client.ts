@@ -41,6 +41,7 @@ import {
 import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, MaybePromise } from '../store/decision-store';
+import { NotCloneable, revivable, type CloneMap } from './clone';
 import { PresentationHistory } from './presentations';
 
 /** What the host needs of time: a reading and XState's Clock (the simulation's virtual clock). */
@@ -100,6 +101,77 @@ function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** Whether a step's request is still waiting for it (a box its closures share). */
+interface Live {
+  live: boolean;
+}
+
+// A step's closures, each with its reviver (clone.ts): they outlive the event that made them (a
+// stream's timers hold `emit`, a dialog holds `answer`, a flight holds the joiners' `send`).
+
+/** Pass events on while the step is live. */
+function gate(box: Live, sendBack: (ev: AuthEvent) => void): (ev: AuthEvent) => void {
+  return revivable(
+    (ev: AuthEvent) => {
+      if (box.live) sendBack(ev);
+    },
+    (m) => gate(m.box(box), m.fn(sendBack))
+  );
+}
+
+function isLive(box: Live): () => boolean {
+  return revivable(
+    () => box.live,
+    (m) => isLive(m.box(box))
+  );
+}
+
+/** A step's stop: no more events from it, and what it started (a dialog, a stream) cancelled. */
+function stopper(box: Live, cancel?: (() => void) | void): () => void {
+  return revivable(
+    () => {
+      box.live = false;
+      cancel?.();
+    },
+    (m) => stopper(m.box(box), cancel ? m.fn(cancel) : undefined)
+  );
+}
+
+function consentAnswer(
+  box: Live,
+  sendBack: (ev: AuthEvent) => void,
+  host: ClientHost
+): (approved: boolean) => void {
+  return revivable(
+    (approved: boolean) => {
+      if (!box.live) return;
+      box.live = false;
+      sendBack({ type: 'consent.answered', approved, at: host.clock.now() });
+    },
+    (m) => consentAnswer(m.box(box), m.fn(sendBack), m.get(host))
+  );
+}
+
+function providerEmit(
+  box: Live,
+  sendBack: (ev: AuthEvent) => void,
+  host: ClientHost
+): (ev: ProviderEvent) => void {
+  return revivable(
+    (ev: ProviderEvent) => {
+      if (box.live) sendBack({ ...ev, at: host.clock.now() });
+    },
+    (m) => providerEmit(m.box(box), m.fn(sendBack), m.get(host))
+  );
+}
+
+function copyFlight(m: CloneMap, f: Flight): Flight {
+  if (m.has(f)) return m.registered(f);
+  const c = m.set(f, { waiters: [], represented: f.represented });
+  c.waiters = f.waiters.map((w) => m.fn(w));
+  return c;
+}
+
 /** A request being authorised. */
 export interface RunHandle {
   identity(): string;
@@ -112,6 +184,31 @@ export interface RunHandle {
 export interface RequestHandle extends RunHandle {
   /** The request's machine: the /single/ page follows its live state. */
   readonly actor: AuthorizationActor;
+}
+
+/** A request the table executor runs (the lane keeps it while it is in flight). */
+class TableHandle implements RunHandle {
+  /** The request (the lane sets it). */
+  request?: IncomingRequest;
+  constructor(
+    readonly run: FastRun,
+    readonly host: ClientHost
+  ) {}
+  identity(): string {
+    return this.run.context?.identity ?? '';
+  }
+  path(): string[] {
+    return [...(this.run.context?.path ?? [])];
+  }
+  cancel(): void {
+    if (this.run.status === 'active')
+      this.run.send({ type: 'request.cancelled', at: this.host.clock.now() });
+  }
+  clone(m: CloneMap): TableHandle {
+    const c = m.set(this, new TableHandle(m.get(this.run), m.get(this.host)));
+    if (this.request) c.request = this.request;
+    return c;
+  }
 }
 
 /**
@@ -151,7 +248,7 @@ export class ClientHost {
   readonly clock: HostClock;
   readonly lane: string | undefined;
   /** Every presentation of every identity, for the retry-loop alert (outlives stored entries). */
-  readonly presentations = new PresentationHistory();
+  presentations = new PresentationHistory();
   #policy: Policy;
   #hashes = new Map<string, string>();
   #ledger = new Map<string, VolumeState>();
@@ -172,8 +269,10 @@ export class ClientHost {
   #machine;
   readonly #executor: Executor;
   readonly #steps: Readonly<Record<string, StepLogic>>;
+  readonly #opts: ClientHostOptions;
 
   constructor(opts: ClientHostOptions) {
+    this.#opts = opts;
     this.config = opts.config;
     this.cards = opts.cards;
     this.store = opts.store;
@@ -187,17 +286,9 @@ export class ClientHost {
     // calls them directly with the same arguments.
     const steps = {
       lookupDecision: ({ input, sendBack }) => {
-        let live = true;
-        this.#present(
-          input as LookupInput,
-          (ev) => {
-            if (live) sendBack(ev);
-          },
-          () => live
-        );
-        return () => {
-          live = false;
-        };
+        const box = { live: true };
+        this.#present(input as LookupInput, gate(box, sendBack), isLive(box));
+        return stopper(box);
       },
       evaluatePolicy: ({ input, sendBack }) => {
         sendBack({
@@ -207,31 +298,19 @@ export class ClientHost {
         });
       },
       askConsent: ({ input, sendBack }) => {
-        let live = true;
-        const cancel = opts.consent(input as ConsentInput, (approved) => {
-          if (!live) return;
-          live = false;
-          sendBack({ type: 'consent.answered', approved, at: at() });
-        });
-        return () => {
-          live = false;
-          cancel?.();
-        };
+        const box = { live: true };
+        const cancel = opts.consent(input as ConsentInput, consentAnswer(box, sendBack, this));
+        return stopper(box, cancel);
       },
       callProvider: ({ input, sendBack }) => {
-        let live = true;
-        const cancel = opts.provider(input as ProviderInput, (ev) => {
-          if (live) sendBack({ ...ev, at: at() });
-        });
-        return () => {
-          live = false;
-          cancel?.();
-        };
+        const box = { live: true };
+        const cancel = opts.provider(input as ProviderInput, providerEmit(box, sendBack, this));
+        return stopper(box, cancel);
       },
       commitDecision: ({ input, sendBack }) => {
-        let live = true;
+        const box = { live: true };
         const finish = (error?: string) => {
-          if (!live) return;
+          if (!box.live) return;
           sendBack(
             error ? { type: 'commit.failed', error, at: at() } : { type: 'commit.done', at: at() }
           );
@@ -246,9 +325,7 @@ export class ClientHost {
         } catch (e) {
           finish(errorText(e));
         }
-        return () => {
-          live = false;
-        };
+        return stopper(box);
       }
     } satisfies Record<string, StepLogic>;
     this.#steps = steps;
@@ -261,6 +338,45 @@ export class ClientHost {
         commitDecision: fromCallback<AuthEvent, CommitInput>(steps.commitDecision)
       }
     });
+  }
+
+  /**
+   * A copy of this host (clone.ts): its configuration and policy shared (replaced, never
+   * changed), its store, audit log, clock, consent and provider the copies' (the lane registers
+   * the audit log's and the store's), its ledger, reservations, flights and history copied.
+   */
+  clone(m: CloneMap): ClientHost {
+    if (this.#executor !== 'table')
+      throw new NotCloneable('requests run as XState actors (only the table executor copies)');
+    const o = this.#opts;
+    const c = m.set(
+      this,
+      new ClientHost({
+        ...o,
+        config: this.config,
+        policy: this.#policy,
+        store: m.registered(this.store),
+        audit: m.registered(this.audit),
+        clock: m.get(this.clock),
+        consent: m.fn(o.consent),
+        provider: m.fn(o.provider)
+      })
+    );
+    m.set(this.#steps, c.#steps);
+    c.#hashes = new Map(this.#hashes);
+    // Volume states are replaced on every change (rollVolume, countRequest, addSpend): shared.
+    c.#ledger = new Map(this.#ledger);
+    c.#pools = new Map(this.#pools);
+    c.#reserved = new Map(this.#reserved);
+    c.#heldBy = {
+      server: new Map(this.#heldBy.server),
+      connection: new Map(this.#heldBy.connection)
+    };
+    for (const [k, f] of this.#flights) c.#flights.set(k, copyFlight(m, f));
+    c.#leaders = new Map(this.#leaders);
+    c.#seq = this.#seq;
+    c.presentations = m.get(this.presentations);
+    return c;
   }
 
   /**
@@ -297,7 +413,7 @@ export class ClientHost {
     const flight = this.#flights.get(key);
     if (flight) {
       send({ type: 'store.joining', at: this.clock.now() });
-      flight.waiters.push((verdict) => this.#join(input, flight, verdict, alert, send, alive));
+      flight.waiters.push(this.#waiter(input, flight, alert, send, alive));
       return;
     }
     const lead = () => {
@@ -325,6 +441,23 @@ export class ClientHost {
     } catch (e) {
       fail(e);
     }
+  }
+
+  /** A presentation waiting for `flight`'s verdict. */
+  #waiter(
+    input: LookupInput,
+    flight: Flight,
+    alert: boolean,
+    send: (ev: AuthEvent) => void,
+    alive: () => boolean
+  ): (verdict: StoredDecision | null) => void {
+    return revivable(
+      (verdict: StoredDecision | null) => this.#join(input, flight, verdict, alert, send, alive),
+      (m) =>
+        m
+          .get(this as ClientHost)
+          .#waiter(input, copyFlight(m, flight), alert, m.fn(send), m.fn(alive))
+    );
   }
 
   /**
@@ -452,25 +585,27 @@ export class ClientHost {
    */
   authorize(request: IncomingRequest, onDone: (out: AuthOutput) => void): RunHandle {
     if (this.#executor === 'actor') return this.handle(request, onDone);
-    const finish = this.#finisher(request, onDone);
+    const finish = this.#finisher(request, onDone, { finished: false });
     const run = new FastRun(
       tableFor(authorizationMachine),
       this.#steps,
       this.clock,
       this.#input(request),
-      {
-        complete: finish,
-        error: (e, ctx) => finish(this.#fallback(request, ctx, e))
-      }
+      { complete: finish, error: this.#failed(request, finish) }
     );
     run.start();
-    return {
-      identity: () => run.context?.identity ?? '',
-      path: () => [...(run.context?.path ?? [])],
-      cancel: () => {
-        if (run.status === 'active') run.send({ type: 'request.cancelled', at: this.clock.now() });
-      }
-    };
+    return new TableHandle(run, this);
+  }
+
+  /** A run whose machine failed ends with the fallback frame. */
+  #failed(
+    request: IncomingRequest,
+    finish: (out: AuthOutput) => void
+  ): (e: unknown, ctx: AuthContext | undefined) => void {
+    return revivable(
+      (e: unknown, ctx: AuthContext | undefined) => finish(this.#fallback(request, ctx, e)),
+      (m) => m.get(this as ClientHost).#failed(request, m.fn(finish))
+    );
   }
 
   /** Authorise one request on an XState actor (the /single/ page follows its live state). */
@@ -479,7 +614,7 @@ export class ClientHost {
       clock: this.clock as never,
       input: this.#input(request)
     });
-    const finish = this.#finisher(request, onDone);
+    const finish = this.#finisher(request, onDone, { finished: false });
     actor.subscribe({
       complete: () => {
         const out = actor.getSnapshot().output;
@@ -512,20 +647,33 @@ export class ClientHost {
   }
 
   /** What happens once a request's machine is done, whichever executor ran it. */
-  #finisher(request: IncomingRequest, onDone: (out: AuthOutput) => void) {
-    let finished = false;
-    return (out: AuthOutput) => {
-      if (finished) return;
-      finished = true;
-      // Spend and the audit record, before the frame leaves: the log answers "why did the
-      // bill triple" a month later, so nothing reaches a server unrecorded.
-      out.audit.seq = ++this.#seq;
-      this.#release(reservationKey(request.connection, request.id));
-      this.#charge(out.audit);
-      void this.audit.append(out.audit);
-      onDone(out);
-      this.#land(request, out.verdict);
-    };
+  #finisher(
+    request: IncomingRequest,
+    onDone: (out: AuthOutput) => void,
+    box: { finished: boolean }
+  ): (out: AuthOutput) => void {
+    return revivable(
+      (out: AuthOutput) => this.#finish(request, onDone, box, out),
+      (m) => m.get(this as ClientHost).#finisher(request, m.fn(onDone), m.box(box))
+    );
+  }
+
+  #finish(
+    request: IncomingRequest,
+    onDone: (out: AuthOutput) => void,
+    box: { finished: boolean },
+    out: AuthOutput
+  ): void {
+    if (box.finished) return;
+    box.finished = true;
+    // Spend and the audit record, before the frame leaves: the log answers "why did the bill
+    // triple" a month later, so nothing reaches a server unrecorded.
+    out.audit.seq = ++this.#seq;
+    this.#release(reservationKey(request.connection, request.id));
+    this.#charge(out.audit);
+    void this.audit.append(out.audit);
+    onDone(out);
+    this.#land(request, out.verdict);
   }
 
   /** The one frame and record of a request whose machine failed: -32603, no data, no budget. */

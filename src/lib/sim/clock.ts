@@ -7,6 +7,7 @@
  * engine asks it to, and events at the same instant run in the order they were scheduled, which
  * is what makes a run byte-for-byte reproducible.
  */
+import type { CloneMap } from './clone';
 
 interface Entry {
   at: number;
@@ -29,6 +30,26 @@ export class VirtualClock {
   #heap: Entry[] = [];
   #byId = new Map<number, Entry>();
   #interrupted = false;
+
+  /**
+   * A copy of this clock (clone.ts) with every pending event's callback made again over the
+   * copies: the same times, the same order, the same timer ids. Throws `NotCloneable` when a
+   * callback cannot be (an XState actor's timer).
+   */
+  clone(m: CloneMap): VirtualClock {
+    const c = m.set(this, new VirtualClock(this.#now));
+    c.#seq = this.#seq;
+    // The queue last (CloneMap.later): its callbacks point at everything else in the run.
+    m.later(() => {
+      for (const e of this.#heap) {
+        if (e.cancelled) continue;
+        const copy: Entry = { at: e.at, seq: e.seq, fn: m.fn(e.fn), cancelled: false };
+        c.#byId.set(copy.seq, copy);
+        c.#push(copy);
+      }
+    });
+    return c;
+  }
 
   /** @param start virtual epoch milliseconds (a run starts at its scenario's start time). */
   constructor(start = 0) {

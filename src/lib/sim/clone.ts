@@ -45,6 +45,7 @@ export interface Cloneable<T> {
 /** One copy of an engine in progress: originals to their copies, made once each. */
 export class CloneMap {
   readonly #copies = new Map<object, unknown>();
+  readonly #later: (() => void)[] = [];
 
   /** Register `copy` as the copy of `original`; returns `copy`. Call it before copying fields. */
   set<T extends object>(original: T, copy: T): T {
@@ -52,21 +53,42 @@ export class CloneMap {
     return copy;
   }
 
+  /** The copy registered for `original`; throws when there is none yet. */
+  registered<T extends object>(original: T): T {
+    if (!this.#copies.has(original))
+      throw new NotCloneable(`${describe(original)} was needed before its owner was copied`);
+    return this.#copies.get(original) as T;
+  }
+
+  /**
+   * Run `fn` once every object has its copy (`finish`): what points at everything — the clock's
+   * queue, the open consent dialogs — is filled in last, so owners exist before their closures.
+   */
+  later(fn: () => void): void {
+    this.#later.push(fn);
+  }
+
+  /** Run what was put off with `later`, in order (what it runs may put off more). */
+  finish(): void {
+    for (let i = 0; i < this.#later.length; i++) this.#later[i]!();
+    this.#later.length = 0;
+  }
+
   /** Whether `original` has been copied already. */
   has(original: object): boolean {
     return this.#copies.has(original);
   }
 
-  /** The copy of `x` (made by its `clone` the first time it is asked for). */
-  get<T extends Cloneable<T>>(x: T): T;
-  get<T extends Cloneable<T>>(x: T | null): T | null;
-  get<T extends Cloneable<T>>(x: T | undefined): T | undefined;
-  get<T extends Cloneable<T>>(x: T | null | undefined): T | null | undefined {
+  /** The copy of `x` (made by its `clone` method the first time it is asked for). */
+  get<T extends object>(x: T): T;
+  get<T extends object>(x: T | null): T | null;
+  get<T extends object>(x: T | undefined): T | undefined;
+  get<T extends object>(x: T | null | undefined): T | null | undefined {
     if (x === null || x === undefined) return x;
     if (this.#copies.has(x)) return this.#copies.get(x) as T;
-    if (typeof (x as Partial<Cloneable<T>>).clone !== 'function')
-      throw new NotCloneable(`${describe(x)} has no clone method`);
-    const c = x.clone(this);
+    const clone = (x as Partial<Cloneable<T>>).clone;
+    if (typeof clone !== 'function') throw new NotCloneable(`${describe(x)} has no clone method`);
+    const c = clone.call(x, this);
     if (!this.#copies.has(x)) this.#copies.set(x, c);
     return c;
   }
@@ -82,6 +104,17 @@ export class CloneMap {
       throw new NotCloneable(`a closure (${f.name || 'anonymous'}) has no reviver`);
     const c = revive(this);
     this.#copies.set(f, c);
+    return c;
+  }
+
+  /**
+   * The copy of `o` made by `make` (once: later calls return the same copy). For plain records
+   * that hold copies of their own (a task's state and counters, a pending request).
+   */
+  memo<T extends object>(o: T, make: () => T): T {
+    if (this.#copies.has(o)) return this.#copies.get(o) as T;
+    const c = make();
+    this.#copies.set(o, c);
     return c;
   }
 

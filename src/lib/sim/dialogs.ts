@@ -11,6 +11,7 @@
 import type { ConsentInput } from '../machine/authorize';
 import type { JsonRpcId } from '../machine/types';
 import type { ConsentSource } from './client';
+import { revivable, type CloneMap } from './clone';
 import type { LaneId } from './scenario';
 
 /** A dialog waiting for a person's answer. */
@@ -38,16 +39,40 @@ export class ConsentDesk {
     this.#human = new Set(human);
   }
 
+  /**
+   * A copy for an engine copy (clone.ts), telling `asked` of new dialogs: who answers, and the
+   * open dialogs (filled in last, their answers being the copied requests').
+   */
+  copy(m: CloneMap, asked: (lane: LaneId, input: ConsentInput) => void): ConsentDesk {
+    const c = m.set(this as ConsentDesk, new ConsentDesk(this.human, asked));
+    m.later(() => {
+      for (const [k, d] of this.#open) c.#open.set(k, { ...d, answer: m.fn(d.answer) });
+    });
+    return c;
+  }
+
   /** The consent source for `lane`: the person's desk while the lane is theirs, else `simulated`. */
   source(lane: LaneId, simulated: ConsentSource): ConsentSource {
-    return (input, answer) => {
-      this.asked(lane, input);
-      if (!this.#human.has(lane)) return simulated(input, answer);
-      const key = dialogKey(lane, input.connection, input.requestId);
-      this.#open.set(key, { key, lane, input, answer });
-      // The request ended without an answer (timed out, cancelled, a restart): the dialog closes.
-      return () => this.#open.delete(key);
-    };
+    return revivable<ConsentSource>(
+      (input, answer) => {
+        this.asked(lane, input);
+        if (!this.#human.has(lane)) return simulated(input, answer);
+        const key = dialogKey(lane, input.connection, input.requestId);
+        this.#open.set(key, { key, lane, input, answer });
+        // The request ended without an answer (timed out, cancelled, a restart): it closes.
+        return this.#closer(key);
+      },
+      (m) => m.registered(this as ConsentDesk).source(lane, m.fn(simulated))
+    );
+  }
+
+  #closer(key: string): () => void {
+    return revivable(
+      () => {
+        this.#open.delete(key);
+      },
+      (m) => m.registered(this as ConsentDesk).#closer(key)
+    );
   }
 
   /** Lanes whose dialogs a person answers, A before B. */

@@ -11,6 +11,7 @@ import { estimateCostMicros, inputTokensOf, type RateCard } from '../machine/bud
 import { providerErrorFrame, resultFrame, transportErrorFrame } from '../machine/frames';
 import type { Frame, JsonRpcId, SamplingParams } from '../machine/types';
 import type { ProviderSource } from './client';
+import { revivable } from './clone';
 
 export interface DirectCall {
   server: string;
@@ -43,16 +44,6 @@ export function callDirect(
 ): void {
   const card = directCard(cards, call.params);
   const inputTokens = inputTokensOf(call.params);
-  let cached = 0;
-  let output = 0;
-  let text = '';
-  const cost = () =>
-    estimateCostMicros(
-      card,
-      Math.max(0, inputTokens - cached),
-      output,
-      Math.min(cached, inputTokens)
-    );
   provider(
     {
       server: call.server,
@@ -63,15 +54,45 @@ export function callDirect(
       contextApplied: call.params.includeContext ?? 'none',
       now: call.now
     },
+    directStream({ card, inputTokens, id: call.id }, { cached: 0, output: 0, text: '' }, done)
+  );
+}
+
+/** What a direct call has streamed so far. */
+interface Streamed {
+  cached: number;
+  output: number;
+  text: string;
+}
+
+/** The stream's events, gathered into the answer frame (revivable: clone.ts). */
+function directStream(
+  call: { card: RateCard; inputTokens: number; id: JsonRpcId },
+  st: Streamed,
+  done: (frame: Frame, costMicros: number) => void
+): (ev: ProviderEvent) => void {
+  const { card, inputTokens, id } = call;
+  const cost = () =>
+    estimateCostMicros(
+      card,
+      Math.max(0, inputTokens - st.cached),
+      st.output,
+      Math.min(st.cached, inputTokens)
+    );
+  return revivable(
     (ev: ProviderEvent) => {
-      if (ev.type === 'provider.started') cached = ev.cachedInputTokens;
+      if (ev.type === 'provider.started') st.cached = ev.cachedInputTokens;
       else if (ev.type === 'provider.chunk') {
-        output += ev.tokens;
-        text += ev.text;
+        st.output += ev.tokens;
+        st.text += ev.text;
       } else if (ev.type === 'provider.done')
-        done(resultFrame(call.id, { model: card.model, text, stopReason: ev.stopReason }), cost());
+        done(
+          resultFrame(id, { model: card.model, text: st.text, stopReason: ev.stopReason }),
+          cost()
+        );
       else if (ev.type === 'provider.failed')
-        done(ev.kind === 'timeout' ? transportErrorFrame(call.id) : providerErrorFrame(call.id), 0);
-    }
+        done(ev.kind === 'timeout' ? transportErrorFrame(id) : providerErrorFrame(id), 0);
+    },
+    (m) => directStream(call, m.box(st), m.fn(done))
   );
 }

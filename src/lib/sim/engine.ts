@@ -8,6 +8,7 @@
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
  */
 import { VirtualClock } from './clock';
+import { CloneMap, revivable } from './clone';
 import { ConsentDesk } from './dialogs';
 import type { ClientConfigInput } from '../machine/config';
 import type { Policy } from '../machine/policy';
@@ -52,12 +53,36 @@ export class Simulation {
   #forks = 0;
   readonly #forkedIn: Record<LaneId, number> = { A: 0, B: 0 };
 
+  /**
+   * A new run of `scenario`, or (`copy`) a copy of a run in progress with hooks `opts` — see
+   * {@link clone}.
+   */
   constructor(
     readonly scenario: Scenario,
-    readonly opts: SimulationOptions = {}
+    readonly opts: SimulationOptions = {},
+    copy?: { m: CloneMap; from: Simulation }
   ) {
-    this.seed = opts.seed ?? scenario.seed;
     this.start = scenario.start;
+    if (copy) {
+      const { m, from } = copy;
+      m.set(from, this);
+      this.seed = from.seed;
+      this.#end = from.#end;
+      this.#nextSample = from.#nextSample;
+      this.#events = from.#events;
+      this.#forks = from.#forks;
+      this.#forkedIn = { ...from.#forkedIn };
+      // Marks, actions and restart reports are never changed once made: shared.
+      this.marks.push(...from.marks);
+      this.actions.push(...from.actions);
+      this.restarts.push(...from.restarts);
+      this.clock = m.get(from.clock);
+      this.consent = from.consent.copy(m, (lane, input) => this.lanes[lane].asked(input));
+      this.lanes = { A: m.get(from.lanes.A), B: m.get(from.lanes.B) };
+      m.finish();
+      return;
+    }
+    this.seed = opts.seed ?? scenario.seed;
     this.#end = scenario.start + scenario.durationMs;
     this.clock = new VirtualClock(this.start);
     this.consent = new ConsentDesk([], (lane, input) => this.lanes[lane].asked(input));
@@ -96,7 +121,39 @@ export class Simulation {
     // events of their own, so they fall at the same place in every run of the same input.
     const at = [...(scenario.data?.restarts ?? []), ...(opts.restartAt ?? [])];
     for (const ms of [...new Set(at)].sort((a, b) => a - b))
-      this.clock.schedule(this.start + ms, () => this.#restart());
+      this.clock.schedule(this.start + ms, this.#restartLater());
+  }
+
+  /**
+   * A second, independent engine at this one's exact position (clone.ts), reporting to `opts`'s
+   * hooks: continuing both gives the same frames, records and numbers (checkpoint.spec.ts). Call
+   * it between events (not from a hook). Throws `NotCloneable` when the run cannot be copied
+   * (requests run as XState actors, a store kept elsewhere): re-simulate then.
+   */
+  clone(opts: SimulationOptions = this.opts): Simulation {
+    return new Simulation(this.scenario, opts, { m: new CloneMap(), from: this });
+  }
+
+  #restartLater(): () => void {
+    return revivable(
+      () => void this.#restart(),
+      (m) => m.get(this as Simulation).#restartLater()
+    );
+  }
+
+  #traceLater(server: ServerRuntime, e: TraceEvent): () => void {
+    return revivable(
+      () => {
+        if (e.type === 'connect') server.connect();
+        else if (e.type === 'disconnect') server.disconnect();
+        else {
+          // A trace request on a server that never connected: it connects implicitly.
+          if (!server.connected()) server.connect();
+          server.send(e.params!, { n: 0, attempts: 1, startedAt: this.clock.now() });
+        }
+      },
+      (m) => m.get(this as Simulation).#traceLater(m.get(server), e)
+    );
   }
 
   #record(a: TimelineAction): void {
@@ -156,15 +213,7 @@ export class Simulation {
       const lane = this.lanes[id];
       for (const e of events) {
         const server = lane.servers.get(e.server)!;
-        this.clock.schedule(this.start + e.t, () => {
-          if (e.type === 'connect') server.connect();
-          else if (e.type === 'disconnect') server.disconnect();
-          else {
-            // A trace request on a server that never connected: it connects implicitly.
-            if (!server.connected()) server.connect();
-            server.send(e.params!, { n: 0, attempts: 1, startedAt: this.clock.now() });
-          }
-        });
+        this.clock.schedule(this.start + e.t, this.#traceLater(server, e));
       }
     }
   }

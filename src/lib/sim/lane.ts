@@ -4,30 +4,36 @@
  * connections. The lane receives the servers' requests, runs the authorisation machine on each and
  * delivers the one answer over the connection that asked.
  */
-import type { ConsentInput, IncomingRequest } from '../machine/authorize';
+import type { AuthOutput, ConsentInput, IncomingRequest } from '../machine/authorize';
 import { resolveClientConfig, type ClientConfig, type ClientConfigInput } from '../machine/config';
 import { toMicros } from '../machine/money';
 import type { Policy } from '../machine/policy';
-import type { AuditRecord, JsonRpcId, Money, SamplingParams } from '../machine/types';
+import type { AuditRecord, Frame, JsonRpcId, Money, SamplingParams } from '../machine/types';
 import type { AuditLog } from '../store/audit-log';
 import { ClientHost, type ProviderSource, type RunHandle } from './client';
+import { CloneMap, NotCloneable, revivable } from './clone';
 import { callDirect } from './direct';
 import type { Simulation } from './engine';
 import type { AskedFacts, SimulationOptions } from './engine-types';
 import { buildLaneStore, type DurableProvider } from './lane-store';
 import { LaneMetrics } from './metrics';
-import { cardsByModel, createProvider } from './provider';
-import type { Rng } from './rng';
+import { cardsByModel, SimProvider } from './provider';
+import { Rng } from './rng';
 import type { LaneId, Scenario } from './scenario';
 import { applyWireStyle } from './servers/request';
-import { tapStore } from './store-tap';
-import { createUser } from './user';
+import { tapStore, TappedStore } from './store-tap';
+import { SimUser } from './user';
 import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from './world';
 
 /** An audit log that forwards records instead of keeping them: runs of millions stay small. */
 class SinkAuditLog implements AuditLog {
-  #n = 0;
-  constructor(private readonly sink: (r: AuditRecord) => void) {}
+  #n: number;
+  constructor(
+    private readonly sink: (r: AuditRecord) => void,
+    n = 0
+  ) {
+    this.#n = n;
+  }
   append(r: AuditRecord): void {
     this.#n++;
     this.sink(r);
@@ -43,9 +49,27 @@ class SinkAuditLog implements AuditLog {
   }
 }
 
+/** A frame's delivery, as its own event: only over the connection that asked (clone.ts). */
+function deliverLater(
+  server: ServerRuntime,
+  connection: string,
+  id: JsonRpcId,
+  frame: Frame
+): () => void {
+  return revivable(
+    () => {
+      if (server.connected() && server.connection === connection) server.agent?.onFrame(id, frame);
+    },
+    (m) => deliverLater(m.get(server), connection, id, frame)
+  );
+}
+
+/** Copies of the servers are made with this (their own random streams are copied after). */
+const SPARE = new Rng(0);
+
 export class ServerRuntime implements ServerEnv {
   readonly name: string;
-  readonly rng: Rng;
+  rng: Rng;
   agent: ServerAgent | null = null;
   #conn = 0;
   #connected = false;
@@ -62,6 +86,17 @@ export class ServerRuntime implements ServerEnv {
 
   get connection(): string {
     return `${this.name}#${this.#conn}`;
+  }
+
+  /** A copy in the copy of its lane, with a copy of its agent (clone.ts). */
+  clone(m: CloneMap): ServerRuntime {
+    const c = m.set(this, new ServerRuntime(m.get(this.lane), { name: this.name }, SPARE));
+    c.rng = m.get(this.rng);
+    c.#conn = this.#conn;
+    c.#connected = this.#connected;
+    c.#nextId = this.#nextId;
+    c.agent = m.get(this.agent);
+    return c;
   }
 
   now(): number {
@@ -109,9 +144,15 @@ function askedFacts(handle: RunHandle): AskedFacts {
   return { identity: handle.identity(), path: handle.path?.() ?? [] };
 }
 
+/** What a lane copy is made from (clone.ts). */
+interface LaneCopy {
+  m: CloneMap;
+  from: LaneRuntime;
+}
+
 export class LaneRuntime {
   readonly host: ClientHost;
-  readonly metrics = new LaneMetrics();
+  readonly metrics: LaneMetrics;
   readonly servers = new Map<string, ServerRuntime>();
   readonly label: string;
   readonly userStats;
@@ -122,50 +163,94 @@ export class LaneRuntime {
   readonly #onStore: SimulationOptions['onStore'];
   /** SEP-2577's baseline: the lane's servers call the provider themselves (see direct.ts). */
   readonly direct: boolean;
-  readonly #provider: ProviderSource;
+  readonly #provider: SimProvider;
+  readonly #user: SimUser;
   readonly #cards: Scenario['provider']['cards'];
   /** Requests being decided, in arrival order: a client restart cancels them (restart.ts). */
   readonly inFlight = new Map<string, RunHandle & { request: IncomingRequest }>();
   /** The request `receive` is handing to the machine, and whether it opened a dialog meanwhile. */
   #receiving: { key: string; asked: boolean } | null = null;
 
+  /** A new lane, or (`copy`) a copy of one in an engine copy, with `sim`'s hooks (clone.ts). */
   constructor(
     readonly sim: Simulation,
     readonly id: LaneId,
     scenario: Scenario,
     root: Rng,
-    opts: SimulationOptions
+    opts: SimulationOptions,
+    copy?: LaneCopy
   ) {
     const lane = scenario.lanes[id];
     this.label = lane.label;
-    const config = resolveClientConfig(lane.client);
     this.#durable = opts.durable;
     this.#onStore = opts.onStore;
-    const { store, fellBack } = this.#buildStore(config);
-    this.fellBack = fellBack;
-    const provider = createProvider(scenario.provider, sim.clock, root.fork('provider'));
-    const user = createUser(scenario.user, sim.clock, root.fork('user'));
-    this.userStats = user.stats;
-    this.providerStats = provider.stats;
     this.direct = lane.direct === true;
-    this.#provider = provider.source;
     this.#cards = scenario.provider.cards;
     const sink = opts.onAudit;
-    this.host = new ClientHost({
-      config,
-      policy: lane.policy,
-      cards: cardsByModel(scenario.provider.cards),
-      store,
-      audit: new SinkAuditLog((r) => {
+    const audit = (n: number) =>
+      new SinkAuditLog((r) => {
         this.metrics.charge(toMicros(r.cost));
         sink?.({ ...r, lane: id });
-      }),
-      clock: sim.clock,
-      consent: sim.consent.source(id, user.source),
-      provider: provider.source,
-      lane: id,
-      executor: opts.executor ?? 'table'
-    });
+      }, n);
+    if (copy) {
+      const { m, from } = copy;
+      m.set(from, this);
+      this.metrics = m.get(from.metrics);
+      this.fellBack = from.fellBack;
+      this.#provider = m.get(from.#provider);
+      this.#user = m.get(from.#user);
+      const n = from.host.audit.count();
+      m.set(from.host.audit, audit(typeof n === 'number' ? n : 0));
+      m.set(from.host.store, this.#copyStore(m, from.host.store));
+      this.host = m.get(from.host);
+      for (const [name, s] of from.servers) this.servers.set(name, m.get(s));
+      for (const [key, h] of from.inFlight)
+        this.inFlight.set(key, m.get(h as RunHandle & { request: IncomingRequest } & object));
+    } else {
+      this.metrics = new LaneMetrics();
+      const config = resolveClientConfig(lane.client);
+      const { store, fellBack } = this.#buildStore(config);
+      this.fellBack = fellBack;
+      this.#provider = new SimProvider(scenario.provider, sim.clock, root.fork('provider'));
+      this.#user = new SimUser(scenario.user, sim.clock, root.fork('user'));
+      this.host = new ClientHost({
+        config,
+        policy: lane.policy,
+        cards: cardsByModel(scenario.provider.cards),
+        store,
+        audit: audit(0),
+        clock: sim.clock,
+        consent: sim.consent.source(id, this.#user.source),
+        provider: this.#provider.source,
+        lane: id,
+        executor: opts.executor ?? 'table'
+      });
+    }
+    this.userStats = this.#user.stats;
+    this.providerStats = this.#provider.stats;
+  }
+
+  /** A copy of this lane in the copy of its engine (which must be registered first). */
+  clone(m: CloneMap): LaneRuntime {
+    const sim = m.registered(this.sim);
+    return new LaneRuntime(sim, this.id, sim.scenario, SPARE, sim.opts, { m, from: this });
+  }
+
+  /**
+   * The copy of the lane's store: the same decisions, the copy's observer (the engine copy's
+   * invariants) — told of nothing, since nothing changed. A durable store the page keeps in
+   * IndexedDB is copied into the copy's own namespace when the copy has one.
+   */
+  #copyStore(m: CloneMap, store: LaneRuntime['host']['store']): LaneRuntime['host']['store'] {
+    const tapped = store instanceof TappedStore;
+    const inner = tapped ? store.inner : store;
+    let copy;
+    if (m.has(inner)) copy = m.registered(inner);
+    else if (typeof (inner as { clone?: unknown }).clone === 'function') copy = m.get(inner);
+    else throw new NotCloneable(`lane ${this.id}'s ${inner.scope} store cannot be copied`);
+    const observe = this.#onStore;
+    if (!tapped || !observe) return copy;
+    return new TappedStore(copy, (e) => observe(this.id, e));
   }
 
   /** A request arrives from a server: record the frame, run the machine, deliver the answer. */
@@ -184,39 +269,61 @@ export class LaneRuntime {
       direction: 'in',
       frame: { jsonrpc: '2.0', id, method: 'sampling/createMessage', params }
     });
-    const annotate = this.host.config.annotateTrim;
     const key = `${connection}\u0000${String(id)}`;
-    let done = false;
     const receiving = (this.#receiving = { key, asked: false });
-    const handle = this.host.authorize(request, (out) => {
-      done = true;
-      this.inFlight.delete(key);
-      const now = sim.clock.now();
-      this.metrics.decided(out, annotate);
-      sim.opts.onDecision?.(this.id, request, out);
-      if (!out.frame) return; // silenced: the server learns nothing and must infer.
-      const frame = out.frame;
-      sim.opts.onFrame?.({
-        t: now,
-        lane: this.id,
-        server: server.name,
-        connection,
-        direction: 'out',
-        frame
-      });
-      // Delivered as its own event, and only over the connection that asked: a frame for a
-      // closed transport goes nowhere.
-      sim.clock.schedule(now, () => {
-        if (server.connected() && server.connection === connection)
-          server.agent?.onFrame(id, frame);
-      });
-    });
+    const box = { done: false };
+    const handle = this.host.authorize(request, this.#onDone(server, request, key, box));
     this.#receiving = null;
-    if (done) return;
+    if (box.done) return;
     this.inFlight.set(key, Object.assign(handle, { request }));
     // A dialog opened while the machine ran (it does so synchronously): tell of it now that the
     // request and its path can be read.
     if (receiving.asked) sim.opts.onConsentAsked?.(this.id, request, askedFacts(handle));
+  }
+
+  /** What happens when the request's machine is done: the metrics, the hooks, the frame. */
+  #onDone(
+    server: ServerRuntime,
+    request: IncomingRequest,
+    key: string,
+    box: { done: boolean }
+  ): (out: AuthOutput) => void {
+    // Read at arrival, as the annotation is decided then.
+    const annotate = this.host.config.annotateTrim;
+    return this.#finished(server, request, key, box, annotate);
+  }
+
+  #finished(
+    server: ServerRuntime,
+    request: IncomingRequest,
+    key: string,
+    box: { done: boolean },
+    annotate: boolean
+  ): (out: AuthOutput) => void {
+    const sim = this.sim;
+    return revivable(
+      (out: AuthOutput) => {
+        box.done = true;
+        this.inFlight.delete(key);
+        const now = sim.clock.now();
+        this.metrics.decided(out, annotate);
+        sim.opts.onDecision?.(this.id, request, out);
+        if (!out.frame) return; // silenced: the server learns nothing and must infer.
+        const frame = out.frame;
+        sim.opts.onFrame?.({
+          t: now,
+          lane: this.id,
+          server: server.name,
+          connection: request.connection,
+          direction: 'out',
+          frame
+        });
+        // Delivered as its own event, and only over the connection that asked: a frame for a
+        // closed transport goes nowhere.
+        sim.clock.schedule(now, deliverLater(server, request.connection, request.id, frame));
+      },
+      (m) => m.get(this as LaneRuntime).#finished(m.get(server), request, key, m.box(box), annotate)
+    );
   }
 
   /** A consent dialog opened for one of this lane's requests (dialogs.ts). */
@@ -236,13 +343,23 @@ export class LaneRuntime {
     const connection = server.connection;
     this.metrics.counters.providerCalls++;
     const call = { server: server.name, id, params, now: clock.now() };
-    callDirect(this.#provider, this.#cards, call, (frame, cost) => {
-      this.metrics.counters.serverSpendMicros += cost;
-      clock.schedule(clock.now(), () => {
-        if (server.connected() && server.connection === connection)
-          server.agent?.onFrame(id, frame);
-      });
-    });
+    callDirect(this.#provider.source, this.#cards, call, this.#paid(server, connection, id));
+  }
+
+  /** A direct call's answer: the server paid for it, and gets it as its own event. */
+  #paid(
+    server: ServerRuntime,
+    connection: string,
+    id: JsonRpcId
+  ): (frame: Frame, cost: number) => void {
+    const clock = this.sim.clock;
+    return revivable(
+      (frame: Frame, cost: number) => {
+        this.metrics.counters.serverSpendMicros += cost;
+        clock.schedule(clock.now(), deliverLater(server, connection, id, frame));
+      },
+      (m) => m.get(this as LaneRuntime).#paid(m.get(server), connection, id)
+    );
   }
 
   /** The lane's store for `config` (lane-store.ts), seen by the run's invariants when they watch. */

@@ -9,6 +9,7 @@
 import type { ProviderEvent, ProviderInput } from '../machine/authorize';
 import { estimateTokens, type RateCard } from '../machine/budget';
 import type { SamplingParams } from '../machine/types';
+import { revivable, type CloneMap } from './clone';
 import { hashString, type Rng } from './rng';
 import type { HostClock, ProviderSource } from './client';
 
@@ -115,52 +116,86 @@ export interface ProviderStats {
   cachedTokens: number;
 }
 
+/** Fire one stream event (a timer's callback, revivable: clone.ts). */
+function fire(emit: (e: ProviderEvent) => void, event: ProviderEvent): () => void {
+  return revivable(
+    () => emit(event),
+    (m) => fire(m.fn(emit), event)
+  );
+}
+
+/** Stop a stream: its timers still pending are cleared (the ids stay valid in a copy). */
+function cancelAll(clock: HostClock, timers: unknown[]): () => void {
+  return revivable(
+    () => timers.forEach((t) => clock.clearTimeout(t)),
+    (m) => cancelAll(m.get(clock), m.box(timers))
+  );
+}
+
 /**
  * A provider for one lane. `deadlineMs` tells the provider nothing — it only decides how slow
  * a slow call is; the machine's own `after: deadline` cuts it off.
  */
-export function createProvider(
-  spec: ProviderSpec,
-  clock: HostClock,
-  rng: Rng
-): { source: ProviderSource; stats: ProviderStats } {
-  const warm = new Map<string, number>();
-  const stats: ProviderStats = { calls: 0, cacheHits: 0, cachedTokens: 0 };
-  const callsByServer = new Map<string, number>();
+export class SimProvider {
+  /** Last use of each warm prompt-cache prefix, by model and prefix. */
+  #warm = new Map<string, number>();
+  #callsByServer = new Map<string, number>();
+  stats: ProviderStats = { calls: 0, cacheHits: 0, cachedTokens: 0 };
+  /** What the host calls (the same function for the provider's life). */
+  readonly source: ProviderSource;
 
-  const source: ProviderSource = (input: ProviderInput, emit: (e: ProviderEvent) => void) => {
+  constructor(
+    readonly spec: ProviderSpec,
+    readonly clock: HostClock,
+    private rng: Rng
+  ) {
+    this.source = revivable(
+      (input: ProviderInput, emit: (e: ProviderEvent) => void) => this.#call(input, emit),
+      (m) => m.get(this as SimProvider).source
+    );
+  }
+
+  /** A copy over the copy of the clock (clone.ts). */
+  clone(m: CloneMap): SimProvider {
+    const c = m.set(this, new SimProvider(this.spec, m.get(this.clock), m.get(this.rng)));
+    c.#warm = new Map(this.#warm);
+    c.#callsByServer = new Map(this.#callsByServer);
+    c.stats = { ...this.stats };
+    return c;
+  }
+
+  #call(input: ProviderInput, emit: (e: ProviderEvent) => void): () => void {
+    const { spec, rng, clock, stats } = this;
     stats.calls++;
     const timers: unknown[] = [];
-    const at = (ms: number, fn: () => void) => timers.push(clock.setTimeout(fn, ms));
+    const at = (ms: number, event: ProviderEvent) =>
+      timers.push(clock.setTimeout(fire(emit, event), ms));
+    const stop = cancelAll(clock, timers);
     let latency = rng.jitter(spec.latencyMs, spec.latencyJitter);
     const draw = rng.next();
-    const call = (callsByServer.get(input.server) ?? 0) + 1;
-    callsByServer.set(input.server, call);
+    const call = (this.#callsByServer.get(input.server) ?? 0) + 1;
+    this.#callsByServer.set(input.server, call);
     const scripted = spec.failures?.find(
       (f) => f.server === input.server && (f.call === undefined || f.call === call)
     );
     if (scripted?.kind === 'transport' || (!scripted && draw < spec.transportFailureRate)) {
-      at(latency, () =>
-        emit({
-          type: 'provider.failed',
-          kind: 'timeout',
-          message: 'The model provider did not answer in time'
-        })
-      );
-      return () => timers.forEach((t) => clock.clearTimeout(t));
+      at(latency, {
+        type: 'provider.failed',
+        kind: 'timeout',
+        message: 'The model provider did not answer in time'
+      });
+      return stop;
     }
     if (
       scripted?.kind === 'provider' ||
       (!scripted && draw < spec.transportFailureRate + spec.providerErrorRate)
     ) {
-      at(latency, () =>
-        emit({
-          type: 'provider.failed',
-          kind: 'error',
-          message: 'The model provider returned an internal error'
-        })
-      );
-      return () => timers.forEach((t) => clock.clearTimeout(t));
+      at(latency, {
+        type: 'provider.failed',
+        kind: 'error',
+        message: 'The model provider returned an internal error'
+      });
+      return stop;
     }
     if (rng.chance(spec.slowRate)) latency *= spec.slowFactor;
 
@@ -169,14 +204,14 @@ export function createProvider(
     const prefix = cachePrefix(input.params);
     if (prefix) {
       const key = `${input.model}\u0000${prefix.key}`;
-      const last = warm.get(key);
+      const last = this.#warm.get(key);
       const now = clock.now();
       if (last !== undefined && now - last <= spec.cacheTtlMs) {
         cached = Math.min(prefix.tokens, input.inputTokens);
         stats.cacheHits++;
         stats.cachedTokens += cached;
       }
-      warm.set(key, now);
+      this.#warm.set(key, now);
     }
 
     const target = Math.max(
@@ -187,7 +222,7 @@ export function createProvider(
       )
     );
     const chunks = Math.ceil(target / spec.chunkTokens);
-    at(latency, () => emit({ type: 'provider.started', cachedInputTokens: cached }));
+    at(latency, { type: 'provider.started', cachedInputTokens: cached });
     let sent = 0;
     for (let i = 0; i < chunks; i++) {
       const tokens = Math.min(spec.chunkTokens, target - sent);
@@ -195,15 +230,22 @@ export function createProvider(
       const text = spec.chunkTexts?.length
         ? spec.chunkTexts[i % spec.chunkTexts.length]!
         : `${rng.pick(WORDS)} ${rng.pick(WORDS)} `;
-      at(latency + i * spec.chunkIntervalMs, () => emit({ type: 'provider.chunk', text, tokens }));
+      at(latency + i * spec.chunkIntervalMs, { type: 'provider.chunk', text, tokens });
     }
     const stopReason = target >= input.maxTokens ? 'maxTokens' : 'endTurn';
-    at(latency + (chunks - 1) * spec.chunkIntervalMs, () =>
-      emit({ type: 'provider.done', stopReason })
-    );
-    return () => timers.forEach((t) => clock.clearTimeout(t));
-  };
-  return { source, stats };
+    at(latency + (chunks - 1) * spec.chunkIntervalMs, { type: 'provider.done', stopReason });
+    return stop;
+  }
+}
+
+/** A provider for one lane (see {@link SimProvider}). */
+export function createProvider(
+  spec: ProviderSpec,
+  clock: HostClock,
+  rng: Rng
+): { source: ProviderSource; stats: ProviderStats; provider: SimProvider } {
+  const provider = new SimProvider(spec, clock, rng);
+  return { source: provider.source, stats: provider.stats, provider };
 }
 
 /** Rate cards by model name, as the host looks them up. */

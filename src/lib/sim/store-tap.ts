@@ -17,38 +17,61 @@ export type StoreEvent =
 
 export type StoreObserver = (event: StoreEvent) => void;
 
+/** A store whose changes an observer sees (see {@link tapStore}). */
+export class TappedStore implements DecisionStore {
+  /** A store that can say what is on disk (IndexedDB) keeps saying it through the tap. */
+  readonly status?: () => unknown;
+
+  constructor(
+    readonly inner: DecisionStore,
+    readonly observe: StoreObserver
+  ) {
+    const status = (inner as { status?: () => unknown }).status;
+    if (typeof status === 'function') this.status = () => status.call(inner);
+  }
+
+  get scope() {
+    return this.inner.scope;
+  }
+  lookup(server: string, connection: string, identity: string, policyHash: string, now: number) {
+    return this.inner.lookup(server, connection, identity, policyHash, now);
+  }
+  commit(connection: string, decision: StoredDecision): MaybePromise<void> {
+    // A structured copy: what the machine handed over, not a live object it may still change.
+    this.observe({
+      type: 'commit',
+      scope: this.inner.scope,
+      connection,
+      decision: { ...decision }
+    });
+    return this.inner.commit(connection, decision);
+  }
+  invalidateServer(server: string) {
+    this.observe({ type: 'invalidate', server });
+    return this.inner.invalidateServer(server);
+  }
+  closeConnection(server: string, connection: string) {
+    this.observe({ type: 'close', scope: this.inner.scope, server, connection });
+    return this.inner.closeConnection(server, connection);
+  }
+  // Sweeping drops entries that had already expired: their lifetimes ended at `expiresAt`.
+  sweep(now: number) {
+    return this.inner.sweep(now);
+  }
+  entries() {
+    return this.inner.entries();
+  }
+  count() {
+    return this.inner.count();
+  }
+  clear() {
+    this.observe({ type: 'clear' });
+    return this.inner.clear();
+  }
+}
+
 /** Wrap `store` so that `observe` sees every change to it; reports `opened` at once. */
 export function tapStore(store: DecisionStore, observe: StoreObserver): DecisionStore {
   observe({ type: 'opened', scope: store.scope });
-  // A store that can say what is on disk (IndexedDB) keeps saying it through the tap.
-  const status = (store as { status?: () => unknown }).status;
-  return {
-    ...(typeof status === 'function' ? { status: () => status.call(store) } : {}),
-    get scope() {
-      return store.scope;
-    },
-    lookup: (server, connection, identity, policyHash, now) =>
-      store.lookup(server, connection, identity, policyHash, now),
-    commit(connection: string, decision: StoredDecision): MaybePromise<void> {
-      // A structured copy: what the machine handed over, not a live object it may still change.
-      observe({ type: 'commit', scope: store.scope, connection, decision: { ...decision } });
-      return store.commit(connection, decision);
-    },
-    invalidateServer(server: string) {
-      observe({ type: 'invalidate', server });
-      return store.invalidateServer(server);
-    },
-    closeConnection(server: string, connection: string) {
-      observe({ type: 'close', scope: store.scope, server, connection });
-      return store.closeConnection(server, connection);
-    },
-    // Sweeping drops entries that had already expired: their lifetimes ended at `expiresAt`.
-    sweep: (now: number) => store.sweep(now),
-    entries: () => store.entries(),
-    count: () => store.count(),
-    clear() {
-      observe({ type: 'clear' });
-      return store.clear();
-    }
-  };
+  return new TappedStore(store, observe);
 }

@@ -7,6 +7,7 @@
  */
 import type { ConsentInput } from '../machine/authorize';
 import type { ConsentSource, HostClock } from './client';
+import { revivable, type CloneMap } from './clone';
 import type { Rng } from './rng';
 
 export interface UserSpec {
@@ -38,23 +39,67 @@ function approveChance(spec: UserSpec, shown: number): number {
   return Math.min(spec.maxApprove, spec.approveBase + spec.fatiguePerPrompt * shown);
 }
 
+/** The simulated user's answer, given after the response time (a timer's callback: clone.ts). */
+function answerLater(
+  user: SimUser,
+  approved: boolean,
+  answer: (approved: boolean) => void
+): () => void {
+  return revivable(
+    () => {
+      if (approved) user.stats.approved++;
+      else user.stats.denied++;
+      answer(approved);
+    },
+    (m) => answerLater(m.get(user), approved, m.fn(answer))
+  );
+}
+
+function clearLater(clock: HostClock, timer: unknown): () => void {
+  return revivable(
+    () => clock.clearTimeout(timer),
+    (m) => clearLater(m.get(clock), timer)
+  );
+}
+
+export class SimUser {
+  stats: UserStats = { prompts: 0, approved: 0, denied: 0 };
+  /** What answers the host's dialogs (the same function for the user's life). */
+  readonly source: ConsentSource;
+
+  constructor(
+    readonly spec: UserSpec,
+    readonly clock: HostClock,
+    private rng: Rng
+  ) {
+    this.source = revivable(
+      (_input: ConsentInput, answer: (approved: boolean) => void) => this.#ask(answer),
+      (m) => m.get(this as SimUser).source
+    );
+  }
+
+  /** A copy over the copy of the clock (clone.ts). */
+  clone(m: CloneMap): SimUser {
+    const c = m.set(this, new SimUser(this.spec, m.get(this.clock), m.get(this.rng)));
+    c.stats = { ...this.stats };
+    return c;
+  }
+
+  #ask(answer: (approved: boolean) => void): () => void {
+    const p = approveChance(this.spec, this.stats.prompts);
+    this.stats.prompts++;
+    const approved = this.rng.chance(p);
+    const delay = this.rng.exponential(this.spec.responseMs);
+    const t = this.clock.setTimeout(answerLater(this, approved, answer), delay);
+    return clearLater(this.clock, t);
+  }
+}
+
 export function createUser(
   spec: UserSpec,
   clock: HostClock,
   rng: Rng
-): { source: ConsentSource; stats: UserStats } {
-  const stats: UserStats = { prompts: 0, approved: 0, denied: 0 };
-  const source: ConsentSource = (_input: ConsentInput, answer) => {
-    const p = approveChance(spec, stats.prompts);
-    stats.prompts++;
-    const approved = rng.chance(p);
-    const delay = rng.exponential(spec.responseMs);
-    const t = clock.setTimeout(() => {
-      if (approved) stats.approved++;
-      else stats.denied++;
-      answer(approved);
-    }, delay);
-    return () => clock.clearTimeout(t);
-  };
-  return { source, stats };
+): { source: ConsentSource; stats: UserStats; user: SimUser } {
+  const user = new SimUser(spec, clock, rng);
+  return { source: user.source, stats: user.stats, user };
 }

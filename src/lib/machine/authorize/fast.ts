@@ -16,6 +16,7 @@
  * or numeric delays; a root-level `output`. State nodes are read, never modified.
  */
 import type { AnyStateMachine } from 'xstate';
+import { NotCloneable, revivable, type CloneMap } from '../../sim/clone';
 import type { AuthContext, AuthEvent, AuthInput, AuthOutput } from './types';
 
 /** An invoked step, as the host provides it: the same shape as `fromCallback`'s function. */
@@ -250,6 +251,17 @@ interface Child {
 
 const INIT: Ev = { type: 'xstate.init' };
 
+/** The input of a run being copied (clone.ts): the copy is filled in, not started. */
+const COPY = Symbol('copy');
+
+/** A step's record in an engine copy: one copy, whichever closure asks for it first. */
+function copyChild(m: CloneMap, child: Child): Child {
+  if (m.has(child)) return m.registered(child);
+  const c = m.set(child, { ...child, dispose: undefined });
+  c.dispose = m.fn(child.dispose ?? undefined);
+  return c;
+}
+
 /**
  * One request's run of the machine: `start()` it, `send()` it events; it reports through
  * `observer` when it reaches a final state or fails.
@@ -283,10 +295,11 @@ export class FastRun {
     private readonly table: MachineTable,
     private readonly steps: Readonly<Record<string, StepLogic>>,
     private readonly clock: StepClock,
-    input: AuthInput,
+    input: AuthInput | typeof COPY,
     private readonly observer: FastObserver
   ) {
     this.state = table.initial;
+    if (input === COPY) return;
     try {
       this.context = table.context(input);
       this.#owned = true;
@@ -299,6 +312,32 @@ export class FastRun {
       this.#initError = e;
       this.#deferred = [];
     }
+  }
+
+  /**
+   * A copy of this run (clone.ts), at rest between events: same state, context, step and timers,
+   * over the copies of its step logic (the host's), clock and observer.
+   */
+  clone(m: CloneMap): FastRun {
+    if (this.#busy || this.#queue.length || this.#deferred.length || this.#reserved.size)
+      throw new NotCloneable('a request is mid-step');
+    const c = m.set(
+      this,
+      new FastRun(this.table, m.registered(this.steps), m.get(this.clock), COPY, {
+        complete: m.fn(this.observer.complete),
+        error: m.fn(this.observer.error)
+      })
+    );
+    // Contexts are never changed in place (each macrostep copies before it assigns): shared.
+    c.context = this.context;
+    c.state = this.state;
+    c.status = this.status;
+    c.#child = this.#child ? copyChild(m, this.#child) : null;
+    c.#timers = new Map(this.#timers);
+    c.#busy = false;
+    c.#initError = this.#initError;
+    c.#doneEvent = this.#doneEvent;
+    return c;
   }
 
   /** As an actor's start: the resting state's step first, then the deferred timers, then events. */
@@ -355,10 +394,13 @@ export class FastRun {
   }
 
   #fire(event: Ev): () => void {
-    return () => {
-      this.#timers.delete(event.type);
-      this.send(event);
-    };
+    return revivable(
+      () => {
+        this.#timers.delete(event.type);
+        this.send(event);
+      },
+      (m) => m.get(this as FastRun).#fire(event)
+    );
   }
 
   /** Run the deferred side effects of the last macrostep, in order. */
@@ -461,16 +503,21 @@ export class FastRun {
     const logic = this.steps[child.src];
     try {
       if (!logic) throw new Error(`actor '${child.src}' was not provided`);
-      child.dispose = logic({
-        input: child.input,
-        sendBack: (e) => {
-          if (!child.stopped) this.send(e);
-        }
-      });
+      child.dispose = logic({ input: child.input, sendBack: this.#sendBack(child) });
     } catch (error) {
       // As a child actor that failed to start: an error event for the invoke's onError edge.
       this.send({ type: `xstate.error.actor.${child.id}`, error, actorId: child.id });
     }
+  }
+
+  /** What a step sends its events through: nothing once it is stopped. */
+  #sendBack(child: Child): (e: AuthEvent) => void {
+    return revivable(
+      (e: AuthEvent) => {
+        if (!child.stopped) this.send(e);
+      },
+      (m) => m.get(this as FastRun).#sendBack(copyChild(m, child))
+    );
   }
 
   #stop(child: Child): void {

@@ -8,6 +8,7 @@
  */
 import { classifyFrame, type FrameKind } from '../../machine/frames';
 import type { BudgetDecision, Frame, JsonRpcId, SamplingParams } from '../../machine/types';
+import { revivable, type CloneMap } from '../clone';
 import type { Rng } from '../rng';
 import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from '../world';
 import { buildParams, type BuildOptions } from './request';
@@ -57,6 +58,15 @@ interface Pending {
   params: SamplingParams;
   timer: number | null;
   settled: boolean;
+}
+
+/** A task's state in an engine copy (clone.ts): one copy, however many timers point at it. */
+export function copyTask(m: CloneMap, s: TaskState): TaskState {
+  return m.memo(s, () => ({ ...s, task: { ...s.task }, tally: { ...s.tally } }));
+}
+
+function copyPending(m: CloneMap, p: Pending): Pending {
+  return m.memo(p, () => ({ ...p, state: copyTask(m, p.state) }));
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {
@@ -189,9 +199,9 @@ export class BehaviourParams {
 export abstract class BaseServer implements ServerAgent {
   protected readonly p: BehaviourParams;
   /** The behaviour's own random stream (jitter). */
-  protected readonly rng: Rng;
-  readonly #arrivals: Rng;
-  readonly #pending = new Map<JsonRpcId, Pending>();
+  protected rng: Rng;
+  #arrivals: Rng;
+  #pending = new Map<JsonRpcId, Pending>();
   readonly #maxTasks: number;
   #started = 0;
 
@@ -211,9 +221,53 @@ export abstract class BaseServer implements ServerAgent {
     this.rng = env.rng.fork('behaviour');
   }
 
+  /**
+   * A copy of this server over the copy of its connection (clone.ts). Every behaviour's
+   * constructor takes (env, spec) and keeps no state of its own beyond this class's.
+   */
+  clone(m: CloneMap): BaseServer {
+    const env = m.get(this.env);
+    // Copying the connection copies its agent: this one, then.
+    if (m.has(this)) return m.get(this as BaseServer);
+    const Behaviour = this.constructor as new (env: ServerEnv, spec: ServerSpec) => BaseServer;
+    const c = m.set(this as BaseServer, new Behaviour(env, this.spec));
+    c.rng = m.get(this.rng);
+    c.#arrivals = m.get(this.#arrivals);
+    c.#started = this.#started;
+    for (const [id, p] of this.#pending) c.#pending.set(id, copyPending(m, p));
+    return c;
+  }
+
   start(): void {
     if (this.#maxTasks <= 0) return;
-    this.env.schedule(Math.max(0, this.spec.startAfterMs ?? 0), () => this.#startTask());
+    this.env.schedule(Math.max(0, this.spec.startAfterMs ?? 0), this.#startLater());
+  }
+
+  // The timers' callbacks, each with its reviver (clone.ts).
+
+  #startLater(): () => void {
+    return revivable(
+      () => this.#startTask(),
+      (m) => m.get(this as BaseServer).#startLater()
+    );
+  }
+
+  /** `send(s, isRetry, wire)` as a timer's callback. */
+  protected sendLater(s: TaskState, isRetry: boolean, wire?: WireStyle): () => void {
+    return revivable(
+      () => this.send(s, isRetry, wire),
+      (m) => m.get(this as BaseServer).sendLater(copyTask(m, s), isRetry, wire)
+    );
+  }
+
+  #timeoutLater(pending: Pending): () => void {
+    return revivable(
+      () => {
+        pending.timer = null;
+        this.#onTimeout(pending);
+      },
+      (m) => m.get(this as BaseServer).#timeoutLater(copyPending(m, pending))
+    );
   }
 
   onFrame(id: JsonRpcId, frame: Frame): void {
@@ -267,7 +321,7 @@ export abstract class BaseServer implements ServerAgent {
     this.env.report({ type: 'task.started', task: n });
     this.send(s, false);
     if (this.#started < this.#maxTasks) {
-      this.env.schedule(this.#arrivals.exponential(this.spec.intervalMs), () => this.#startTask());
+      this.env.schedule(this.#arrivals.exponential(this.spec.intervalMs), this.#startLater());
     }
   }
 
@@ -282,7 +336,7 @@ export abstract class BaseServer implements ServerAgent {
     const id = this.env.send(sent, { ...s.task }, wire);
     if (id === null) {
       s.task.attempts--;
-      this.env.schedule(RECONNECT_POLL_MS, () => this.send(s, isRetry, wire));
+      this.env.schedule(RECONNECT_POLL_MS, this.sendLater(s, isRetry, wire));
       return;
     }
     if (isRetry) {
@@ -294,10 +348,10 @@ export abstract class BaseServer implements ServerAgent {
     // timer still settles it as a timeout.
     this.#pending.set(id, pending);
     if (Number.isFinite(this.spec.timeoutMs)) {
-      pending.timer = this.env.schedule(Math.max(0, this.spec.timeoutMs), () => {
-        pending.timer = null;
-        this.#onTimeout(pending);
-      });
+      pending.timer = this.env.schedule(
+        Math.max(0, this.spec.timeoutMs),
+        this.#timeoutLater(pending)
+      );
     }
   }
 
@@ -317,7 +371,7 @@ export abstract class BaseServer implements ServerAgent {
 
   /** Send the task's current params again after `ms` (reported as a retry when sent). */
   protected retryAfter(s: TaskState, ms: number, wire?: WireStyle): void {
-    this.env.schedule(Math.max(0, ms), () => this.send(s, true, wire));
+    this.env.schedule(Math.max(0, ms), this.sendLater(s, true, wire));
   }
 
   /** A behaviour-specific counter of the task. */
