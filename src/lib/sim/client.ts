@@ -41,7 +41,7 @@ import {
 import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, MaybePromise } from '../store/decision-store';
-import { NotCloneable, revivable, type CloneMap } from './clone';
+import { NotCloneable, revivable, type CloneMap } from '../machine/clone';
 import { PresentationHistory } from './presentations';
 
 /** What the host needs of time: a reading and XState's Clock (the simulation's virtual clock). */

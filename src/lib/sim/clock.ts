@@ -7,7 +7,7 @@
  * engine asks it to, and events at the same instant run in the order they were scheduled, which
  * is what makes a run byte-for-byte reproducible.
  */
-import type { CloneMap } from './clone';
+import type { CloneMap } from '../machine/clone';
 
 interface Entry {
   at: number;

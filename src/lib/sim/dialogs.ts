@@ -11,7 +11,7 @@
 import type { ConsentInput } from '../machine/authorize';
 import type { JsonRpcId } from '../machine/types';
 import type { ConsentSource } from './client';
-import { revivable, type CloneMap } from './clone';
+import { revivable, type CloneMap } from '../machine/clone';
 import type { LaneId } from './scenario';
 
 /** A dialog waiting for a person's answer. */

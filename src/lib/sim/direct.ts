@@ -11,7 +11,7 @@ import { estimateCostMicros, inputTokensOf, type RateCard } from '../machine/bud
 import { providerErrorFrame, resultFrame, transportErrorFrame } from '../machine/frames';
 import type { Frame, JsonRpcId, SamplingParams } from '../machine/types';
 import type { ProviderSource } from './client';
-import { revivable } from './clone';
+import { revivable } from '../machine/clone';
 
 export interface DirectCall {
   server: string;

@@ -8,7 +8,7 @@
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
  */
 import { VirtualClock } from './clock';
-import { CloneMap, revivable } from './clone';
+import { CloneMap, revivable } from '../machine/clone';
 import { ConsentDesk } from './dialogs';
 import type { ClientConfigInput } from '../machine/config';
 import type { Policy } from '../machine/policy';

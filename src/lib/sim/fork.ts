@@ -17,7 +17,7 @@ import { z } from 'zod';
 import { describeIssues, policyKeysAt, PolicySchema } from '../machine/policy';
 import { LaneIdSchema } from '../machine/vocabulary';
 import { advanceToPosition, applyAction } from './checkpoint';
-import { revivable } from './clone';
+import { revivable } from '../machine/clone';
 import { Simulation, type SimulationOptions, type TimelineAction } from './engine';
 import { formatSpan } from './extend';
 import { jsonInput } from './json-input';

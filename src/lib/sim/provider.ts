@@ -9,7 +9,7 @@
 import type { ProviderEvent, ProviderInput } from '../machine/authorize';
 import { estimateTokens, type RateCard } from '../machine/budget';
 import type { SamplingParams } from '../machine/types';
-import { revivable, type CloneMap } from './clone';
+import { revivable, type CloneMap } from '../machine/clone';
 import { hashString, type Rng } from './rng';
 import type { HostClock, ProviderSource } from './client';
 

@@ -7,7 +7,7 @@
  */
 import type { ConsentInput } from '../machine/authorize';
 import type { ConsentSource, HostClock } from './client';
-import { revivable, type CloneMap } from './clone';
+import { revivable, type CloneMap } from '../machine/clone';
 import type { Rng } from './rng';
 
 export interface UserSpec {

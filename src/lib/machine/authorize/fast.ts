@@ -16,7 +16,7 @@
  * or numeric delays; a root-level `output`. State nodes are read, never modified.
  */
 import type { AnyStateMachine } from 'xstate';
-import { NotCloneable, revivable, type CloneMap } from '../../sim/clone';
+import { NotCloneable, revivable, type CloneMap } from '../clone';
 import type { AuthContext, AuthEvent, AuthInput, AuthOutput } from './types';
 
 /** An invoked step, as the host provides it: the same shape as `fromCallback`'s function. */

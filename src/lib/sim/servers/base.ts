@@ -8,7 +8,7 @@
  */
 import { classifyFrame, type FrameKind } from '../../machine/frames';
 import type { BudgetDecision, Frame, JsonRpcId, SamplingParams } from '../../machine/types';
-import { revivable, type CloneMap } from '../clone';
+import { revivable, type CloneMap } from '../../machine/clone';
 import type { Rng } from '../rng';
 import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from '../world';
 import { buildParams, type BuildOptions } from './request';

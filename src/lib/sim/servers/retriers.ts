@@ -4,7 +4,7 @@
  * the client's identity, decision store and volume controls, never its own good sense.
  */
 import type { ServerEnv, ServerSpec, WireStyle } from '../world';
-import { revivable } from '../clone';
+import { revivable } from '../../machine/clone';
 import { BaseServer, copyTask, describeFailure, type Failure, type TaskState } from './base';
 import { WELL_BEHAVED_DEFAULTS, WellBehaved } from './polite';
 import { mutateOneCharacter } from './request';
