@@ -8,6 +8,7 @@ import type { ClientConfig } from '../machine/config';
 import type { StoredDecision } from '../machine/types';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { DecisionStore } from '../store/decision-store';
+import type { CloneMap } from './clone';
 import type { LaneId } from './scenario';
 
 /**
@@ -17,9 +18,16 @@ import type { LaneId } from './scenario';
  */
 export class SharedDecisionStore implements DecisionStore {
   readonly scope = 'durable' as const;
-  readonly #inner: ConnectionDecisionStore;
+  /** Not readonly: clone() gives a copy its own. */
+  #inner: ConnectionDecisionStore;
   constructor() {
     this.#inner = new ConnectionDecisionStore();
+  }
+  /** A copy with its own entries (see {@link ConnectionDecisionStore.clone}). */
+  clone(m: CloneMap): SharedDecisionStore {
+    const c = m.set(this, new SharedDecisionStore());
+    c.#inner = m.get(this.#inner);
+    return c;
   }
   lookup(server: string, _connection: string, identity: string, hash: string, now: number) {
     return this.#inner.lookup(server, '*', identity, hash, now);

@@ -14,6 +14,7 @@
  */
 import type { AuditRecord } from '../machine/types';
 import type { StoreScope } from '../machine/vocabulary';
+import type { CloneMap } from './clone';
 import type { StoreEvent } from './store-tap';
 
 interface Span {
@@ -41,6 +42,8 @@ export function lifetimeBroken(r: Repeat): string {
 }
 
 const PRUNE_EVERY = 4096;
+
+const copySpan = (s: Span): Span => ({ from: s.from, to: s.to, seq: s.seq });
 
 export class LifetimeTracker {
   readonly #scope = new Map<string, StoreScope>();
@@ -161,6 +164,28 @@ export class LifetimeTracker {
     this.#longest = Math.max(this.#longest, r.durationMs);
     if (++this.#since >= PRUNE_EVERY) this.#prune(r.t);
     return repeat;
+  }
+
+  /**
+   * A copy with its own scopes, spans (mutable: a lifetime's end is written into them), policy
+   * hashes and ends, in the same map order.
+   */
+  clone(m: CloneMap): LifetimeTracker {
+    const c = m.set(this, new LifetimeTracker());
+    for (const [lane, scope] of this.#scope) c.#scope.set(lane, scope);
+    for (const [k, s] of this.#keys)
+      c.#keys.set(k, {
+        lane: s.lane,
+        server: s.server,
+        stored: s.stored.map(copySpan),
+        dialogs: s.dialogs.map(copySpan)
+      });
+    for (const [k, h] of this.#hashes)
+      c.#hashes.set(k, { current: new Set(h.current), stale: new Set(h.stale) });
+    for (const [k, ends] of this.#ends) c.#ends.set(k, ends.slice());
+    c.#longest = this.#longest;
+    c.#since = this.#since;
+    return c;
   }
 
   /** Forget spans no future dialog can start inside (dialogs are at most `#longest` long). */

@@ -8,6 +8,7 @@
  * exceed the truth, and the guarantee never flags a presentation the host was right not to.
  */
 import type { AuditRecord } from '../machine/types';
+import type { CloneMap } from './clone';
 import { RETAIN_AT_LEAST } from './presentations';
 
 export interface AlertSettings {
@@ -48,6 +49,15 @@ export class LoopTracker {
     this.#longestWindow = Math.max(this.#longestWindow, alert.windowMs);
     if (++this.#since >= SWEEP_EVERY) this.#sweep(r.t);
     return { inWindow, loop: inWindow >= threshold };
+  }
+
+  /** A copy with its own presentation times and sweep counters. */
+  clone(m: CloneMap): LoopTracker {
+    const c = m.set(this, new LoopTracker());
+    for (const [key, times] of this.#times) c.#times.set(key, times.slice());
+    c.#since = this.#since;
+    c.#longestWindow = this.#longestWindow;
+    return c;
   }
 
   /** Forget identities whose last presentation left every window. */

@@ -3,6 +3,7 @@
  * machine's outputs (audit record + path) and by the servers' own reports.
  */
 import type { AuthOutput } from '../machine/authorize';
+import type { CloneMap } from './clone';
 import type { Outcome } from '../machine/types';
 import { OutcomeSchema } from '../machine/vocabulary';
 import type { ServerReport } from './world';
@@ -206,6 +207,22 @@ export class LaneMetrics {
   sample(t: number): void {
     this.series.t.push(t);
     for (const k of SERIES_KEYS) this.series.values[k].push(seriesValue(this.counters, k));
+  }
+
+  /**
+   * A copy with its own counters, series, edge counts and alerted identities (all plain data,
+   * copied into the copy's own fresh objects, so they keep the shapes the hot paths are used to).
+   * The edge labels (`edgeKeys`) are a module-wide cache of immutable strings, shared.
+   */
+  clone(m: CloneMap): LaneMetrics {
+    const c = m.set(this, new LaneMetrics());
+    const frames = Object.assign(c.counters.frames, this.counters.frames);
+    Object.assign(c.counters, this.counters, { frames, denials: { ...this.counters.denials } });
+    c.series.t = this.series.t.slice();
+    for (const k of SERIES_KEYS) c.series.values[k] = this.series.values[k].slice();
+    Object.assign(c.edges, this.edges);
+    for (const id of this.#alerted) c.#alerted.add(id);
+    return c;
   }
 
   /**

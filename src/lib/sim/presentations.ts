@@ -14,6 +14,7 @@
  * pruned by the old window would have forgotten (the fuzz found exactly that).
  */
 import type { AlertConfig } from '../machine/vocabulary';
+import type { CloneMap } from './clone';
 
 export interface PresentationResult {
   /** Presentations of this identity inside the window, this one included. */
@@ -71,5 +72,12 @@ export class PresentationHistory {
 
   clear(): void {
     this.#times.clear();
+  }
+
+  /** A copy with its own history, in the same (least recently presented first) order. */
+  clone(m: CloneMap): PresentationHistory {
+    const c = m.set(this, new PresentationHistory(this.maxIdentities));
+    for (const [key, times] of this.#times) c.#times.set(key, times.slice());
+    return c;
   }
 }

@@ -29,6 +29,8 @@ export function hashString(s: string): number {
   return h >>> 0;
 }
 
+import type { CloneMap } from './clone';
+
 export class Rng {
   readonly seed: number;
   #a: number;
@@ -84,6 +86,16 @@ export class Rng {
   /** A value in [base·(1−j), base·(1+j)]: jitter around a delay. */
   jitter(base: number, j: number): number {
     return base * (1 - j + 2 * j * this.next());
+  }
+
+  /** A copy at the same point of the same stream: the two draw the same numbers from here on. */
+  clone(m: CloneMap): Rng {
+    const c = m.set(this, new Rng(this.seed));
+    c.#a = this.#a;
+    c.#b = this.#b;
+    c.#c = this.#c;
+    c.#d = this.#d;
+    return c;
   }
 
   /** An independent stream for a label, from the same seed. */

@@ -18,6 +18,17 @@ import {
   type LookupResult
 } from './decision-store';
 import { ExpiryHeap, heapNeedsRebuild } from './expiry';
+import type { CloneMap } from '../sim/clone';
+
+/**
+ * A stored decision's copy, made once per clone map: a lookup hands out the live entry, and a
+ * request in flight reads its `represented` when it ends, so whoever copies that request must find
+ * the same copy (through `m.box`, or `m.get`-style lookups of this map).
+ */
+function copyDecision(m: CloneMap, d: StoredDecision): StoredDecision {
+  if (m.has(d)) return m.box(d);
+  return m.set(d, toStoredDecision(d));
+}
 
 /** identity → decision */
 type ByIdentity = Map<string, StoredDecision>;
@@ -32,9 +43,8 @@ type ByServer = Map<string, ByIdentity>;
 export class ConnectionDecisionStore implements DecisionStore {
   readonly scope = 'connection' as const;
   private readonly byConnection = new Map<string, ByServer>();
-  private readonly expiry = new ExpiryHeap<
-    [connection: string, server: string, identity: string]
-  >();
+  /** Not readonly: clone() gives a copy its own heap. */
+  private expiry = new ExpiryHeap<[connection: string, server: string, identity: string]>();
   /** Kept incrementally so `count()` is O(1) for the live charts. */
   private size = 0;
 
@@ -141,6 +151,28 @@ export class ConnectionDecisionStore implements DecisionStore {
 
   count(): number {
     return this.size;
+  }
+
+  /**
+   * A copy with its own maps (same order, so `entries()` lists alike) and its own decisions: they
+   * are mutable (a lookup bumps `represented`), so each is copied, once per map — whoever else
+   * holds a live entry (a lookup's result in flight) and copies it through `m.box` gets the same
+   * copy. The heap's key tuples are copied with it.
+   */
+  clone(m: CloneMap): ConnectionDecisionStore {
+    const c = m.set(this, new ConnectionDecisionStore());
+    for (const [connection, byServer] of this.byConnection) {
+      const servers: ByServer = new Map();
+      for (const [server, byIdentity] of byServer) {
+        const identities: ByIdentity = new Map();
+        for (const [identity, d] of byIdentity) identities.set(identity, copyDecision(m, d));
+        servers.set(server, identities);
+      }
+      c.byConnection.set(connection, servers);
+    }
+    c.expiry = m.get(this.expiry);
+    c.size = this.size;
+    return c;
   }
 
   clear(): number {

@@ -1,3 +1,5 @@
+import type { CloneMap } from '../sim/clone';
+
 /**
  * Sweeping expired decisions on the virtual clock. Expired entries are misses anyway, but left in
  * place they pile up: a prompt mutator under a rate limit for a simulated day leaves ~173,000 of
@@ -46,6 +48,19 @@ export class ExpiryHeap<T> {
     this.#ref = [];
   }
 
+  /**
+   * A copy with its own items, in the same heap order. A reference that is an array (a key tuple,
+   * made for the heap alone by both stores) is copied as it is; one with a `clone` method through
+   * `m.get`; another object through `m.box` (once per map, so sharing is kept); anything else (a
+   * string, a number) is kept.
+   */
+  clone(m: CloneMap): ExpiryHeap<T> {
+    const c = m.set(this, new ExpiryHeap<T>());
+    c.#at = this.#at.slice();
+    c.#ref = this.#ref.map((ref) => copyRef(m, ref));
+    return c;
+  }
+
   #pop(): void {
     const a = this.#at;
     const r = this.#ref;
@@ -66,6 +81,19 @@ export class ExpiryHeap<T> {
     a[i] = lastAt;
     r[i] = lastRef;
   }
+}
+
+/** An object that copies itself (the map's `get` wants its copy to be of its own kind). */
+interface Copyable {
+  clone(m: CloneMap): Copyable;
+}
+
+function copyRef<T>(m: CloneMap, ref: T): T {
+  if (typeof ref !== 'object' || ref === null) return ref;
+  if (Array.isArray(ref)) return ref.slice() as T;
+  if (typeof (ref as Partial<Copyable>).clone === 'function')
+    return m.get(ref as unknown as Copyable) as unknown as T;
+  return m.box(ref);
 }
 
 /**

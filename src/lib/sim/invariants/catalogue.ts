@@ -4,6 +4,7 @@
  */
 import { toMicros } from '../../machine/money';
 import type { AuditRecord } from '../../machine/types';
+import { copyData, type CloneMap } from '../clone';
 
 export const INVARIANTS = {
   'one-frame': 'Every request gets exactly one frame and one audit record',
@@ -63,6 +64,14 @@ export class Tally {
   add(o: Offender): void {
     this.violations++;
     if (this.offenders.length < MAX_OFFENDERS) this.offenders.push(o);
+  }
+  /** A copy with its own counts and offenders (at most {@link MAX_OFFENDERS}). */
+  clone(m: CloneMap): Tally {
+    const c = m.set(this, new Tally());
+    c.checked = this.checked;
+    c.violations = this.violations;
+    for (const o of copyData(this.offenders)) c.offenders.push(o);
+    return c;
   }
 }
 

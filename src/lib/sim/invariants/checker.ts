@@ -10,6 +10,7 @@
 import { estimateCostMicros, type RateCard } from '../../machine/budget';
 import { toMicros } from '../../machine/money';
 import type { AuditRecord, Frame, StoredDecision } from '../../machine/types';
+import type { CloneMap } from '../clone';
 import type { LaneCounters } from '../metrics';
 import { lifetimeBroken, LifetimeTracker } from '../lifetimes';
 import { LoopTracker, type AlertSettings } from '../loops';
@@ -88,8 +89,9 @@ export class InvariantChecker {
   readonly #windows = new Map<string, number>();
   readonly #overdrawn = new Set<string>();
   readonly #pools = new Map<string, number>();
-  readonly #lifetimes = new LifetimeTracker();
-  readonly #loops = new LoopTracker();
+  // Not readonly: clone() gives a copy its own trackers.
+  #lifetimes = new LifetimeTracker();
+  #loops = new LoopTracker();
   /** The audit log's own totals per lane, to hold the counters against. */
   readonly #totals = new Map<string, LaneCounters>();
   #same: { checked: number; problem: string | null } | null = null;
@@ -98,6 +100,29 @@ export class InvariantChecker {
   constructor(opts: CheckerOptions) {
     this.#cards = opts.cards;
     this.#validate = opts.validate;
+  }
+
+  /**
+   * A copy that goes on checking exactly as this one would: its own tallies, requests in flight,
+   * spend, trackers and totals. The rate cards and the frame validator are shared (immutable).
+   */
+  clone(m: CloneMap): InvariantChecker {
+    const c = m.set(this, new InvariantChecker({ cards: this.#cards, validate: this.#validate }));
+    for (const id of Object.keys(this.#t) as InvariantId[]) c.#t[id] = m.get(this.#t[id]);
+    for (const [k, p] of this.#pending) c.#pending.set(k, { ...p });
+    c.#received = this.#received;
+    c.#answered = this.#answered;
+    c.#silenced = this.#silenced;
+    for (const [k, v] of this.#windows) c.#windows.set(k, v);
+    for (const k of this.#overdrawn) c.#overdrawn.add(k);
+    for (const [k, v] of this.#pools) c.#pools.set(k, v);
+    c.#lifetimes = m.get(this.#lifetimes);
+    c.#loops = m.get(this.#loops);
+    for (const [lane, totals] of this.#totals)
+      c.#totals.set(lane, { ...totals, frames: { ...totals.frames } });
+    c.#same = this.#same && { ...this.#same };
+    c.#replays = this.#replays;
+    return c;
   }
 
   /** A request frame the client received. */
