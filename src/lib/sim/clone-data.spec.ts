@@ -8,7 +8,7 @@ import type { AuthOutput } from '../machine/authorize';
 import type { AuditRecord, Frame, StoredDecision } from '../machine/types';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import { ExpiryHeap } from '../store/expiry';
-import { CloneMap } from './clone';
+import { CloneMap } from '../machine/clone';
 import { sdkFrameProblem as conformanceCheck } from './conformance';
 import { InvariantChecker, type ChargeContext } from './invariants';
 import { Tally } from './invariants/catalogue';

@@ -8,7 +8,7 @@ import type { ClientConfig } from '../machine/config';
 import type { StoredDecision } from '../machine/types';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { DecisionStore } from '../store/decision-store';
-import type { CloneMap } from './clone';
+import type { CloneMap } from '../machine/clone';
 import type { LaneId } from './scenario';
 
 /**

@@ -14,7 +14,7 @@
  */
 import type { AuditRecord } from '../machine/types';
 import type { StoreScope } from '../machine/vocabulary';
-import type { CloneMap } from './clone';
+import type { CloneMap } from '../machine/clone';
 import type { StoreEvent } from './store-tap';
 
 interface Span {

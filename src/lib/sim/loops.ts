@@ -8,7 +8,7 @@
  * exceed the truth, and the guarantee never flags a presentation the host was right not to.
  */
 import type { AuditRecord } from '../machine/types';
-import type { CloneMap } from './clone';
+import type { CloneMap } from '../machine/clone';
 import { RETAIN_AT_LEAST } from './presentations';
 
 export interface AlertSettings {

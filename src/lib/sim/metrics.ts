@@ -3,7 +3,7 @@
  * machine's outputs (audit record + path) and by the servers' own reports.
  */
 import type { AuthOutput } from '../machine/authorize';
-import type { CloneMap } from './clone';
+import type { CloneMap } from '../machine/clone';
 import type { Outcome } from '../machine/types';
 import { OutcomeSchema } from '../machine/vocabulary';
 import type { ServerReport } from './world';

@@ -14,7 +14,7 @@
  * pruned by the old window would have forgotten (the fuzz found exactly that).
  */
 import type { AlertConfig } from '../machine/vocabulary';
-import type { CloneMap } from './clone';
+import type { CloneMap } from '../machine/clone';
 
 export interface PresentationResult {
   /** Presentations of this identity inside the window, this one included. */

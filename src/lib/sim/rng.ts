@@ -29,7 +29,7 @@ export function hashString(s: string): number {
   return h >>> 0;
 }
 
-import type { CloneMap } from './clone';
+import type { CloneMap } from '../machine/clone';
 
 export class Rng {
   readonly seed: number;

@@ -18,7 +18,7 @@ import {
   type LookupResult
 } from './decision-store';
 import { ExpiryHeap, heapNeedsRebuild } from './expiry';
-import type { CloneMap } from '../sim/clone';
+import type { CloneMap } from '../machine/clone';
 
 /**
  * A stored decision's copy, made once per clone map: a lookup hands out the live entry, and a

@@ -1,4 +1,4 @@
-import type { CloneMap } from '../sim/clone';
+import type { CloneMap } from '../machine/clone';
 
 /**
  * Sweeping expired decisions on the virtual clock. Expired entries are misses anyway, but left in

@@ -4,7 +4,7 @@
  */
 import { toMicros } from '../../machine/money';
 import type { AuditRecord } from '../../machine/types';
-import { copyData, type CloneMap } from '../clone';
+import { copyData, type CloneMap } from '../../machine/clone';
 
 export const INVARIANTS = {
   'one-frame': 'Every request gets exactly one frame and one audit record',

@@ -10,7 +10,7 @@
 import { estimateCostMicros, type RateCard } from '../../machine/budget';
 import { toMicros } from '../../machine/money';
 import type { AuditRecord, Frame, StoredDecision } from '../../machine/types';
-import type { CloneMap } from '../clone';
+import type { CloneMap } from '../../machine/clone';
 import type { LaneCounters } from '../metrics';
 import { lifetimeBroken, LifetimeTracker } from '../lifetimes';
 import { LoopTracker, type AlertSettings } from '../loops';
