@@ -146,6 +146,27 @@ export class CheckpointRecorder {
     return { auditRows: this.#audit, frames: this.#frames };
   }
 
+  /**
+   * Take over the checkpoints of `from` up to `at` and the counts there: the engine this
+   * recorder will see is a copy taken at `at` (clone.ts), on the same timeline up to it.
+   */
+  resumeAt(
+    from: readonly ViewCheckpoint[],
+    at: RunPosition,
+    counts: { auditRows: number; frames: number }
+  ): void {
+    let n = 0;
+    while (n < from.length) {
+      const c = from[n]!;
+      if (c.t > at.t || (c.t === at.t && c.events > at.events)) break;
+      n++;
+    }
+    this.checkpoints.splice(0, this.checkpoints.length, ...from.slice(0, n));
+    this.#last = this.checkpoints.at(-1)?.t ?? -Infinity;
+    this.#audit = counts.auditRows;
+    this.#frames = counts.frames;
+  }
+
   /** Continue counting from a checkpoint (after a restore, the hooks were quiet up to it). */
   resumeFrom(cp: Pick<ViewCheckpoint, 'auditRows' | 'frames'>): void {
     this.#audit = cp.auditRows;

@@ -4,6 +4,7 @@
  * stream does not carry (the lane's silence switch, the budget in force). The CLI, the tests and
  * the playground's worker all check a run through this one place.
  */
+import { CloneMap } from '../machine/clone';
 import { toMicros } from '../machine/money';
 import { effectiveBlock } from '../machine/policy';
 import { Simulation, type SimulationOptions } from './engine';
@@ -25,23 +26,38 @@ export interface GuardOptions {
 const STUCK_SLACK_MS = 60_000;
 
 export class RunGuard {
-  readonly checker: InvariantChecker;
+  checker: InvariantChecker;
   #sim: Simulation | null = null;
   readonly #start: number;
+  readonly #scenario: Scenario;
+  readonly #opts: GuardOptions;
   /**
    * The budget, pool and alert settings in force when each request in flight arrived: a call is
    * judged by the limits it was decided under. A learner who lowers a budget while a call runs
    * moves the line under a call already granted the old one; the host did not overdraw (and a
    * stream's generated tokens are paid for either way). Found by the time-travel fuzz.
    */
-  readonly #arrived = new Map<string, ChargeContext>();
+  #arrived = new Map<string, ChargeContext>();
 
   constructor(scenario: Scenario, opts: GuardOptions = {}) {
+    this.#scenario = scenario;
+    this.#opts = opts;
     this.checker = new InvariantChecker({
       cards: cardsByModel(scenario.provider.cards),
       ...(opts.validate ? { validate: opts.validate } : {})
     });
     this.#start = scenario.start;
+  }
+
+  /**
+   * A copy of this guard's judgement so far, attached to no engine: what an engine copy taken at
+   * the same moment continues under (clone.ts). Charge contexts are never changed: shared.
+   */
+  clone(): RunGuard {
+    const g = new RunGuard(this.#scenario, this.#opts);
+    g.checker = new CloneMap().get(this.checker);
+    g.#arrived = new Map(this.#arrived);
+    return g;
   }
 
   /** `next`'s hooks, each also feeding the checker (first the checker, then `next`). */

@@ -15,7 +15,8 @@ import { CloneMap, NotCloneable, revivable } from '../machine/clone';
 import { callDirect } from './direct';
 import type { Simulation } from './engine';
 import type { AskedFacts, SimulationOptions } from './engine-types';
-import { buildLaneStore, type DurableProvider } from './lane-store';
+import type { DecisionStore } from '../store/decision-store';
+import { buildLaneStore, SharedDecisionStore, type DurableProvider } from './lane-store';
 import { LaneMetrics } from './metrics';
 import { cardsByModel, SimProvider } from './provider';
 import { Rng } from './rng';
@@ -62,6 +63,31 @@ function deliverLater(
     },
     (m) => deliverLater(m.get(server), connection, id, frame)
   );
+}
+
+function notCloneable(what: string): never {
+  throw new NotCloneable(what);
+}
+
+/**
+ * Put `from`'s decisions into `to` (emptied first), each registered as the copy of its original:
+ * a request in flight that a lookup answered holds the store's live entry (clone.ts).
+ */
+function refill(m: CloneMap, from: DecisionStore, to: DecisionStore): void {
+  const all = from.entries();
+  if (!Array.isArray(all)) notCloneable('a store that answers later cannot be copied');
+  to.clear();
+  for (const d of all) to.commit('*', d);
+  const copies = to.entries();
+  if (!Array.isArray(copies) || copies.length !== all.length)
+    notCloneable('a store copy lost decisions');
+  for (let i = 0; i < all.length; i++) {
+    const d = all[i]!;
+    const c = copies[i]!;
+    if (c.server !== d.server || c.identity !== d.identity)
+      notCloneable('a store copy holds its decisions in another order');
+    m.set(d, c);
+  }
 }
 
 /** Copies of the servers are made with this (their own random streams are copied after). */
@@ -238,19 +264,22 @@ export class LaneRuntime {
 
   /**
    * The copy of the lane's store: the same decisions, the copy's observer (the engine copy's
-   * invariants) — told of nothing, since nothing changed. A durable store the page keeps in
-   * IndexedDB is copied into the copy's own namespace when the copy has one.
+   * invariants) — told of nothing, since nothing changed. A durable lane whose decisions the page
+   * keeps in IndexedDB gets the run's store back (`opts.durable`), holding exactly these; a copy
+   * without one keeps them in memory.
    */
-  #copyStore(m: CloneMap, store: LaneRuntime['host']['store']): LaneRuntime['host']['store'] {
-    const tapped = store instanceof TappedStore;
-    const inner = tapped ? store.inner : store;
-    let copy;
-    if (m.has(inner)) copy = m.registered(inner);
+  #copyStore(m: CloneMap, store: DecisionStore): DecisionStore {
+    const inner = store instanceof TappedStore ? store.inner : store;
+    let copy: DecisionStore;
+    if (inner.scope === 'durable' && !this.fellBack && this.#durable) {
+      copy = this.#durable(this.id) ?? notCloneable(`lane ${this.id}'s durable storage is gone`);
+      refill(m, inner, copy);
+    } else if (m.has(inner)) copy = m.registered(inner);
     else if (typeof (inner as { clone?: unknown }).clone === 'function') copy = m.get(inner);
+    else if (inner.scope === 'durable') refill(m, inner, (copy = new SharedDecisionStore()));
     else throw new NotCloneable(`lane ${this.id}'s ${inner.scope} store cannot be copied`);
     const observe = this.#onStore;
-    if (!tapped || !observe) return copy;
-    return new TappedStore(copy, (e) => observe(this.id, e));
+    return observe ? new TappedStore(copy, (e) => observe(this.id, e)) : copy;
   }
 
   /** A request arrives from a server: record the frame, run the machine, deliver the answer. */

@@ -8,9 +8,10 @@
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
 import type { AuditRecord } from '../machine/types';
 import { BreakpointWatcher, type BreakCondition } from './breakpoints';
-import { CheckpointRecorder } from './checkpoint';
+import { CheckpointRecorder, type ViewCheckpoint } from './checkpoint';
 import { sdkFrameProblem } from './conformance';
 import type { Simulation, SimulationOptions } from './engine';
+import type { EngineCheckpoint } from './engine-checkpoints';
 import { RunGuard } from './guard';
 import type { LaneId, Scenario } from './scenario';
 import type { Make, RunFork } from './session-timeline';
@@ -35,8 +36,21 @@ export interface LoadedRun {
   fork: RunFork | null;
 }
 
-/** Builds an engine (from the start, by replay, by fork) with the options and maker it is given. */
-export type Create = (opts: SimulationOptions, make: Make) => Simulation;
+/**
+ * Builds an engine (from the start, by replay, by fork) with the options and maker it is given,
+ * or (`copy`) as a copy of an engine checkpoint, observed by the run's guard and recorder.
+ */
+export type Create = (
+  opts: SimulationOptions,
+  make: Make,
+  copy: (checkpoint: Simulation) => Simulation
+) => Simulation;
+
+/** An engine checkpoint to restore from, and the view checkpoints of the timeline so far. */
+export interface RestoreFrom {
+  checkpoint: EngineCheckpoint;
+  views: readonly ViewCheckpoint[];
+}
 
 /** Where a run's audit records and finished requests go (the session drops them when quiet). */
 export interface Sinks {
@@ -61,11 +75,16 @@ export function wireEngine(
   storage: RunStorage | null,
   conditions: BreakCondition[],
   sinks: Sinks,
-  create: Create
+  create: Create,
+  from?: RestoreFrom
 ): WiredEngine {
-  const guard = new RunGuard(run.scenario, { validate: sdkFrameProblem });
+  // From a checkpoint, the run's invariants and view checkpoints go on from where they stood.
+  const guard = from
+    ? from.checkpoint.guard.clone()
+    : new RunGuard(run.scenario, { validate: sdkFrameProblem });
   // At most about 2,000 checkpoints a run (a few MB), however fine its sampling.
   const recorder = new CheckpointRecorder(Math.floor(run.scenario.durationMs / MAX_CHECKPOINTS));
+  if (from) recorder.resumeAt(from.views, from.checkpoint.at, from.checkpoint.counts);
   const watcher = new BreakpointWatcher(conditions, guard);
   const opts = watcher.options(
     recorder.options({
@@ -79,7 +98,11 @@ export function wireEngine(
   );
   // The recorder sees the engine from its creation, so a re-simulation (a seek back, a fork)
   // records the checkpoints before t again: the scrubber's stops stay one timeline.
-  const sim = create(opts, (s, o) => recorder.attach(guard.simulate(s, o)));
+  const sim = create(
+    opts,
+    (s, o) => recorder.attach(guard.simulate(s, o)),
+    (checkpoint) => recorder.attach(guard.attach(checkpoint.clone(guard.options(opts))))
+  );
   recorder.attach(sim);
   watcher.attach(sim);
   return { sim, guard, recorder, watcher };

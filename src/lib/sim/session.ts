@@ -15,7 +15,9 @@ import type { Command, Reply, Snapshot, StorageView } from './protocol';
 import { digestRun } from './report';
 import { restartNotice } from './restart';
 import { LANE_IDS, parseScenario, type LaneId } from './scenario';
-import { wireEngine, type Create, type LoadedRun } from './session-engine';
+import { replayFrom } from './checkpoint';
+import { EngineCheckpoints } from './engine-checkpoints';
+import { wireEngine, type Create, type LoadedRun, type RestoreFrom } from './session-engine';
 import {
   branchAt,
   createFork,
@@ -46,6 +48,13 @@ export { MAX_CHECKPOINTS } from './session-engine';
 
 export interface SessionOptions {
   storage?: RunStorage;
+  /**
+   * Restore seeks back from engine checkpoints (engine-checkpoints.ts); default true. False
+   * re-simulates every seek from the start, as the tests compare.
+   */
+  copies?: boolean;
+  /** Clock events between engine checkpoints at first (the tests take them closer). */
+  copyEvery?: number;
 }
 
 export class Session {
@@ -88,9 +97,21 @@ export class Session {
    * (an edit, a restart, a fork) drops them: the run is on a new branch.
    */
   readonly #future = new FutureActions();
+  /** Copies of the engine along the run's timeline: a seek back restores from one. */
+  readonly #copies: EngineCheckpoints;
+  readonly #useCopies: boolean;
+  readonly #copyEvery: number | undefined;
 
   constructor(opts: SessionOptions = {}) {
     this.#next = opts.storage ?? null;
+    this.#useCopies = opts.copies ?? true;
+    this.#copyEvery = opts.copyEvery;
+    this.#copies = new EngineCheckpoints(opts.copyEvery);
+  }
+
+  /** The engine checkpoints a seek back can restore from (the benchmarks read them). */
+  get engineCheckpoints(): EngineCheckpoints {
+    return this.#copies;
   }
 
   /** Storage for the next run (the worker opens a fresh namespace before each load). */
@@ -125,6 +146,7 @@ export class Session {
       case 'step':
         this.#applyDue();
         this.#events = this.#need().step() ? 1 : 0;
+        this.#checkpoint();
         return [this.snapshot()];
       case 'restart':
       case 'seek':
@@ -150,25 +172,25 @@ export class Session {
         return was ? [{ type: 'fastForwardDone', cancelled: true }, this.snapshot()] : [];
       }
       case 'setConfig':
-        this.#future.list = []; // a change after seeking back starts a new branch
+        this.#newBranch(); // a change after seeking back starts a new branch
         this.#need().setLaneConfig(cmd.lane, cmd.client, cmd.what);
         return [this.snapshot()];
       case 'setPolicy': {
-        this.#future.list = [];
+        this.#newBranch();
         const invalidated = this.#need().setLanePolicy(cmd.lane, cmd.policy);
         return [{ type: 'policyApplied', lane: cmd.lane, invalidated }, this.snapshot()];
       }
       // Who answers and a person's answers are timeline actions (engine.ts): a re-simulation
       // re-applies them where they were. Either is a change: after a seek back, a new branch.
       case 'setHuman':
-        if (this.#need().setHuman(cmd.human)) this.#future.list = [];
+        if (this.#need().setHuman(cmd.human)) this.#newBranch();
         return [this.snapshot()];
       case 'consent': {
         const d = this.#tokens.dialog(cmd.token);
         if (d && d.lane === cmd.lane) {
           this.#applyDue();
           if (this.#need().answerConsent(d.lane, d.connection, d.requestId, cmd.approved))
-            this.#future.list = [];
+            this.#newBranch();
         }
         return [this.snapshot()];
       }
@@ -178,6 +200,9 @@ export class Session {
         // The writing itself is asynchronous and the worker's; here, only the state to show.
         return [this.snapshot()];
       case 'clearStored': {
+        // Not a timeline action: a re-simulation does not repeat it, so no copy taken after it
+        // may stand for the timeline, and none before it is harmed.
+        this.#copies.dropAfter(this.#need().position);
         const store = this.#need().lanes[cmd.lane].host.store;
         const n = store.clear();
         return [
@@ -267,6 +292,18 @@ export class Session {
     return this.sim;
   }
 
+  /** A change at the run's position: the timeline after it (actions, checkpoints) is gone. */
+  #newBranch(): void {
+    this.#future.list = [];
+    this.#copies.dropAfter(this.#need().position);
+  }
+
+  /** An engine checkpoint, when the run has gone far enough since the last. */
+  #checkpoint(): void {
+    if (!this.#useCopies || !this.sim || !this.#guard || !this.#recorder) return;
+    this.#copies.maybeTake(this.sim, this.#guard, this.#recorder.counts());
+  }
+
   #load(cmd: Extract<Command, { type: 'load' }>): Reply {
     const r = parseScenario(cmd.scenario);
     if (!r.ok) return { type: 'loaded', ok: false, errors: r.errors };
@@ -274,6 +311,7 @@ export class Session {
     this.#kept = { A: new Map(), B: new Map() };
     this.#tokens.clear();
     this.#ff = null;
+    this.#copies.clear(this.#copyEvery);
     const storage = (this.#storage = this.#next);
     this.#run = {
       scenario: r.scenario,
@@ -341,7 +379,7 @@ export class Session {
    * guard, checkpoints and breakpoints always; the page's audit rows, inspector and durable audit
    * log only while not re-simulating. `create` builds it (from the start, by replay, by fork).
    */
-  #build(storage: RunStorage | null, create: Create): Simulation {
+  #build(storage: RunStorage | null, create: Create, from?: RestoreFrom): Simulation {
     const auditLog = storage?.audit ?? null;
     const shown = () => !((this.#quiet && !this.replayAudit) || this.#resuming);
     const wired = wireEngine(
@@ -361,7 +399,8 @@ export class Session {
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
         }
       },
-      create
+      create,
+      from
     );
     this.#guard = wired.guard;
     this.#recorder = wired.recorder;
@@ -382,7 +421,7 @@ export class Session {
     const sim = this.#need();
     switch (cmd.type) {
       case 'restart': {
-        this.#future.list = [];
+        this.#newBranch();
         const report = sim.restartClient();
         return [{ type: 'restarted', report, notice: restartNotice(report) }, this.snapshot()];
       }
@@ -404,6 +443,8 @@ export class Session {
           at
         );
         this.#future.list = [];
+        // The fork's engine is re-simulated (fork.ts); its checkpoints start afresh.
+        this.#copies.clear(this.#copyEvery);
         const fork: RunFork = { spec: parsed.fork, base: on.own, parent: on.fork, from: 0 };
         this.#rebuild((opts, make) => createFork(run.scenario, opts, fork, make));
         // What a reload or a later seek re-creates the fork from (run memory keeps it too).
@@ -444,11 +485,28 @@ export class Session {
     this.#future.applyDue(this.#need());
   }
 
+  /**
+   * Advance to `to` (at most `maxEvents` events), in pieces no longer than the engine checkpoints'
+   * spacing so that one is taken on the way wherever it falls due (a seek to the end of a day
+   * leaves the day covered). A cut slice continues exactly (checkpoint.spec.ts).
+   */
   #advance(to: number, maxEvents: number): number {
-    return this.#future.advance(this.#need(), to, maxEvents, () => this.#watcher?.hit != null);
+    const sim = this.#need();
+    const held = () => this.#watcher?.hit != null;
+    let n = 0;
+    for (;;) {
+      const limit = Math.min(maxEvents - n, this.#useCopies ? this.#copies.room(sim) : Infinity);
+      const ran = this.#future.advance(sim, to, limit, held);
+      n += ran;
+      if (ran > 0) this.#checkpoint();
+      if (ran < limit || n >= maxEvents || held()) return n;
+    }
   }
 
-  /** Forward: run there. Back: re-simulate from the start to `t`, quietly (checkpoint.ts). */
+  /**
+   * Forward: run there. Back: copy the last engine checkpoint before `t` and run on from it
+   * (engine-checkpoints.ts); without one, re-simulate from the start quietly (checkpoint.ts).
+   */
   #seek(t: number): Reply[] {
     const sim = this.#need();
     if (t >= sim.now) {
@@ -458,8 +516,18 @@ export class Session {
       const run = this.#run!;
       const own = ownActions(sim, run.fork, this.#future.list);
       const back = recreateAt(run.scenario, own, run.fork, t);
+      const views = this.#recorder?.checkpoints ?? [];
+      // Back before a fork point: the run it was made from, whose timeline after t is not the
+      // fork's — the checkpoints after t were the fork's.
+      if (back.fork !== run.fork) this.#copies.dropAfter({ t, events: Number.MAX_SAFE_INTEGER });
       run.fork = back.fork;
-      this.#rebuild(back.create);
+      const checkpoint = this.#useCopies ? this.#copies.at(t) : null;
+      if (checkpoint)
+        this.#rebuild(
+          (_opts, _make, copy) => replayFrom(copy(checkpoint.sim), back.actions, { t }),
+          { checkpoint, views }
+        );
+      else this.#rebuild(back.create);
       const at = this.#need().position;
       this.#future.list = back.actions.filter((a) => a.events > at.events || a.t > at.t);
     }
@@ -482,7 +550,7 @@ export class Session {
    * abandoned branch: the new engine uses the storage the worker set for it (a fresh namespace),
    * or memory when none was set.
    */
-  #rebuild(create: Create): void {
+  #rebuild(create: Create, from?: RestoreFrom): void {
     const fresh = this.#next !== this.#storage ? this.#next : null;
     this.#storage = fresh;
     this.#ff = null;
@@ -490,7 +558,7 @@ export class Session {
     this.#kept = { A: new Map(), B: new Map() };
     this.#quiet = true;
     try {
-      this.sim = this.#build(fresh, create);
+      this.sim = this.#build(fresh, create, from);
     } finally {
       this.#quiet = false;
     }

@@ -19,7 +19,7 @@ import { parsePolicy, type Policy } from '../machine/policy';
 import type { ClientConfigInput } from '../machine/config';
 import type { ForkSpec } from './fork';
 import { clientArb, policyBlockArb, scenarioArb } from './fuzz-cases';
-import type { Reply, Snapshot } from './protocol';
+import type { Command, Reply, Snapshot } from './protocol';
 import type { LaneId } from './scenario';
 import { Session } from './session';
 import { only, snap } from './replies.testing';
@@ -87,8 +87,61 @@ const ops = fc.array(op, { minLength: 2, maxLength: 9 });
 const caseArb = fc.record({ scenario: fc.constantFrom(...SCENARIOS), ops });
 const randomCaseArb = fc.record({ scenario: scenarioArb, ops });
 
-function load(scenario: unknown, at?: Extract<Reply, { type: 'timeline' }>): Session {
-  const s = new Session();
+/**
+ * Two sessions of one timeline: `s` restores seeks from engine checkpoints taken every few
+ * hundred events (engine-checkpoints.ts), `r` re-simulates every seek from the start. Every
+ * command goes to both, and both must answer with the same view: a copy restores exactly what a
+ * re-simulation does.
+ */
+class Pair {
+  constructor(
+    readonly s: Session,
+    readonly r: Session
+  ) {}
+
+  handle(cmd: Command, step: string): Reply[] {
+    const a = this.s.handle(cmd);
+    const b = this.r.handle(cmd);
+    const views = (rs: Reply[]) => JSON.stringify(rs.filter((x) => x.type !== 'checkpoints'));
+    const [x, y] = [views(a), views(b)];
+    if (x !== y)
+      throw new Error(
+        `${step} (${cmd.type}): restored from a copy vs re-simulated differ at ${firstDifference(JSON.parse(x), JSON.parse(y))}`
+      );
+    return a;
+  }
+
+  snapshot(): Snapshot {
+    return this.s.snapshot();
+  }
+}
+
+/** Where two JSON values first differ, and how: a path and both values (short). */
+function firstDifference(x: unknown, y: unknown, path = '$'): string {
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) {
+    return `${path}: ${JSON.stringify(x)?.slice(0, 200)} vs ${JSON.stringify(y)?.slice(0, 200)}`;
+  }
+  const keys = new Set([...Object.keys(x), ...Object.keys(y)]);
+  for (const k of keys) {
+    const a = (x as Record<string, unknown>)[k];
+    const b = (y as Record<string, unknown>)[k];
+    if (JSON.stringify(a) !== JSON.stringify(b)) return firstDifference(a, b, `${path}.${k}`);
+  }
+  return `${path}: (equal?)`;
+}
+
+function load(scenario: unknown, at?: Extract<Reply, { type: 'timeline' }>): Pair {
+  return new Pair(
+    loadOne(scenario, new Session({ copyEvery: 300 }), at),
+    loadOne(scenario, new Session({ copies: false }), at)
+  );
+}
+
+function loadOne(
+  scenario: unknown,
+  s: Session,
+  at?: Extract<Reply, { type: 'timeline' }>
+): Session {
   const rs = s.handle({
     type: 'load',
     scenario,
@@ -119,35 +172,38 @@ function play(scenario: unknown, ops: readonly Op[]): void {
     const step = `step ${i} (${o.op}) at ${view.now - start} ms`;
     switch (o.op) {
       case 'advance':
-        view = snap(s.handle({ type: 'advance', to: view.now + Math.floor(o.frac * span) }));
+        view = snap(s.handle({ type: 'advance', to: view.now + Math.floor(o.frac * span) }, step));
         break;
       case 'restart':
-        view = snap(s.handle({ type: 'restart' }));
+        view = snap(s.handle({ type: 'restart' }, step));
         break;
       case 'edit':
         view =
           o.change.kind === 'config'
             ? snap(
-                s.handle({ type: 'setConfig', lane: o.lane, client: o.change.client, what: 'edit' })
+                s.handle(
+                  { type: 'setConfig', lane: o.lane, client: o.change.client, what: 'edit' },
+                  step
+                )
               )
-            : snap(s.handle({ type: 'setPolicy', lane: o.lane, policy: o.change.policy }));
+            : snap(s.handle({ type: 'setPolicy', lane: o.lane, policy: o.change.policy }, step));
         break;
       case 'seekBack': {
         const was = view;
         const to = start + Math.floor(o.frac * (view.now - start));
-        const forks = (s: Session) =>
-          JSON.stringify(only(s.handle({ type: 'fork?' }), 'forkState'));
+        const forks = (s: Pair) =>
+          JSON.stringify(only(s.handle({ type: 'fork?' }, step), 'forkState'));
         const before = forks(s);
-        view = snap(s.handle({ type: 'seek', t: to }));
+        view = snap(s.handle({ type: 'seek', t: to }, step));
         expect(view.now, step).toBe(to);
         broken(view, step);
         // Forward again to where it was: the same run — when the seek stayed on the run's
         // branch. (Back before a fork point, the run is the one the fork was made from.)
         if (forks(s) === before) {
-          const again = snap(s.handle({ type: 'seek', t: was.now }));
+          const again = snap(s.handle({ type: 'seek', t: was.now }, step));
           expect(lanesOf(again), step).toBe(lanesOf(was));
           expect(again.marks.length, step).toBe(was.marks.length);
-          view = snap(s.handle({ type: 'seek', t: to }));
+          view = snap(s.handle({ type: 'seek', t: to }, step));
         }
         break;
       }
@@ -155,8 +211,8 @@ function play(scenario: unknown, ops: readonly Op[]): void {
         const at = view.now;
         const other: LaneId = o.lane === 'A' ? 'B' : 'A';
         // The branch the fork is made on, to the end: the other lane's numbers there.
-        const unforked = snap(s.handle({ type: 'seek', t: end }));
-        view = snap(s.handle({ type: 'seek', t: at }));
+        const unforked = snap(s.handle({ type: 'seek', t: end }, step));
+        view = snap(s.handle({ type: 'seek', t: at }, step));
         const fork: ForkSpec = {
           version: 1,
           atMs: at - start,
@@ -166,23 +222,23 @@ function play(scenario: unknown, ops: readonly Op[]): void {
               ? ({ kind: 'config', client: o.change.client } as ForkSpec['change'])
               : o.change
         };
-        const rs = s.handle({ type: 'fork', fork });
+        const rs = s.handle({ type: 'fork', fork }, step);
         const [f] = only(rs, 'forked');
         if (!f?.ok) throw new Error(`${step}: the fork failed: ${JSON.stringify(f)}`);
         view = snap(rs);
-        const forkedEnd = snap(s.handle({ type: 'seek', t: end }));
+        const forkedEnd = snap(s.handle({ type: 'seek', t: end }, step));
         broken(forkedEnd, step);
         expect(JSON.stringify(forkedEnd.lanes[other].counters), `${step}: lane ${other}`).toBe(
           JSON.stringify(unforked.lanes[other].counters)
         );
-        view = snap(s.handle({ type: 'seek', t: at }));
+        view = snap(s.handle({ type: 'seek', t: at }, step));
         expect(view.now, step).toBe(at);
         break;
       }
       case 'reload': {
-        const [tl] = only(s.handle({ type: 'timeline' }), 'timeline');
+        const [tl] = only(s.handle({ type: 'timeline' }, step), 'timeline');
         const reloaded = load(scenario, tl);
-        const live = snap(s.handle({ type: 'restart' }));
+        const live = snap(s.handle({ type: 'restart' }, step));
         const back = reloaded.snapshot();
         expect(back.now, step).toBe(live.now);
         expect(lanesOf(back), step).toBe(lanesOf(live));
@@ -195,7 +251,7 @@ function play(scenario: unknown, ops: readonly Op[]): void {
     broken(view, step);
   });
   // And the end: both lanes' guarantees over the whole timeline.
-  broken(snap(s.handle({ type: 'advance', to: end })), 'the end');
+  broken(snap(s.handle({ type: 'advance', to: end }, 'the end')), 'the end');
 }
 
 describe('time travel on generated timelines', () => {

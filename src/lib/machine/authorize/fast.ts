@@ -328,8 +328,11 @@ export class FastRun {
         error: m.fn(this.observer.error)
       })
     );
-    // Contexts are never changed in place (each macrostep copies before it assigns): shared.
-    c.context = this.context;
+    // Contexts are never changed in place (each macrostep copies before it assigns): shared —
+    // but for the stored decision a lookup answered with, the store's live entry, whose count of
+    // represented presentations the record reads at the end: the copy's store's entry, then.
+    const ctx = this.context;
+    c.context = ctx?.stored ? { ...ctx, stored: m.box(ctx.stored) } : ctx;
     c.state = this.state;
     c.status = this.status;
     c.#child = this.#child ? copyChild(m, this.#child) : null;
