@@ -117,6 +117,21 @@ describe('the volume ledger', () => {
     expect(() => addSpend(v0, BLOCK, NOW, -1)).toThrow(/micros/);
   });
 
+  it('a policy edit that changes the window length ends the window on the new boundary, spend kept', () => {
+    const day = initialVolume(BLOCK, NOW); // a daily budget window, ending at midnight
+    const spent = addSpend(day, BLOCK, NOW, 9_000);
+    const hourly: PolicyBlock = { ...BLOCK, budget: { ...BLOCK.budget!, windowMs: 3_600_000 } };
+    // Mid-hour, under the edited policy: the window in force ends on the hour, and the 9,000
+    // spent still count until then (so no hour-long window can take more than its budget).
+    const edited = rollVolume(spent, hourly, NOW + 10 * 60_000);
+    expect(edited.budgetSpentMicros).toBe(9_000);
+    expect(isoTime(edited.budgetWindowResetsAt)).toBe('2026-03-10T16:00:00Z');
+    // On the hour, a new hour starts at zero (not at midnight, the old length's end).
+    const next = rollVolume(edited, hourly, Date.parse('2026-03-10T16:00:00Z'));
+    expect(next.budgetSpentMicros).toBe(0);
+    expect(isoTime(next.budgetWindowResetsAt)).toBe('2026-03-10T17:00:00Z');
+  });
+
   it('leaves the counters of a limit the block does not have alone', () => {
     const open: PolicyBlock = { ...BLOCK, rateLimit: null, budget: null };
     const v = initialVolume(open, NOW);

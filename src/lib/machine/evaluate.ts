@@ -97,15 +97,22 @@ export function initialVolume(block: PolicyBlock, now: number): VolumeState {
  */
 export function rollVolume(volume: VolumeState, block: PolicyBlock, now: number): VolumeState {
   let v = volume;
-  if (block.rateLimit && now >= v.rateWindowResetsAt) {
-    v = { ...v, rateCount: 0, rateWindowResetsAt: windowResetsAt(now, block.rateLimit.windowMs) };
+  if (block.rateLimit) {
+    const due = windowResetsAt(now, block.rateLimit.windowMs);
+    if (now >= v.rateWindowResetsAt) v = { ...v, rateCount: 0, rateWindowResetsAt: due };
+    // A policy edit changed the window's length: the window in force ends on the new length's
+    // boundary, and what it counted still counts until then (never less strict than either).
+    else if (v.rateWindowResetsAt !== due) v = { ...v, rateWindowResetsAt: due };
   }
-  if (block.budget && now >= v.budgetWindowResetsAt) {
-    v = {
-      ...v,
-      budgetSpentMicros: 0,
-      budgetWindowResetsAt: windowResetsAt(now, block.budget.windowMs)
-    };
+  if (block.budget) {
+    const due = windowResetsAt(now, block.budget.windowMs);
+    if (now >= v.budgetWindowResetsAt)
+      v = { ...v, budgetSpentMicros: 0, budgetWindowResetsAt: due };
+    // As above: the spend so far stays counted, and the window ends where the new length says.
+    // Without this the old window ran on to its own end and then started afresh mid-way through
+    // the new length's window, letting that window take more than its budget (found by the
+    // time-travel fuzz: a fork that changed a lane's budget window).
+    else if (v.budgetWindowResetsAt !== due) v = { ...v, budgetWindowResetsAt: due };
   }
   return v;
 }

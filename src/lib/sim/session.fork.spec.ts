@@ -89,3 +89,42 @@ describe('a forked run', () => {
     expect(tl!.fork).toBeNull();
   });
 });
+
+describe("a fork that changes a lane's budget window", () => {
+  it('never lets the new window take more than its budget (the time-travel fuzz found it did)', () => {
+    const scenario = JSON.parse(readFileSync('static/scenarios/budget-window.json', 'utf8'));
+    const s = new Session();
+    const [l] = only(s.handle({ type: 'load', scenario }), 'loaded');
+    if (!l?.ok) throw new Error('not loaded');
+    s.handle({ type: 'advance', to: l.start + 20 * MIN });
+    const budget = { amount: '0.048139', currency: 'USD', windowMs: 3_054_301 };
+    const defaults = {
+      sampling: true,
+      allowedModels: ['example-model-v2'],
+      defaultModel: 'example-model-v2',
+      maxInputTokens: 19_047,
+      maxContext: 'thisServer',
+      rateLimit: null,
+      budget,
+      perCallCap: { tokens: 2616 },
+      consent: 'allow'
+    };
+    const [f] = only(
+      s.handle({
+        type: 'fork',
+        fork: {
+          version: 1,
+          atMs: 20 * MIN,
+          lane: 'A',
+          change: { kind: 'policy', policy: { version: 1, defaults, servers: {} } }
+        } as ForkSpec
+      }),
+      'forked'
+    );
+    expect(f).toMatchObject({ ok: true });
+    const end = snap(s.handle({ type: 'seek', t: l.end }));
+    const overdraw = end.guarantees.find((g) => g.id === 'no-overdraw');
+    expect(overdraw).toMatchObject({ status: 'held', violations: 0 });
+    expect(overdraw!.checked).toBeGreaterThan(0);
+  });
+});

@@ -109,6 +109,9 @@ export class Session {
     this.#copies = new EngineCheckpoints(opts.copyEvery);
   }
 
+  /** Seeks back restored from an engine checkpoint so far (the rest re-simulated). */
+  copyRestores = 0;
+
   /** The engine checkpoints a seek back can restore from (the benchmarks read them). */
   get engineCheckpoints(): EngineCheckpoints {
     return this.#copies;
@@ -522,6 +525,7 @@ export class Session {
       if (back.fork !== run.fork) this.#copies.dropAfter({ t, events: Number.MAX_SAFE_INTEGER });
       run.fork = back.fork;
       const checkpoint = this.#useCopies ? this.#copies.at(t) : null;
+      if (checkpoint) this.copyRestores++;
       if (checkpoint)
         this.#rebuild(
           (_opts, _make, copy) => replayFrom(copy(checkpoint.sim), back.actions, { t }),
