@@ -5,8 +5,10 @@
  * reconnect-bypass scenario):
  * - the run with view checkpoints at every metrics sample, and what they cost in memory;
  * - seeking the page's view to an arbitrary time: a lookup among the checkpoints;
- * - restoring the engine itself to a time by deterministic re-simulation (checkpoint.ts), at a
- *   quarter, half, three quarters and the end of the run: its cost is the run up to t.
+ * - restoring the engine to a time from its engine checkpoints (engine-checkpoints.ts), as the
+ *   playground does: seeks back and forth to arbitrary times after playing the run to its end;
+ * - restoring it by deterministic re-simulation instead (checkpoint.ts), at a quarter, half,
+ *   three quarters and the end of the run: its cost is the run up to t.
  *
  * Figures, not assertions: run it on a quiet machine and read them.
  */
@@ -14,6 +16,7 @@ import { readFileSync } from 'node:fs';
 import { CheckpointRecorder, replayTo } from '../src/lib/sim/checkpoint';
 import { Simulation } from '../src/lib/sim/engine';
 import { parseScenario } from '../src/lib/sim/scenario';
+import { Session } from '../src/lib/sim/session';
 
 const files = process.argv.slice(2);
 const targets = files.length
@@ -73,7 +76,54 @@ for (const file of targets) {
     `  view seek to an arbitrary time: ${seekUs.toFixed(2)} µs (${found} of ${times.length} found)`
   );
 
-  // Engine restore by re-simulation.
+  // Engine restore from engine checkpoints (engine-checkpoints.ts), as the playground's worker
+  // does: play the run to its end through a session (checkpoints taken on the way), then seek
+  // back to arbitrary times. Each seek copies the last checkpoint before t and runs on to t.
+  {
+    const session = new Session();
+    const text = readFileSync(file, 'utf8');
+    session.handle({ type: 'load', scenario: JSON.parse(text) as unknown });
+    const before = heap();
+    const p0 = performance.now();
+    session.handle({ type: 'seek', t: scenario.start + scenario.durationMs });
+    const playMs = performance.now() - p0;
+    const cps = session.engineCheckpoints;
+    const cost = heap() - before;
+    console.log(
+      `  played to the end through a session: ${(playMs / 1000).toFixed(1)} s, ${cps.list.length} engine checkpoints` +
+        ` (every ${cps.everyEvents.toLocaleString('en')} events)` +
+        (gc
+          ? `, ${(cost / 1048576).toFixed(0)} MiB of heap with the run (${(cost / Math.max(1, cps.list.length) / 1048576).toFixed(1)} MiB a checkpoint at most)`
+          : '')
+    );
+    const seeks: number[] = [];
+    let y = 987654;
+    for (let i = 0; i < 24; i++) {
+      y = (Math.imul(y, 1103515245) + 12345) >>> 0;
+      const t = scenario.start + Math.floor((y / 2 ** 32) * scenario.durationMs);
+      const s0 = performance.now();
+      session.handle({ type: 'seek', t });
+      seeks.push(performance.now() - s0);
+    }
+    for (const q of [0.25, 0.5, 0.75, 1]) {
+      const t = scenario.start + Math.round(q * scenario.durationMs) - 1;
+      session.handle({ type: 'seek', t: scenario.start });
+      const s0 = performance.now();
+      session.handle({ type: 'seek', t });
+      const ms = performance.now() - s0;
+      seeks.push(ms);
+      console.log(
+        `  seek back to ${q * 100}% (${(q * hours).toFixed(2)} h) from a checkpoint: ${(ms / 1000).toFixed(3)} s`
+      );
+    }
+    seeks.sort((a, b) => a - b);
+    const at = (f: number) => seeks[Math.min(seeks.length - 1, Math.floor(f * seeks.length))]!;
+    console.log(
+      `  ${seeks.length} seeks (24 to arbitrary times, back and forth): median ${(at(0.5) / 1000).toFixed(3)} s, 90th percentile ${(at(0.9) / 1000).toFixed(3)} s, slowest ${(seeks.at(-1)! / 1000).toFixed(3)} s; ${session.copyRestores} restored from a copy`
+    );
+  }
+
+  // Engine restore by re-simulation (what a seek costs without checkpoints, and before the first).
   for (const q of [0.25, 0.5, 0.75, 1]) {
     const t = scenario.start + Math.round(q * scenario.durationMs);
     const r0 = performance.now();

@@ -39,6 +39,28 @@ function drive(sim: Simulation, until: 'middle' | 'end'): void {
   if (until === 'end') sim.runToEnd();
 }
 
+describe('slices cut at their target instant', () => {
+  it('a slice cut at the very instant it was going to, then continued, runs as one advance', () => {
+    const scenario = load('tired-user'); // eight events at its first instant
+    const whole = new Simulation(scenario);
+    whole.advanceTo(whole.start + 7_200);
+    const cut = new Simulation(scenario);
+    expect(cut.advanceTo(cut.start + 7_200, 3)).toBe(3);
+    expect(cut.now).toBe(cut.start);
+    // To the start again: the events still due there run, as the cut slice would have run them.
+    cut.advanceTo(cut.start);
+    expect(cut.events).toBe(8);
+    cut.advanceTo(cut.start + 7_200, 5);
+    cut.advanceTo(cut.start + 7_200);
+    expect(cut.position).toEqual(whole.position);
+    expect(metricsJson(cut)).toBe(metricsJson(whole));
+    // A run that was never cut there does not run ahead of its own instant.
+    const fresh = new Simulation(scenario);
+    fresh.advanceTo(fresh.start);
+    expect(fresh.events).toBe(0);
+  });
+});
+
 describe('restore by re-simulation', () => {
   it.each(['in-flight-duplicates', 'reconnect-bypass'])(
     '%s: restore + continue = the uninterrupted run, byte for byte',

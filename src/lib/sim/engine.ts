@@ -48,6 +48,8 @@ export class Simulation {
   #nextSample: number;
   #events = 0;
   #halt = false;
+  /** The target of a slice cut (or held) with events still due at or before it, else −∞. */
+  #owed = -Infinity;
   #recording = true;
   /** Forks made on this engine (fork.ts), and the last one that changed each lane. */
   #forks = 0;
@@ -70,6 +72,7 @@ export class Simulation {
       this.#end = from.#end;
       this.#nextSample = from.#nextSample;
       this.#events = from.#events;
+      this.#owed = from.#owed;
       this.#forks = from.#forks;
       this.#forkedIn = { ...from.#forkedIn };
       // Marks, actions and restart reports are never changed once made: shared.
@@ -252,8 +255,10 @@ export class Simulation {
     const target = Math.min(t, this.end);
     let n = 0;
     this.#halt = false;
+    // A slice cut (or held) at its target's very instant left events due there: they run now.
+    const owed = Math.min(target, this.#owed);
     // Sample on the way so the series have points at every sampleMs, however big the slice.
-    while (this.clock.now() < target && n < limit) {
+    while (n < limit && (this.clock.now() < target || (this.clock.nextAt() ?? Infinity) <= owed)) {
       const stop = Math.min(target, this.#nextSample);
       const ran = this.clock.runUntil(stop, limit - n);
       n += ran;
@@ -261,6 +266,8 @@ export class Simulation {
       this.#sample();
       if (this.#halt || this.clock.now() < stop) break;
     }
+    const cut = n >= limit || this.#halt;
+    this.#owed = cut && (this.clock.nextAt() ?? Infinity) <= target ? target : -Infinity;
     return n;
   }
 

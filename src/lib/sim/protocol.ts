@@ -284,6 +284,11 @@ export type Reply =
       type: 'seeked';
       t: number;
       auditRows: number;
+      /**
+       * Restored in place from an engine checkpoint: the run's storage was kept (not a fresh
+       * namespace), its audit log cut to `auditRows` rows; the page's audit index is cut to match.
+       */
+      inPlace?: boolean;
       checkpoint: ViewCheckpoint | null;
       /** The fork the run is on after the seek: null once it went back before the fork. */
       fork: ForkSpec | null;

@@ -45,8 +45,11 @@ export interface RunStorage {
   durable: DurableProvider;
   /** Why durable storage is unavailable, in plain words, or null. */
   durableError: string | null;
-  /** The run's durable audit log, or null when it could not be opened. */
-  audit: (AuditLog & Reporting) | null;
+  /**
+   * The run's durable audit log, or null when it could not be opened. `truncate(n)` keeps its
+   * first n rows only (a seek back restored in place: the rows after t were another future).
+   */
+  audit: (AuditLog & Reporting & { truncate?(rows: number): void }) | null;
   /** Why the audit log cannot be saved, in plain words, or null. */
   auditError: string | null;
 }

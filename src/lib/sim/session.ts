@@ -15,6 +15,7 @@ import type { Command, Reply, Snapshot, StorageView } from './protocol';
 import { digestRun } from './report';
 import { restartNotice } from './restart';
 import { LANE_IDS, parseScenario, type LaneId } from './scenario';
+import { NotCloneable } from '../machine/clone';
 import { replayFrom } from './checkpoint';
 import { EngineCheckpoints } from './engine-checkpoints';
 import { wireEngine, type Create, type LoadedRun, type RestoreFrom } from './session-engine';
@@ -80,6 +81,8 @@ export class Session {
    * already (the worker indexes them from there), so writing them again would double them.
    */
   #resuming = false;
+  /** True while a seek back restores in place from a checkpoint (its rows are in the log). */
+  #inPlace = false;
   /**
    * Re-simulations (a seek back, a fork) hand their audit rows and decisions to the page too
    * instead of keeping them quiet: the browser's worker sets this after opening a fresh namespace,
@@ -111,6 +114,17 @@ export class Session {
 
   /** Seeks back restored from an engine checkpoint so far (the rest re-simulated). */
   copyRestores = 0;
+
+  /**
+   * Whether a seek back to `t` restores from an engine checkpoint, in place: the run keeps its
+   * storage (its namespace), whose audit log already holds the rows up to t — unless the worker
+   * has set a fresh namespace for a re-simulation, which needs them all written again. The worker
+   * asks first, and opens a fresh namespace only when the answer is no.
+   */
+  canRestoreInPlace(t: number): boolean {
+    if (!this.#useCopies || this.#copies.at(t) === null) return false;
+    return this.#next === this.#storage;
+  }
 
   /** The engine checkpoints a seek back can restore from (the benchmarks read them). */
   get engineCheckpoints(): EngineCheckpoints {
@@ -384,7 +398,7 @@ export class Session {
    */
   #build(storage: RunStorage | null, create: Create, from?: RestoreFrom): Simulation {
     const auditLog = storage?.audit ?? null;
-    const shown = () => !((this.#quiet && !this.replayAudit) || this.#resuming);
+    const shown = () => !((this.#quiet && (!this.replayAudit || this.#inPlace)) || this.#resuming);
     const wired = wireEngine(
       this.#run!,
       storage,
@@ -512,29 +526,9 @@ export class Session {
    */
   #seek(t: number): Reply[] {
     const sim = this.#need();
-    if (t >= sim.now) {
-      this.#events = this.#advance(t, Infinity);
-    } else {
-      // Within a fork, the fork again; before it, the run it was made from (session-timeline.ts).
-      const run = this.#run!;
-      const own = ownActions(sim, run.fork, this.#future.list);
-      const back = recreateAt(run.scenario, own, run.fork, t);
-      const views = this.#recorder?.checkpoints ?? [];
-      // Back before a fork point: the run it was made from, whose timeline after t is not the
-      // fork's — the checkpoints after t were the fork's.
-      if (back.fork !== run.fork) this.#copies.dropAfter({ t, events: Number.MAX_SAFE_INTEGER });
-      run.fork = back.fork;
-      const checkpoint = this.#useCopies ? this.#copies.at(t) : null;
-      if (checkpoint) this.copyRestores++;
-      if (checkpoint)
-        this.#rebuild(
-          (_opts, _make, copy) => replayFrom(copy(checkpoint.sim), back.actions, { t }),
-          { checkpoint, views }
-        );
-      else this.#rebuild(back.create);
-      const at = this.#need().position;
-      this.#future.list = back.actions.filter((a) => a.events > at.events || a.t > at.t);
-    }
+    let inPlace = false;
+    if (t >= sim.now) this.#events = this.#advance(t, Infinity);
+    else inPlace = this.#restore(t);
     const now = this.#need().now;
     return [
       {
@@ -543,10 +537,48 @@ export class Session {
         fork: this.#run?.fork?.spec ?? null,
         forks: chainSpecs(this.#run?.fork ?? null),
         auditRows: this.#recorder!.counts().auditRows,
-        checkpoint: this.#recorder!.at(now)
+        checkpoint: this.#recorder!.at(now),
+        ...(inPlace && this.#storage ? { inPlace: true } : {})
       },
       this.snapshot()
     ];
+  }
+
+  /**
+   * Re-create the run at an earlier time `t`: a copy of the last engine checkpoint at or before
+   * `t`, run on to `t`; without one, re-simulated from the start. Within a fork, the fork again;
+   * before it, the run it was made from (session-timeline.ts).
+   */
+  #restore(t: number): boolean {
+    const sim = this.#need();
+    const run = this.#run!;
+    const own = ownActions(sim, run.fork, this.#future.list);
+    const back = recreateAt(run.scenario, own, run.fork, t);
+    const views = this.#recorder?.checkpoints ?? [];
+    // Back before a fork point: the run it was made from, whose timeline after t is not the
+    // fork's — the checkpoints after t were the fork's.
+    if (back.fork !== run.fork) this.#copies.dropAfter({ t, events: Number.MAX_SAFE_INTEGER });
+    run.fork = back.fork;
+    const from = this.canRestoreInPlace(t) ? this.#copies.at(t) : null;
+    let copied = from !== null;
+    if (from) {
+      try {
+        this.#rebuild((_opts, _make, copy) => replayFrom(copy(from.sim), back.actions, { t }), {
+          checkpoint: from,
+          views
+        });
+        this.copyRestores++;
+      } catch (e) {
+        // A store that cannot be copied into (durable storage gone since): re-simulate, in memory.
+        if (!(e instanceof NotCloneable)) throw e;
+        copied = false;
+        this.#copies.clear(this.#copyEvery);
+        this.#rebuild(back.create);
+      }
+    } else this.#rebuild(back.create);
+    const at = this.#need().position;
+    this.#future.list = back.actions.filter((a) => a.events > at.events || a.t > at.t);
+    return copied;
   }
 
   /**
@@ -555,16 +587,27 @@ export class Session {
    * or memory when none was set.
    */
   #rebuild(create: Create, from?: RestoreFrom): void {
-    const fresh = this.#next !== this.#storage ? this.#next : null;
+    // From a checkpoint the run keeps its storage (canRestoreInPlace); a re-simulation writes
+    // into the fresh namespace the worker set, or memory.
+    const fresh = from ? this.#storage : this.#next !== this.#storage ? this.#next : null;
+    const upTo = from ? from.checkpoint.at.t : -Infinity;
     this.#storage = fresh;
     this.#ff = null;
     this.#audit = [];
-    this.#kept = { A: new Map(), B: new Map() };
+    // The inspector keeps the requests finished before the checkpoint (the same on this
+    // timeline); a re-simulation shows them all again.
+    for (const id of LANE_IDS)
+      this.#kept[id] = new Map([...this.#kept[id]].filter(([, k]) => k.out.audit.t < upTo));
     this.#quiet = true;
+    this.#inPlace = from !== undefined;
     try {
       this.sim = this.#build(fresh, create, from);
     } finally {
       this.#quiet = false;
+      this.#inPlace = false;
     }
+    // In place, the log holds the rows of the timeline as far as it was played: keep those up to
+    // the restored position (the replay from the checkpoint wrote none: they were there).
+    if (from) fresh?.audit?.truncate?.(this.#recorder!.counts().auditRows);
   }
 }

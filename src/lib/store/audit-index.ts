@@ -139,6 +139,13 @@ export class AuditIndex {
     return n;
   }
 
+  /** Keep the first `rows` rows (a seek back restored in place); later appends overwrite. */
+  truncate(rows: number): void {
+    if (rows >= this.#size) return;
+    this.#size = Math.max(0, rows);
+    if (this.#size === 0) this.firstTime = null;
+  }
+
   append(r: AuditRecord): void {
     const i = this.#size;
     const need = i + 1;

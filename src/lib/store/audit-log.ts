@@ -80,7 +80,10 @@ export interface AuditStatus {
  * `all()` and `count()` flush first, so they include every append made before the call that could
  * be written.
  */
-export class DurableAuditLog extends WrittenBehind<[number, AuditRecord]> implements AuditLog {
+/** A queued write: row n, or (null) the cut of every row from n on. */
+type AuditOp = [number, AuditRecord | null];
+
+export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog {
   readonly dbName: string;
   readonly namespace: Namespace;
   #next: number;
@@ -94,15 +97,20 @@ export class DurableAuditLog extends WrittenBehind<[number, AuditRecord]> implem
     this.#saved = saved;
   }
 
-  protected writeBatch(batch: readonly [number, AuditRecord][]): Promise<void> {
+  protected writeBatch(batch: readonly AuditOp[]): Promise<void> {
     return inTransaction<void>(this.store, 'readwrite', (s, done) => {
-      for (const [n, record] of batch) s.put(record, [...this.namespace, n]);
+      for (const [n, record] of batch) {
+        if (record) s.put(record, [...this.namespace, n]);
+        else s.delete(IDBKeyRange.bound([...this.namespace, n], [...this.namespace, Infinity]));
+      }
       done(undefined);
     });
   }
 
-  protected committedBatch(batch: readonly [number, AuditRecord][]): void {
-    this.#saved += batch.length;
+  protected committedBatch(batch: readonly AuditOp[]): void {
+    // Rows land in key order from 0, so the rows on disk are keys 0 … saved − 1.
+    for (const [n, record] of batch)
+      this.#saved = record ? this.#saved + 1 : Math.min(this.#saved, n);
   }
 
   /** Open (or create) the audit database; `{ ok: false, error }` in plain words when unavailable. */
@@ -173,6 +181,17 @@ export class DurableAuditLog extends WrittenBehind<[number, AuditRecord]> implem
   append(r: AuditRecord): void {
     this.writer.enqueue([this.#next, orderRecord(r)]);
     this.#next += 1;
+  }
+
+  /**
+   * Keep the first `rows` rows only: queued rows beyond them are dropped, stored ones deleted in
+   * order with the writes (a seek back restored in place: the rows after it were another future).
+   * The next append is row `rows`.
+   */
+  truncate(rows: number): void {
+    if (rows >= this.#next) return;
+    this.writer.discardWhere(([n, record]) => record !== null && n >= rows, [rows, null]);
+    this.#next = rows;
   }
 
   async all(): Promise<AuditRecord[]> {

@@ -115,6 +115,16 @@ export class WriteBehind<Op> {
   }
 
   /**
+   * Drop the queued changes `stale` picks, then queue `op` (a cut of the log: rows queued beyond
+   * it need not be written at all). For logs without keys (`keyOf` absent).
+   */
+  discardWhere(stale: (op: Op) => boolean, op: Op): void {
+    this.#queue = this.#queue.filter((o) => !stale(o));
+    this.#latest.clear();
+    this.#queue.push(op);
+  }
+
+  /**
    * Write everything queued. Resolves true when every change queued before the call is committed,
    * false when storage has failed (now or earlier; see `failure`). Never rejects.
    */

@@ -87,6 +87,21 @@ export class AuditService {
     return this.#index.size;
   }
 
+  /**
+   * Keep the first `rows` rows (a seek back restored in place: the run's log was cut to them).
+   * Reads under way answer for the old rows, so they are dropped (the generation moves on).
+   */
+  truncate(rows: number): void {
+    if (rows >= this.#index.size) return;
+    this.#generation += 1;
+    this.#index.truncate(rows);
+    if (rows <= this.#recentFrom) {
+      this.#recent = [];
+      this.#recentFrom = rows;
+    } else this.#recent.length = rows - this.#recentFrom;
+    this.#select();
+  }
+
   /** Bytes of the column index and how many full records are held (benchmark figures). */
   get memory(): { indexBytes: number; recordsHeld: number } {
     return { indexBytes: this.#index.bytes, recordsHeld: this.#recent.length };

@@ -228,11 +228,14 @@ function handleLive(cmd: LiveCommand, id: number): void {
 const opening = openDbs();
 deleteLegacyDbs();
 
-/** Whether a command re-simulates the run from its start (needs a fresh namespace first). */
+/**
+ * Whether a command re-simulates the run from its start (needs a fresh namespace first). A seek
+ * back that an engine checkpoint serves restores in place instead: the run keeps its namespace.
+ */
 function rewinds(cmd: Command): boolean {
   const sim = session.sim;
   if (!sim) return false;
-  if (cmd.type === 'seek') return cmd.t < sim.now;
+  if (cmd.type === 'seek') return cmd.t < sim.now && !session.canRestoreInPlace(cmd.t);
   return cmd.type === 'fork' && parseFork(cmd.fork, sim.scenario).ok;
 }
 
@@ -288,6 +291,12 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         const run = current?.storage.run;
         auditRows.reset(current?.audit && run ? idbReader(run, key0) : null);
       }
+      // Restored in place: the run's log was cut to the rows up to t; so is the table's index.
+      for (const r of replies)
+        if (r.type === 'seeked' && r.inPlace) {
+          auditRows.truncate(r.auditRows);
+          lastStorage = '';
+        }
       post(replies, id);
       if (cmd.type === 'retryStorage') await retryStorage();
       else void flush();
