@@ -65,7 +65,10 @@ interface RunAt {
 
 /** The engine in Node, run straight to `ms` after the start: what `lab run` computes. */
 function countersAt(name: string, ms: number): RunAt {
-  const s = scenario(name);
+  return runAt(scenario(name), ms);
+}
+
+function runAt(s: Scenario, ms: number): RunAt {
   let audit = 0;
   const sim = new Simulation(s, { onAudit: () => audit++ });
   sim.advanceTo(s.start + ms);
@@ -84,14 +87,15 @@ function countersAt(name: string, ms: number): RunAt {
  * readers) at t. The durable lane's decisions on disk are those of the branch at t: a seek back
  * writes into a fresh namespace, so the abandoned branch's later decisions are not counted.
  */
-async function expectLogAndEdges(page: Page, want: RunAt) {
+async function expectLogAndEdges(page: Page, want: RunAt, durable: ('A' | 'B')[] = ['B']) {
   for (const lane of ['A', 'B'] as const)
     await expect(page.getByLabel(`Lane ${lane} stored decisions`, { exact: true })).toHaveText(
       String(want.stored[lane])
     );
-  await expect(page.getByLabel('Lane B decisions saved', { exact: true })).toHaveText(
-    String(want.stored.B)
-  );
+  for (const lane of durable)
+    await expect(page.getByLabel(`Lane ${lane} decisions saved`, { exact: true })).toHaveText(
+      String(want.stored[lane])
+    );
   await expect(page.getByLabel('Matching records', { exact: true })).toHaveText(
     want.audit.toLocaleString('en-US')
   );
@@ -105,6 +109,62 @@ async function expectLogAndEdges(page: Page, want: RunAt) {
     await expect(row.getByRole('cell').nth(1)).toHaveText(String(want.edges.B[key] ?? 0));
   }
 }
+
+/** The run's namespace id, as the tab remembers it (run-memory.ts). */
+const runId = (page: Page) =>
+  page.evaluate(
+    () =>
+      (JSON.parse(sessionStorage.getItem('sampling-policy-lab-run') ?? 'null') as { id?: string })
+        ?.id ?? null
+  );
+
+test('a seek back in a long run restores from an engine checkpoint in place: log, stored decisions and lanes are those at t', async ({
+  page
+}) => {
+  test.slow();
+  // The retry storm for two hours: about 66,000 clock events, so engine checkpoints (every
+  // 25,000) exist to restore from; lane A keeps its decisions on disk (durable).
+  const data = JSON.parse(readFileSync('bench/retry-storm.json', 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  data.durationMs = 2 * 3_600_000;
+  const parsed = parseScenario(data);
+  if (!parsed.ok) throw new Error(parsed.errors[0]!.message);
+  await page.goto('./?scenario=reconnect-bypass');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await page.getByLabel('Upload scenario').setInputFiles({
+    name: 'storm-2h.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(data))
+  });
+  const time = slider(page);
+  await expect(time).toHaveAttribute('aria-valuetext', '0:00:00 of 2:00:00');
+  await time.focus();
+  await time.press('End');
+  await expect(time).toHaveAttribute('aria-valuetext', '2:00:00 of 2:00:00', { timeout: 60_000 });
+  await expectLanes(page, runAt(parsed.scenario, 2 * 3_600_000));
+  await expectLogAndEdges(page, runAt(parsed.scenario, 2 * 3_600_000), ['A']);
+  const before = await runId(page);
+  expect(before).not.toBeNull();
+
+  // Back to about three quarters: a copy of the checkpoint before it, run on to t — in place,
+  // the same namespace (a re-simulation would have moved to a fresh one).
+  const box = (await time.boundingBox())!;
+  await page.mouse.click(box.x + box.width * 0.75, box.y + box.height / 2);
+  await expect(time).not.toHaveAttribute('aria-valuetext', '2:00:00 of 2:00:00');
+  const t1 = Number(await time.getAttribute('aria-valuenow')) * 1000;
+  await expect(page.getByLabel('Simulated time', { exact: true })).not.toHaveText('2:00:00');
+  await expectLanes(page, runAt(parsed.scenario, t1));
+  await expectLogAndEdges(page, runAt(parsed.scenario, t1), ['A']);
+  await expect.poll(() => runId(page)).toBe(before);
+
+  // And on to the end again: the log grows from the rows at t, to the same count as before.
+  await time.press('End');
+  await expect(time).toHaveAttribute('aria-valuetext', '2:00:00 of 2:00:00', { timeout: 60_000 });
+  await expectLanes(page, runAt(parsed.scenario, 2 * 3_600_000));
+  await expectLogAndEdges(page, runAt(parsed.scenario, 2 * 3_600_000), ['A']);
+});
 
 test('scrubbing back and forth: the lanes table at t equals the engine run straight to t', async ({
   page
