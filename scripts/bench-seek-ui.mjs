@@ -3,8 +3,8 @@
 // uploaded and run to its end with the scrubber's End key; then the scrubber is clicked back to a
 // quarter, a half and three quarters of the day, playing forward to the end between. For each:
 // the wall time from the click to the run being there (the scrubber no longer busy), and what the
-// page itself says the seek took. A seek back re-simulates the run from its start (checkpoint.ts),
-// so its cost grows with t. Figures, not assertions. BENCH_UI_PORT sets the port.
+// page itself says the seek took. A seek back copies the last engine checkpoint before t and runs
+// on to t (engine-checkpoints.ts); playing on to the end runs. Figures, not assertions. BENCH_UI_PORT sets the port.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
