@@ -1,10 +1,6 @@
 /**
  * Checkpoints and seeking (issue #10).
  *
- * The engine's event queue holds closures — XState actors mid-transition, server timers, provider
- * streams — so a true snapshot of a running engine cannot be taken in JavaScript without
- * rewriting every piece of it as serialisable data. What this module does instead, honestly:
- *
  * - **View checkpoints** ({@link CheckpointRecorder}): at every metrics sample (every `sampleMs`,
  *   or every `everyMs` when coarser) the numbers the page draws — per-lane counters, statechart
  *   edge counts, live stored decisions, audit rows, frames, marks — are copied. Seeking the page
@@ -13,7 +9,9 @@
  *   seed and the actions applied from outside at their exact positions (virtual time + clock
  *   events run, `Simulation.actions`). A fresh engine re-runs to the position with the caller's
  *   output hooks quiet, applying each action where it was applied; it then continues exactly as
- *   the original would have — byte for byte (checkpoint.spec.ts). Its cost is the run up to t.
+ *   the original would have — byte for byte (checkpoint.spec.ts). Its cost is the run up to t, so
+ *   the session restores from engine copies instead when it has one before t
+ *   (engine-checkpoints.ts) and runs on from there with {@link replayFrom}.
  */
 import type { LaneCounters } from './metrics';
 import {
