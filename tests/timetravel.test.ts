@@ -122,48 +122,60 @@ test('a seek back in a long run restores from an engine checkpoint in place: log
   page
 }) => {
   test.slow();
-  // The retry storm for two hours: about 66,000 clock events, so engine checkpoints (every
-  // 25,000) exist to restore from; lane A keeps its decisions on disk (durable).
+  // The retry storm for three hours: about 78,000 clock events, so engine checkpoints (every
+  // 25,000: at about 1.07, 2.03 and 2.91 h) exist to restore from; lane A is durable.
   const data = JSON.parse(readFileSync('bench/retry-storm.json', 'utf8')) as Record<
     string,
     unknown
   >;
-  data.durationMs = 2 * 3_600_000;
+  data.durationMs = 3 * 3_600_000;
   const parsed = parseScenario(data);
   if (!parsed.ok) throw new Error(parsed.errors[0]!.message);
   await page.goto('./?scenario=reconnect-bypass');
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
   await page.getByLabel('Upload scenario').setInputFiles({
-    name: 'storm-2h.json',
+    name: 'storm-3h.json',
     mimeType: 'application/json',
     buffer: Buffer.from(JSON.stringify(data))
   });
   const time = slider(page);
-  await expect(time).toHaveAttribute('aria-valuetext', '0:00:00 of 2:00:00');
+  await expect(time).toHaveAttribute('aria-valuetext', '0:00:00 of 3:00:00');
   await time.focus();
   await time.press('End');
-  await expect(time).toHaveAttribute('aria-valuetext', '2:00:00 of 2:00:00', { timeout: 60_000 });
-  await expectLanes(page, runAt(parsed.scenario, 2 * 3_600_000));
-  await expectLogAndEdges(page, runAt(parsed.scenario, 2 * 3_600_000), ['A']);
+  await expect(time).toHaveAttribute('aria-valuetext', '3:00:00 of 3:00:00', { timeout: 60_000 });
+  await expectLanes(page, runAt(parsed.scenario, 3 * 3_600_000));
+  await expectLogAndEdges(page, runAt(parsed.scenario, 3 * 3_600_000), ['A']);
   const before = await runId(page);
   expect(before).not.toBeNull();
 
-  // Back to about three quarters: a copy of the checkpoint before it, run on to t — in place,
+  // Back to about 1.5 h: a copy of the checkpoint before it (1.07 h), run on to t — in place,
   // the same namespace (a re-simulation would have moved to a fresh one).
   const box = (await time.boundingBox())!;
-  await page.mouse.click(box.x + box.width * 0.75, box.y + box.height / 2);
-  await expect(time).not.toHaveAttribute('aria-valuetext', '2:00:00 of 2:00:00');
+  const clickAt = (f: number) => page.mouse.click(box.x + box.width * f, box.y + box.height / 2);
+  await clickAt(0.5);
+  await expect(time).not.toHaveAttribute('aria-valuetext', '3:00:00 of 3:00:00');
   const t1 = Number(await time.getAttribute('aria-valuenow')) * 1000;
-  await expect(page.getByLabel('Simulated time', { exact: true })).not.toHaveText('2:00:00');
+  await expect(page.getByLabel('Simulated time', { exact: true })).not.toHaveText('3:00:00');
   await expectLanes(page, runAt(parsed.scenario, t1));
   await expectLogAndEdges(page, runAt(parsed.scenario, t1), ['A']);
   await expect.poll(() => runId(page)).toBe(before);
 
+  // Forward to about 2.7 h: the checkpoint at 2.03 h is well ahead, so the run is copied from it
+  // (in place again) and the table reads the rows in between from the log.
+  await clickAt(0.9);
+  await expect
+    .poll(async () => Number(await time.getAttribute('aria-valuenow')) * 1000)
+    .toBeGreaterThan(t1 + 3_600_000);
+  const t2 = Number(await time.getAttribute('aria-valuenow')) * 1000;
+  await expectLanes(page, runAt(parsed.scenario, t2));
+  await expectLogAndEdges(page, runAt(parsed.scenario, t2), ['A']);
+  await expect.poll(() => runId(page)).toBe(before);
+
   // And on to the end again: the log grows from the rows at t, to the same count as before.
   await time.press('End');
-  await expect(time).toHaveAttribute('aria-valuetext', '2:00:00 of 2:00:00', { timeout: 60_000 });
-  await expectLanes(page, runAt(parsed.scenario, 2 * 3_600_000));
-  await expectLogAndEdges(page, runAt(parsed.scenario, 2 * 3_600_000), ['A']);
+  await expect(time).toHaveAttribute('aria-valuetext', '3:00:00 of 3:00:00', { timeout: 60_000 });
+  await expectLanes(page, runAt(parsed.scenario, 3 * 3_600_000));
+  await expectLogAndEdges(page, runAt(parsed.scenario, 3 * 3_600_000), ['A']);
 });
 
 test('scrubbing back and forth: the lanes table at t equals the engine run straight to t', async ({

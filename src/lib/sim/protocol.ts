@@ -269,6 +269,8 @@ export type Reply =
       run: string | null;
       /** Durable decisions found in the run at load: non-zero only when a reload resumed it. */
       resumed: Record<LaneId, number>;
+      /** A reload resumed mid-run: the run's audit rows up to where it was (its log keeps those). */
+      auditRows?: number;
     }
   | { type: 'loaded'; ok: false; errors: ScenarioError[] }
   | { type: 'progress'; done: number; total: number }
@@ -286,7 +288,8 @@ export type Reply =
       auditRows: number;
       /**
        * Restored in place from an engine checkpoint: the run's storage was kept (not a fresh
-       * namespace), its audit log cut to `auditRows` rows; the page's audit index is cut to match.
+       * namespace) and its log holds the rows up to `auditRows` (and maybe later ones of the same
+       * timeline). The page's audit index is cut to `auditRows`, or filled up to it from the log.
        */
       inPlace?: boolean;
       checkpoint: ViewCheckpoint | null;

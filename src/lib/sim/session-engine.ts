@@ -54,7 +54,8 @@ export interface RestoreFrom {
 
 /** Where a run's audit records and finished requests go (the session drops them when quiet). */
 export interface Sinks {
-  audit(rec: AuditRecord): void;
+  /** `row`: the record's place in the run's log (0 for the first row of the run). */
+  audit(rec: AuditRecord, row: number): void;
   decision(lane: LaneId, request: IncomingRequest, out: AuthOutput): void;
 }
 
@@ -91,7 +92,8 @@ export function wireEngine(
       ...(run.seed !== undefined ? { seed: run.seed } : {}),
       ...(run.trace ? { trace: run.trace } : {}),
       ...(storage ? { durable: storage.durable } : {}),
-      onAudit: (rec) => sinks.audit(rec),
+      // The recorder has counted this record already (its hooks wrap these).
+      onAudit: (rec) => sinks.audit(rec, recorder.counts().auditRows - 1),
       onDecision: (lane, request, out) => sinks.decision(lane, request, out),
       ...(run.human.length ? { human: run.human } : {})
     })

@@ -46,10 +46,12 @@ export interface RunStorage {
   /** Why durable storage is unavailable, in plain words, or null. */
   durableError: string | null;
   /**
-   * The run's durable audit log, or null when it could not be opened. `truncate(n)` keeps its
-   * first n rows only (a seek back restored in place: the rows after t were another future).
+   * The run's durable audit log, or null when it could not be opened. It holds the rows of the
+   * run's timeline as far as it was played (`nextKey` of them): a seek back restored in place
+   * leaves the later ones, which playing on would write again the same; `truncate(n)` keeps the
+   * first n only, when a change starts a new branch there.
    */
-  audit: (AuditLog & Reporting & { truncate?(rows: number): void }) | null;
+  audit: (AuditLog & Reporting & { truncate?(rows: number): void; nextKey?: number }) | null;
   /** Why the audit log cannot be saved, in plain words, or null. */
   auditError: string | null;
 }

@@ -220,6 +220,7 @@ export class Session {
         // Not a timeline action: a re-simulation does not repeat it, so no copy taken after it
         // may stand for the timeline, and none before it is harmed.
         this.#copies.dropAfter(this.#need().position);
+        this.#cutLog();
         const store = this.#need().lanes[cmd.lane].host.store;
         const n = store.clear();
         return [
@@ -313,6 +314,12 @@ export class Session {
   #newBranch(): void {
     this.#future.list = [];
     this.#copies.dropAfter(this.#need().position);
+    this.#cutLog();
+  }
+
+  /** The log's rows after the run's position were another future (a change here): cut them. */
+  #cutLog(): void {
+    if (this.#recorder) this.#storage?.audit?.truncate?.(this.#recorder.counts().auditRows);
   }
 
   /** An engine checkpoint, when the run has gone far enough since the last. */
@@ -384,9 +391,13 @@ export class Session {
     if (storage && cmd.resume && storage.run === cmd.resume)
       for (const id of LANE_IDS) sim.lanes[id].useDurable(storage.durable);
     const resumed = { A: resumedCount(sim, 'A'), B: resumedCount(sim, 'B') };
+    // The log may hold rows after t (a seek back before the reload): the restart starts a new
+    // branch at t, so they go, and the page indexes the rows up to t.
+    const auditRows = this.#recorder!.counts().auditRows;
+    if (storage && cmd.resume && storage.run === cmd.resume) storage.audit?.truncate?.(auditRows);
     const report = sim.restartClient();
     return [
-      { ...loaded, resumed },
+      { ...loaded, resumed, auditRows },
       { type: 'restarted', report, notice: restartNotice(report) }
     ];
   }
@@ -404,13 +415,22 @@ export class Session {
       storage,
       this.#conditions,
       {
-        audit: (rec) => {
+        audit: (rec, row) => {
+          // The log holds the timeline's rows as far as it was played: a row it has (a seek back
+          // restored in place, played on again) is the same row, not written twice.
+          const missing = auditLog !== null && row >= (auditLog.nextKey ?? 0);
+          // Restored in place: the log gets the rows it lacks; the page reads them from it.
+          if (this.#inPlace) {
+            if (missing) void auditLog.append(rec);
+            return;
+          }
           if (!shown()) return;
           this.#audit.push(rec);
-          void auditLog?.append(rec);
+          if (missing) void auditLog.append(rec);
         },
         decision: (lane, request, out) => {
-          if (!shown()) return;
+          // The inspector keeps the requests of an in-place restore's run on to t too.
+          if (!shown() && !this.#inPlace) return;
           const kept = this.#kept[lane];
           kept.set(out.audit.seq, { request, out });
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
@@ -527,8 +547,11 @@ export class Session {
   #seek(t: number): Reply[] {
     const sim = this.#need();
     let inPlace = false;
-    if (t >= sim.now) this.#events = this.#advance(t, Infinity);
-    else inPlace = this.#restore(t);
+    if (t >= sim.now) {
+      const ahead = this.#aheadCheckpoint(t);
+      if (ahead) inPlace = this.#restore(t);
+      else this.#events = this.#advance(t, Infinity);
+    } else inPlace = this.#restore(t);
     const now = this.#need().now;
     return [
       {
@@ -545,8 +568,22 @@ export class Session {
   }
 
   /**
-   * Re-create the run at an earlier time `t`: a copy of the last engine checkpoint at or before
-   * `t`, run on to `t`; without one, re-simulated from the start. Within a fork, the fork again;
+   * A seek forward to `t` that an engine checkpoint well ahead of the run serves better than
+   * running there: only with a log that holds the rows up to it (the page indexes the rows in
+   * between from the log: the copy writes none), so in the browser after a seek back.
+   */
+  #aheadCheckpoint(t: number): boolean {
+    const sim = this.#need();
+    const log = this.#storage?.audit;
+    const cp = this.#copies.at(t);
+    if (!cp || !log || !this.canRestoreInPlace(t)) return false;
+    if (cp.at.events <= sim.events + this.#copies.everyEvents / 2) return false;
+    return (log.nextKey ?? 0) >= cp.counts.auditRows;
+  }
+
+  /**
+   * Re-create the run at `t` (earlier, or far ahead on its timeline): a copy of the last engine
+   * checkpoint at or before `t`, run on to `t`; without one, re-simulated from the start. Within a fork, the fork again;
    * before it, the run it was made from (session-timeline.ts).
    */
   #restore(t: number): boolean {
@@ -606,8 +643,7 @@ export class Session {
       this.#quiet = false;
       this.#inPlace = false;
     }
-    // In place, the log holds the rows of the timeline as far as it was played: keep those up to
-    // the restored position (the replay from the checkpoint wrote none: they were there).
-    if (from) fresh?.audit?.truncate?.(this.#recorder!.counts().auditRows);
+    // In place, the log keeps the rows of the timeline as far as it was played (the replay from
+    // the checkpoint wrote none: they were there); a change cuts the later ones (#cutLog).
   }
 }

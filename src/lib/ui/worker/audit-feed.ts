@@ -89,6 +89,31 @@ export async function indexResumed(run: string, rows: number): Promise<boolean> 
   }
 }
 
+/**
+ * A seek forward restored in place from an engine checkpoint (session.ts): the copy wrote no rows,
+ * and the rows from the table's last one up to `to` are the timeline's rows already in the log.
+ * Read them back in chunks into the index. False when they are not all there (then the table
+ * shows what it has, and says no more than it knows).
+ */
+export async function indexMore(run: string, to: number): Promise<boolean> {
+  const db = auditStore();
+  if (!db) return false;
+  try {
+    for (let k = auditRows.size; k < to; k += RESUME_CHUNK) {
+      const hi = Math.min(to, k + RESUME_CHUNK) - 1;
+      const got = await inTransaction<AuditRecord[]>(db, 'readonly', (s, done) => {
+        const req = s.getAll(IDBKeyRange.bound([run, k], [run, hi]));
+        req.onsuccess = () => done(req.result as AuditRecord[]);
+      });
+      if (got.length !== hi - k + 1) throw new Error('a gap in the stored audit log');
+      auditRows.append(got, 0);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The audit table's questions, each answered with its id. */
 export async function answerAudit(
   cmd: Extract<Command, { type: `audit${string}` }>,

@@ -19,7 +19,14 @@ import {
   reopenStorage,
   startRun
 } from './run-storage';
-import { answerAudit, auditRows, idbReader, indexResumed, takeAudit } from './audit-feed';
+import {
+  answerAudit,
+  auditRows,
+  idbReader,
+  indexMore,
+  indexResumed,
+  takeAudit
+} from './audit-feed';
 
 const session = new Session();
 // A seek back or a fork re-simulates into a fresh namespace and shows the branch's own audit rows.
@@ -33,6 +40,9 @@ session.replayAudit = true;
 const post = (replies: Reply[], re: number | null, withView = true) => {
   for (const r of replies) {
     if (r.type === 'snapshot') {
+      // What the page now shows of the storage: a storage message after the next group commit
+      // is compared with this (the snapshot was made before this command's writes landed).
+      lastStorage = JSON.stringify(r.storage);
       // The page gets the table's view, never the records themselves.
       takeAudit(r.audit);
       r.audit = [];
@@ -283,19 +293,28 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         const current = currentRun();
         const log = current?.audit;
         const run = current?.storage.run;
+        // The rows up to where the run was (the log may have held later ones of a seek back:
+        // the session cut them, as the restart begins a new branch there).
+        const upTo = replies[0].auditRows;
+        if (resumedRows > 0 && upTo !== undefined) resumedRows = upTo;
         const indexed = resumedRows > 0 && !!run && (await indexResumed(run, resumedRows));
-        if (!indexed) auditRows.reset(log && run ? idbReader(run, key0) : null);
+        if (!indexed) auditRows.reset(log && run ? idbReader(run, upTo ?? key0) : null);
       }
       if (rewind) {
         const current = currentRun();
         const run = current?.storage.run;
         auditRows.reset(current?.audit && run ? idbReader(run, key0) : null);
       }
-      // Restored in place: the run's log was cut to the rows up to t; so is the table's index.
+      // Restored in place: the table shows the rows up to t — fewer (back), or more, read from
+      // the log that holds them (forward: the copy wrote none).
       for (const r of replies)
         if (r.type === 'seeked' && r.inPlace) {
-          auditRows.truncate(r.auditRows);
-          lastStorage = '';
+          const run = currentRun()?.storage.run;
+          if (r.auditRows <= auditRows.size) auditRows.truncate(r.auditRows);
+          else if (run) {
+            await flush();
+            await indexMore(run, r.auditRows);
+          }
         }
       post(replies, id);
       if (cmd.type === 'retryStorage') await retryStorage();
