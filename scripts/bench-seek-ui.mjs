@@ -4,7 +4,8 @@
 // quarter, a half and three quarters of the day, playing forward to the end between. For each:
 // the wall time from the click to the run being there (the scrubber no longer busy), and what the
 // page itself says the seek took. A seek back copies the last engine checkpoint before t and runs
-// on to t (engine-checkpoints.ts); playing on to the end runs. Figures, not assertions. BENCH_UI_PORT sets the port.
+// on to t (engine-checkpoints.ts); so does playing on to the end from there, from the checkpoint
+// nearest the end. Figures, not assertions. BENCH_UI_PORT sets the port.
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
