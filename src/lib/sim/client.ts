@@ -42,6 +42,16 @@ import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, MaybePromise } from '../store/decision-store';
 import { NotCloneable, revivable, type CloneMap } from '../machine/clone';
+import {
+  consentAnswer,
+  copyFlight,
+  gate,
+  isLive,
+  providerEmit,
+  stopper,
+  TableHandle,
+  type Flight
+} from './host-steps';
 import { PresentationHistory } from './presentations';
 
 /** What the host needs of time: a reading and XState's Clock (the simulation's virtual clock). */
@@ -101,77 +111,6 @@ function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
-/** Whether a step's request is still waiting for it (a box its closures share). */
-interface Live {
-  live: boolean;
-}
-
-// A step's closures, each with its reviver (clone.ts): they outlive the event that made them (a
-// stream's timers hold `emit`, a dialog holds `answer`, a flight holds the joiners' `send`).
-
-/** Pass events on while the step is live. */
-function gate(box: Live, sendBack: (ev: AuthEvent) => void): (ev: AuthEvent) => void {
-  return revivable(
-    (ev: AuthEvent) => {
-      if (box.live) sendBack(ev);
-    },
-    (m) => gate(m.box(box), m.fn(sendBack))
-  );
-}
-
-function isLive(box: Live): () => boolean {
-  return revivable(
-    () => box.live,
-    (m) => isLive(m.box(box))
-  );
-}
-
-/** A step's stop: no more events from it, and what it started (a dialog, a stream) cancelled. */
-function stopper(box: Live, cancel?: (() => void) | void): () => void {
-  return revivable(
-    () => {
-      box.live = false;
-      cancel?.();
-    },
-    (m) => stopper(m.box(box), cancel ? m.fn(cancel) : undefined)
-  );
-}
-
-function consentAnswer(
-  box: Live,
-  sendBack: (ev: AuthEvent) => void,
-  host: ClientHost
-): (approved: boolean) => void {
-  return revivable(
-    (approved: boolean) => {
-      if (!box.live) return;
-      box.live = false;
-      sendBack({ type: 'consent.answered', approved, at: host.clock.now() });
-    },
-    (m) => consentAnswer(m.box(box), m.fn(sendBack), m.get(host))
-  );
-}
-
-function providerEmit(
-  box: Live,
-  sendBack: (ev: AuthEvent) => void,
-  host: ClientHost
-): (ev: ProviderEvent) => void {
-  return revivable(
-    (ev: ProviderEvent) => {
-      if (box.live) sendBack({ ...ev, at: host.clock.now() });
-    },
-    (m) => providerEmit(m.box(box), m.fn(sendBack), m.get(host))
-  );
-}
-
-function copyFlight(m: CloneMap, f: Flight): Flight {
-  if (m.has(f)) return m.registered(f);
-  const c = m.set(f, { waiters: [], represented: f.represented });
-  c.waiters = f.waiters.map((w) => m.fn(w));
-  return c;
-}
-
 /** A request being authorised. */
 export interface RunHandle {
   identity(): string;
@@ -184,31 +123,6 @@ export interface RunHandle {
 export interface RequestHandle extends RunHandle {
   /** The request's machine: the /single/ page follows its live state. */
   readonly actor: AuthorizationActor;
-}
-
-/** A request the table executor runs (the lane keeps it while it is in flight). */
-class TableHandle implements RunHandle {
-  /** The request (the lane sets it). */
-  request?: IncomingRequest;
-  constructor(
-    readonly run: FastRun,
-    readonly host: ClientHost
-  ) {}
-  identity(): string {
-    return this.run.context?.identity ?? '';
-  }
-  path(): string[] {
-    return [...(this.run.context?.path ?? [])];
-  }
-  cancel(): void {
-    if (this.run.status === 'active')
-      this.run.send({ type: 'request.cancelled', at: this.host.clock.now() });
-  }
-  clone(m: CloneMap): TableHandle {
-    const c = m.set(this, new TableHandle(m.get(this.run), m.get(this.host)));
-    if (this.request) c.request = this.request;
-    return c;
-  }
 }
 
 /**
@@ -230,13 +144,6 @@ function tableFor(machine: typeof authorizationMachine): MachineTable {
     tables.set(machine, t);
   }
   return t;
-}
-
-/** A presentation being decided, and the presentations of the same identity waiting for it. */
-interface Flight {
-  waiters: ((verdict: StoredDecision | null) => void)[];
-  /** Joiners answered from this flight's verdict while it was not in the store. */
-  represented: number;
 }
 
 export class ClientHost {

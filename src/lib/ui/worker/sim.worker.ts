@@ -40,9 +40,6 @@ session.replayAudit = true;
 const post = (replies: Reply[], re: number | null, withView = true) => {
   for (const r of replies) {
     if (r.type === 'snapshot') {
-      // What the page now shows of the storage: a storage message after the next group commit
-      // is compared with this (the snapshot was made before this command's writes landed).
-      lastStorage = JSON.stringify(r.storage);
       // The page gets the table's view, never the records themselves.
       takeAudit(r.audit);
       r.audit = [];
@@ -307,8 +304,10 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       }
       // Restored in place: the table shows the rows up to t — fewer (back), or more, read from
       // the log that holds them (forward: the copy wrote none).
+      let inPlace = false;
       for (const r of replies)
         if (r.type === 'seeked' && r.inPlace) {
+          inPlace = true;
           const run = currentRun()?.storage.run;
           if (r.auditRows <= auditRows.size) auditRows.truncate(r.auditRows);
           else if (run) {
@@ -317,6 +316,9 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
           }
         }
       post(replies, id);
+      // Its snapshot told what was on disk before the restore's writes: say it again after them
+      // (the next group commit posts the storage even if it equals the last one posted).
+      if (inPlace) lastStorage = '';
       if (cmd.type === 'retryStorage') await retryStorage();
       else void flush();
       if (session.fastForwarding && cmd.type === 'fastForward') fastForwardRe = id;
