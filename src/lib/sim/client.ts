@@ -43,12 +43,13 @@ import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, MaybePromise } from '../store/decision-store';
 import { NotCloneable, revivable, type CloneMap } from '../machine/clone';
 import {
-  consentAnswer,
+  answered,
   copyFlight,
   gate,
   isLive,
-  providerEmit,
+  relay,
   stopper,
+  streamed,
   TableHandle,
   type Flight
 } from './host-steps';
@@ -206,12 +207,18 @@ export class ClientHost {
       },
       askConsent: ({ input, sendBack }) => {
         const box = { live: true };
-        const cancel = opts.consent(input as ConsentInput, consentAnswer(box, sendBack, this));
+        const cancel = opts.consent(
+          input as ConsentInput,
+          relay(box, sendBack, this, answered, true)
+        );
         return stopper(box, cancel);
       },
       callProvider: ({ input, sendBack }) => {
         const box = { live: true };
-        const cancel = opts.provider(input as ProviderInput, providerEmit(box, sendBack, this));
+        const cancel = opts.provider(
+          input as ProviderInput,
+          relay(box, sendBack, this, streamed, false)
+        );
         return stopper(box, cancel);
       },
       commitDecision: ({ input, sendBack }) => {

@@ -49,33 +49,35 @@ export function stopper(box: Live, cancel?: (() => void) | void): () => void {
   );
 }
 
-export function consentAnswer(
+/**
+ * What a step hears (a dialog's answer, a stream's event) passed on as a machine event stamped
+ * with the host's time, while the step is live; `once`: the first ends it (a dialog answers once).
+ */
+export function relay<T>(
   box: Live,
   sendBack: (ev: AuthEvent) => void,
-  host: Host
-): (approved: boolean) => void {
+  host: Host,
+  event: (heard: T, at: number) => AuthEvent,
+  once: boolean
+): (heard: T) => void {
   return revivable(
-    (approved: boolean) => {
+    (heard: T) => {
       if (!box.live) return;
-      box.live = false;
-      sendBack({ type: 'consent.answered', approved, at: host.clock.now() });
+      if (once) box.live = false;
+      sendBack(event(heard, host.clock.now()));
     },
-    (m) => consentAnswer(m.box(box), m.fn(sendBack), m.get(host))
+    (m) => relay(m.box(box), m.fn(sendBack), m.get(host), event, once)
   );
 }
 
-export function providerEmit(
-  box: Live,
-  sendBack: (ev: AuthEvent) => void,
-  host: Host
-): (ev: ProviderEvent) => void {
-  return revivable(
-    (ev: ProviderEvent) => {
-      if (box.live) sendBack({ ...ev, at: host.clock.now() });
-    },
-    (m) => providerEmit(m.box(box), m.fn(sendBack), m.get(host))
-  );
-}
+/** A consent dialog's answer (relayed once: the first one counts). */
+export const answered = (approved: boolean, at: number): AuthEvent => ({
+  type: 'consent.answered',
+  approved,
+  at
+});
+/** A provider stream's events (relayed while the call is live). */
+export const streamed = (ev: ProviderEvent, at: number): AuthEvent => ({ ...ev, at });
 
 export function copyFlight(m: CloneMap, f: Flight): Flight {
   if (m.has(f)) return m.registered(f);
