@@ -308,11 +308,16 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       for (const r of replies)
         if (r.type === 'seeked' && r.inPlace) {
           inPlace = true;
-          const run = currentRun()?.storage.run;
+          const current = currentRun();
+          const run = current?.storage.run;
           if (r.auditRows <= auditRows.size) auditRows.truncate(r.auditRows);
-          else if (run) {
-            await flush();
-            await indexMore(run, r.auditRows);
+          else if (current && run) {
+            // Everything queued so far on disk first (whatever flush is under way), then read.
+            await flushRun(current);
+            // Rows missing from the log (a write that failed): the table starts at t instead of
+            // numbering later rows wrong.
+            if (!(await indexMore(run, r.auditRows)))
+              auditRows.reset(current.audit ? idbReader(run, r.auditRows) : null);
           }
         }
       post(replies, id);
