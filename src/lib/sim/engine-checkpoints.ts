@@ -85,11 +85,15 @@ export class EngineCheckpoints {
     return Math.max(1, this.everyEvents - (sim.events - (this.#list.at(-1)?.at.events ?? 0)));
   }
 
-  /** The last checkpoint at or before virtual time `t` (all its events run by then), or null. */
+  /**
+   * The last checkpoint before virtual time `t`, or null. Strictly before: one taken at `t` itself
+   * may have run events there that a run brought to `t` by re-simulation leaves due (events a
+   * change made at that very instant scheduled for it), and the two must be the same run.
+   */
   at(t: number): EngineCheckpoint | null {
     let found: EngineCheckpoint | null = null;
     for (const c of this.#list) {
-      if (c.at.t > t) break;
+      if (c.at.t >= t) break;
       found = c;
     }
     return found;
