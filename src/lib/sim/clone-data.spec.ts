@@ -4,6 +4,7 @@
  * same answers; then change the copy and find the original as it was.
  */
 import { describe, expect, it } from 'vitest';
+import { record, T0 } from './invariants/records.testing';
 import type { AuthOutput } from '../machine/authorize';
 import type { AuditRecord, Frame, StoredDecision } from '../machine/types';
 import { ConnectionDecisionStore } from '../store/connection-store';
@@ -20,42 +21,8 @@ import { PresentationHistory } from './presentations';
 import { DEFAULT_PROVIDER, cardsByModel } from './provider';
 import { Rng } from './rng';
 
-const T0 = Date.parse('2026-03-10T09:00:00Z');
 const cards = cardsByModel(DEFAULT_PROVIDER.cards);
 const copy = <T extends { clone(m: CloneMap): T }>(x: T): T => new CloneMap().get(x);
-
-let seq = 0;
-function record(over: Partial<AuditRecord> = {}): AuditRecord {
-  return {
-    seq: ++seq,
-    t: T0,
-    time: new Date(T0).toISOString(),
-    server: 's',
-    connection: 's#1',
-    requestId: 1,
-    identity: 's:abc',
-    outcome: 'denied',
-    reason: 'user.denied',
-    retryable: false,
-    replayed: false,
-    represented: 0,
-    consentShown: false,
-    consent: 'not-asked',
-    model: null,
-    tokensIn: 0,
-    tokensOut: 0,
-    cost: '0.0000',
-    currency: 'USD',
-    durationMs: 0,
-    contextRequested: 'none',
-    contextApplied: null,
-    budgetDecision: null,
-    silenced: false,
-    alert: false,
-    lane: 'A',
-    ...over
-  };
-}
 
 function decision(over: Partial<StoredDecision> = {}): StoredDecision {
   return {

@@ -94,12 +94,3 @@ export class SimUser {
     return clearLater(this.clock, t);
   }
 }
-
-export function createUser(
-  spec: UserSpec,
-  clock: HostClock,
-  rng: Rng
-): { source: ConsentSource; stats: UserStats; user: SimUser } {
-  const user = new SimUser(spec, clock, rng);
-  return { source: user.source, stats: user.stats, user };
-}

@@ -3,6 +3,7 @@
  * naming the request, on the run that violates it.
  */
 import { describe, expect, it } from 'vitest';
+import { record, T0 } from './records.testing';
 import type { AuditRecord, Frame, StoredDecision } from '../../machine/types';
 import { sdkFrameProblem } from '../conformance';
 import {
@@ -16,42 +17,8 @@ import {
 import { emptyCounters, type LaneCounters } from '../metrics';
 import { DEFAULT_PROVIDER, cardsByModel } from '../provider';
 
-const T0 = Date.parse('2026-03-10T09:00:00Z');
 const NO_LIMITS: ChargeContext = { budget: null, pool: null };
 const cards = cardsByModel(DEFAULT_PROVIDER.cards);
-
-let seq = 0;
-function record(over: Partial<AuditRecord> = {}): AuditRecord {
-  return {
-    seq: ++seq,
-    t: T0,
-    time: new Date(T0).toISOString(),
-    server: 's',
-    connection: 's#1',
-    requestId: 1,
-    identity: 's:abc',
-    outcome: 'denied',
-    reason: 'user.denied',
-    retryable: false,
-    replayed: false,
-    represented: 0,
-    consentShown: false,
-    consent: 'not-asked',
-    model: null,
-    tokensIn: 0,
-    tokensOut: 0,
-    cost: '0.0000',
-    currency: 'USD',
-    durationMs: 0,
-    contextRequested: 'none',
-    contextApplied: null,
-    budgetDecision: null,
-    silenced: false,
-    alert: false,
-    lane: 'A',
-    ...over
-  };
-}
 
 const denial = (id: number): Frame => ({
   jsonrpc: '2.0',

@@ -70,23 +70,9 @@ const RESUME_CHUNK = 20_000;
  * (a write that failed before the reload): the table then starts at the restart, as before.
  */
 export async function indexResumed(run: string, rows: number): Promise<boolean> {
-  const db = auditStore();
-  if (!db) return false;
+  if (!auditStore()) return false;
   auditRows.reset(idbReader(run, 0));
-  try {
-    for (let k = 0; k < rows; k += RESUME_CHUNK) {
-      const hi = Math.min(rows, k + RESUME_CHUNK) - 1;
-      const got = await inTransaction<AuditRecord[]>(db, 'readonly', (s, done) => {
-        const req = s.getAll(IDBKeyRange.bound([run, k], [run, hi]));
-        req.onsuccess = () => done(req.result as AuditRecord[]);
-      });
-      if (got.length !== hi - k + 1) throw new Error('a gap in the stored audit log');
-      auditRows.append(got, 0);
-    }
-    return true;
-  } catch {
-    return false;
-  }
+  return indexMore(run, rows);
 }
 
 /**
