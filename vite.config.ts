@@ -7,6 +7,8 @@ export default defineConfig({
   test: {
     include: ['src/**/*.spec.ts'],
     environment: 'node',
+    // One fixed seed for every property test (scripts/fuzz.mjs explores others).
+    setupFiles: ['src/fuzz-setup.ts'],
     testTimeout: 30_000
   }
 });

@@ -1,6 +1,8 @@
 import {
   depthExceeded,
   depthPathText,
+  loneSurrogateAt,
+  LONE_SURROGATE,
   MAX_PARAMS_DEPTH,
   requestIdentity
 } from '../lib/machine/identity';
@@ -72,6 +74,12 @@ const identity: Command = {
     if (deep) {
       return fail(
         `identity: ${depthPathText(wrapped ? ['params', ...deep] : deep)}: nested deeper than ${MAX_PARAMS_DEPTH} levels (the limit for a request's params)`
+      );
+    }
+    const lone = loneSurrogateAt(bare);
+    if (lone) {
+      return fail(
+        `identity: ${depthPathText(wrapped ? ['params', ...lone] : lone)}: ${LONE_SURROGATE}`
       );
     }
     io.out(requestIdentity(server, bare, { canonicalize: !a.flags['no-canonicalize'] }) + '\n');

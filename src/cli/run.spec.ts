@@ -28,7 +28,7 @@ describe('lab run under its invariants', () => {
     const lines = r.stdout.split('\n');
     const at = lines.indexOf('guarantees');
     expect(at).toBeGreaterThan(0);
-    expect(lines.slice(at + 1, at + 12).map((l) => l.trim().split(/\s+/).slice(0, 2))).toEqual([
+    expect(lines.slice(at + 1, at + 13).map((l) => l.trim().split(/\s+/).slice(0, 2))).toEqual([
       ['✓', 'one-frame'],
       ['✓', 'one-consent'],
       ['✓', 'no-overdraw'],
@@ -37,6 +37,7 @@ describe('lab run under its invariants', () => {
       ['✓', 'loops-flagged'],
       ['✓', 'replays-no-model'],
       ['✓', 'verdicts-only'],
+      ['✓', 'denials-true'],
       ['✓', 'frames-conform'],
       ['✓', 'totals-match'],
       ['✓', 'same-bytes']
@@ -44,7 +45,7 @@ describe('lab run under its invariants', () => {
     expect(r.stdout).toContain('18 of 18 requests answered');
     expect(r.stdout).toContain('two runs, byte-identical frames and audit');
     const metrics = JSON.parse(readFileSync(`${out}/metrics.json`, 'utf8'));
-    expect(metrics.guarantees).toHaveLength(11);
+    expect(metrics.guarantees).toHaveLength(12);
     expect(metrics.guarantees[0]).toMatchObject({ id: 'one-frame', status: 'held', violations: 0 });
   });
 

@@ -9,7 +9,9 @@
  *   3. rate card for the model      → deny policy.model_not_allowed
  *   4. input size                   → deny policy.input_too_large
  *   5. rate limit                   → deny policy.rate_limit (retryAfterMs)
- *   6. budget window spent          → deny policy.budget_exhausted (resetsAt)
+ *   3b. intent in another currency  → deny policy.currency_unsupported (never converted)
+ *   6. budget window spent          → deny policy.budget_exhausted (resetsAt); short only of
+ *                                     money held for running calls → policy.budget_reserved
  *   7. context scope                → trim (never a denial)
  *   8. per-call cap / session pool  → budget_exceeded, or proceed with a limit to meter against
  *
@@ -151,6 +153,15 @@ export interface EvaluateInput {
   /** The rate card of a model, or undefined when the host cannot price it. */
   card: (model: string) => RateCard | undefined;
   volume: VolumeState;
+  /**
+   * Money held against the server's budget window for calls still running (their estimates), in
+   * micro-units: a call granted now must not be granted what they may still spend. Held money is
+   * not spent — a window short only of what is held refuses with `policy.budget_reserved`
+   * (retryable), never `policy.budget_exhausted`.
+   */
+  heldMicros?: number;
+  /** The earliest virtual ms by which some held call will have finished (its latest end). */
+  heldUntil?: number | null;
   /** Virtual ms (epoch-based). */
   now: number;
   /**
@@ -173,8 +184,10 @@ export type Evaluation =
       reason: ReasonCode;
       /** ISO time the refusal stops applying (budget windows). */
       resetsAt?: string;
-      /** How long a retry should wait (rate limit). */
+      /** How long a retry should wait (rate limit, held money). */
       retryAfterMs?: number;
+      /** The frame's words, when the reason's default would say less than the host knows. */
+      message?: string;
       /** Why, in words, for the audit log and the inspector; never the classification. */
       detail?: string;
     }
@@ -200,9 +213,20 @@ const CONTEXT_RANK: Record<IncludeContext, number> = { none: 0, thisServer: 1, a
 function deny(
   reason: ReasonCode,
   detail: string,
-  extra: { resetsAt?: string; retryAfterMs?: number } = {}
+  extra: { resetsAt?: string; retryAfterMs?: number; message?: string } = {}
 ): Evaluation {
   return { kind: 'deny', reason, ...extra, detail };
+}
+
+/** With held money but no running call's end known (a caller's bug), wait this long. */
+const DEFAULT_HELD_WAIT_MS = 1_000;
+
+/** The currency of the request's advisory `budget.intent.maxCost`, when it names one. */
+function intentCurrencyOf(params: SamplingParams): string | null {
+  const maxCost: unknown = params.budget?.intent?.maxCost;
+  if (!maxCost || typeof maxCost !== 'object') return null;
+  const c = (maxCost as { currency?: unknown }).currency;
+  return typeof c === 'string' ? c : null;
 }
 
 /**
@@ -277,6 +301,18 @@ export function evaluate(input: EvaluateInput): Evaluation {
     const mismatch = currencyMismatch(card.currency, currency);
     if (mismatch) return deny('policy.model_not_allowed', `model '${model}': ${mismatch}`);
   }
+  // 3b. The server's advisory intent names a currency: "a host that cannot price a request in the
+  // currency a server named should refuse rather than convert" (the RFC).
+  const intentCurrency = intentCurrencyOf(params);
+  if (intentCurrency !== null && intentCurrency !== card.currency) {
+    return deny(
+      'policy.currency_unsupported',
+      `the budget intent is in ${intentCurrency}; this host prices '${model}' in ${card.currency} and never converts`,
+      {
+        message: `Sampling denied: server '${input.server}' named a budget in ${intentCurrency}; this host prices in ${card.currency} and never converts amounts`
+      }
+    );
+  }
 
   // 4. Input size.
   const inputTokens = inputTokensOf(params);
@@ -297,6 +333,13 @@ export function evaluate(input: EvaluateInput): Evaluation {
     );
   }
   let windowRemaining: number | null = null;
+  /** What the window has left before held money: what "exhausted" is judged against. */
+  let unheldRemaining = 0;
+  const held = Math.max(0, input.heldMicros ?? 0);
+  const reserved = (detail: string) =>
+    deny('policy.budget_reserved', detail, {
+      retryAfterMs: Math.max(1, (input.heldUntil ?? now + DEFAULT_HELD_WAIT_MS) - now)
+    });
   if (block.budget) {
     const amount = toMicros(block.budget.amount);
     if (volume.budgetSpentMicros >= amount) {
@@ -308,7 +351,13 @@ export function evaluate(input: EvaluateInput): Evaluation {
         }
       );
     }
-    windowRemaining = amount - volume.budgetSpentMicros;
+    unheldRemaining = amount - volume.budgetSpentMicros;
+    if (volume.budgetSpentMicros + held >= amount) {
+      return reserved(
+        `the ${fromMicrosExact(unheldRemaining)} ${block.budget.currency} left in the budget window is held for calls still running`
+      );
+    }
+    windowRemaining = amount - volume.budgetSpentMicros - held;
   }
 
   // 7. Context: never a denial; a wider request is trimmed and the result says so.
@@ -392,6 +441,19 @@ export function evaluate(input: EvaluateInput): Evaluation {
     // it is a cost refusal with the remainder as the limit, which a server can shrink against
     // (and which is not stored: maxTokens is outside the identity).
     if (!inputAlone.within && limitSource === 'budget_window' && block.budget) {
+      // Only held money stands between this call's input and the window: that is "later".
+      const unheld = preflight({
+        card,
+        inputTokens,
+        maxTokens: 0,
+        limitMicros: unheldRemaining,
+        limitSource
+      });
+      if (unheld.within) {
+        return reserved(
+          `the ${fromMicrosExact(limitMicros)} ${block.budget.currency} not held for running calls cannot pay for this call's input; ${fromMicrosExact(unheldRemaining)} will be once they finish`
+        );
+      }
       return deny(
         'policy.budget_exhausted',
         `the ${fromMicrosExact(limitMicros)} ${block.budget.currency} left in the budget window cannot pay for this call's input`,

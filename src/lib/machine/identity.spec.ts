@@ -5,6 +5,7 @@ import {
   DEFAULT_IDENTITY_FIELDS,
   canonicalIdentityPayload,
   depthExceeded,
+  loneSurrogateAt,
   MAX_PARAMS_DEPTH,
   ParamsDepthError,
   requestIdentity,
@@ -320,10 +321,25 @@ describe('requestIdentity: anything else gets another identity', () => {
     expect(id(p(1, 2, true))).toBe(id(p(1, 2)));
   });
 
+  // The writer's fallback, kept so the hash never throws mid-run: it makes "\ud800" and "\ufffd"
+  // one identity, which is why every place params enter refuses lone surrogates first
+  // (loneSurrogateAt, below; a trace line, `lab identity`, a scenario's text).
   it('hashes a lone surrogate as UTF-8 would encode it (U+FFFD), without throwing', () => {
     const lone = JSON.parse('{"systemPrompt":"a\\ud800b"}') as unknown;
     expect(id(lone)).toMatch(FORMAT);
     expect(id(lone)).toBe(id({ systemPrompt: 'a\ufffdb' }));
+  });
+
+  it('finds the first lone surrogate, in a value or a key, with its path', () => {
+    const v = JSON.parse(
+      '{"messages":[{"role":"user","content":{"type":"text","text":"ok \\ud83d\\ude00"}},{"role":"user","content":{"type":"text","text":"x\\udc00"}}]}'
+    ) as unknown;
+    expect(loneSurrogateAt(v)).toEqual(['messages', 1, 'content', 'text']);
+    expect(loneSurrogateAt(JSON.parse('{"metadata":{"\\ud800":1}}'))).toEqual([
+      'metadata',
+      '\ud800'
+    ]);
+    expect(loneSurrogateAt({ systemPrompt: 'a\ufffdb', n: [1, 'é'] })).toBeNull();
   });
 });
 

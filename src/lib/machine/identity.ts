@@ -107,6 +107,38 @@ export function depthExceeded(
   return null;
 }
 
+/** What a request whose params hold a lone surrogate is refused with, after its path. */
+export const LONE_SURROGATE =
+  'contains a lone surrogate (half of a UTF-16 pair): not valid text, and RFC 8785 refuses it — hashed as U+FFFD it would share an identity with a request that says "\ufffd"';
+
+/**
+ * The path to the first string — an object key or a value — that is not well-formed UTF-16 (a lone
+ * surrogate, which `JSON.parse` makes from `"\ud800"`), or null. RFC 8785 refuses such text, and
+ * the identity writer's replacement by U+FFFD would give `"\ud800"` and `"\ufffd"` one identity,
+ * so every place params enter (a trace line, `lab identity`, a scenario's text) refuses them first.
+ * Iterative, like {@link depthExceeded}; run it after the depth check.
+ */
+export function loneSurrogateAt(value: unknown): (string | number)[] | null {
+  const stack: { v: unknown; path: (string | number)[] }[] = [{ v: value, path: [] }];
+  while (stack.length > 0) {
+    const { v, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      if (!v.isWellFormed()) return path;
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], path: [...path, i] });
+    } else if (typeof v === 'object' && v !== null) {
+      const o = v as Record<string, unknown>;
+      const keys = Object.keys(o);
+      for (let i = keys.length - 1; i >= 0; i--) {
+        const k = keys[i]!;
+        if (!k.isWellFormed()) return [...path, k];
+        stack.push({ v: o[k], path: [...path, k] });
+      }
+    }
+  }
+  return null;
+}
+
 /**
  * True when no object or array in `v` (at `depth`) is nested deeper than `limit`. Recursive, but
  * never deeper than `limit` + 1 calls: it answers `false` at the first level past the limit.

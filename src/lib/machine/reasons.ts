@@ -10,8 +10,11 @@ export const REASONS = [
   'policy.input_too_large',
   'policy.model_not_allowed',
   'user.denied',
+  'user.timeout',
   'policy.rate_limit',
-  'policy.deadline'
+  'policy.deadline',
+  'policy.budget_reserved',
+  'policy.currency_unsupported'
 ] as const;
 
 export type ReasonCode = (typeof REASONS)[number];
@@ -23,7 +26,9 @@ export type Ttl =
   /** Until the budget window resets: the decision expires at its `resetsAt`. */
   | { kind: 'window' }
   /** A fixed number of milliseconds after the decision. */
-  | { kind: 'ms'; ms: number };
+  | { kind: 'ms'; ms: number }
+  /** Not stored at all: every presentation is evaluated afresh. */
+  | { kind: 'none' };
 
 export interface ReasonRule {
   retryable: boolean;
@@ -62,6 +67,11 @@ export const DEFAULT_REASONS: ReasonTable = {
     ttl: SESSION,
     why: 'The user said no; asking again is how a tired user ends up saying yes.'
   },
+  'user.timeout': {
+    retryable: true,
+    ttl: { kind: 'ms', ms: 60_000 },
+    why: 'Nobody answered: not a "no", so the server may come back — but not at once, or a retrying server reopens the dialog in a loop.'
+  },
   'policy.rate_limit': {
     retryable: true,
     ttl: { kind: 'ms', ms: 60_000 },
@@ -71,6 +81,16 @@ export const DEFAULT_REASONS: ReasonTable = {
     retryable: true,
     ttl: { kind: 'ms', ms: 30_000 },
     why: 'Transient, and stored briefly: an honest retry with a smaller maxTokens hits this decision.'
+  },
+  'policy.budget_reserved': {
+    retryable: true,
+    ttl: { kind: 'ms', ms: 30_000 },
+    why: 'The window has money, held for calls still running: it is free again when they finish, so this is "later", never "no".'
+  },
+  'policy.currency_unsupported': {
+    retryable: false,
+    ttl: { kind: 'none' },
+    why: 'The same currency is refused again (amounts are never converted); not stored, because the budget member is outside the identity and a corrected retry must be served.'
   }
 };
 
@@ -110,10 +130,16 @@ export function reasonMessage(code: ReasonCode, server: string): string {
       return `Sampling denied: no requested model is allowed for server '${server}'`;
     case 'user.denied':
       return `Sampling denied by the user for server '${server}'`;
+    case 'user.timeout':
+      return `Sampling denied: the consent dialog for server '${server}' was not answered in time`;
     case 'policy.rate_limit':
       return `Sampling denied: rate limit reached for server '${server}'`;
     case 'policy.deadline':
       return `Sampling denied: the request for server '${server}' passed its deadline`;
+    case 'policy.budget_reserved':
+      return `Sampling denied for now: the budget left for server '${server}' is held for calls still running`;
+    case 'policy.currency_unsupported':
+      return `Sampling denied: server '${server}' named a budget in a currency this host cannot price`;
   }
 }
 
@@ -132,6 +158,9 @@ export function expiresAtFor(ttl: Ttl, now: number, resetsAtMs?: number): number
   switch (ttl.kind) {
     case 'session':
       return null;
+    case 'none':
+      // Never stored (the machine does not commit it); if a caller asks, it is dead at once.
+      return now;
     case 'window':
       return resetsAtMs === undefined || !Number.isFinite(resetsAtMs) ? null : resetsAtMs;
     case 'ms':

@@ -63,7 +63,8 @@ export function ttlSchema(ms: z.ZodType<number> = count) {
   return z.discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('session') }),
     z.strictObject({ kind: z.literal('window') }),
-    z.strictObject({ kind: z.literal('ms'), ms })
+    z.strictObject({ kind: z.literal('ms'), ms }),
+    z.strictObject({ kind: z.literal('none') })
   ]);
 }
 export const TtlSchema = ttlSchema();
@@ -153,6 +154,18 @@ export const StoredDecisionSchema = z.object({
   expiresAt: z.number().nullable(),
   resetsAt: z.string().optional(),
   retryAfterMs: count.optional(),
+  /**
+   * Virtual ms a retryable denial told the server to come back at (`decidedAt + retryAfterMs`):
+   * a replay says how long is left until then, not how long the entry has left to live.
+   */
+  retryAt: z.number().optional(),
+  /** The denial's own words when they were not the reason's default (a replay repeats them). */
+  message: z.string().optional(),
+  /**
+   * A denial decided about *when* (volume, deadline) for an identity the person had approved:
+   * the approval, which answers again once the denial expires ("do not ask again" outlives it).
+   */
+  approval: z.object({ decidedAt: z.number(), expiresAt: z.number().nullable() }).optional(),
   /** The server's effective policy block hash when decided; an edit invalidates the entry. */
   policyHash: z.string(),
   /** How many times the same identity was presented again and answered from this entry. */

@@ -5,89 +5,12 @@
  * request without its one frame and record.
  */
 import { describe, expect, it } from 'vitest';
-import type { AuthOutput, ConsentInput } from '../machine/authorize';
-import { resolveClientConfig, type ClientConfigInput } from '../machine/config';
-import { defaultPolicy, type Policy } from '../machine/policy';
-import type { SamplingParams } from '../machine/types';
-import { MemoryAuditLog } from '../store/audit-log';
+import { defaultPolicy } from '../machine/policy';
 import { ConnectionDecisionStore } from '../store/connection-store';
-import type { DecisionStore } from '../store/decision-store';
-import { ClientHost, type ConsentSource, type ProviderSource } from './client';
-import { VirtualClock } from './clock';
+import type { ProviderSource } from './client';
+import type { VirtualClock } from './clock';
+import { noRateLimit, params, rig, SERVER, uncapped } from './host-rig.testing';
 import { SharedDecisionStore } from './lane-store';
-import { cardsByModel, createProvider, DEFAULT_PROVIDER } from './provider';
-import { Rng } from './rng';
-
-const SERVER = 'release-notes';
-const P = 'You summarise release notes.';
-const params = (over: Partial<SamplingParams> = {}): SamplingParams => ({
-  systemPrompt: P,
-  messages: [{ role: 'user', content: { type: 'text', text: 'Summarise 2.3.' } }],
-  includeContext: 'thisServer',
-  maxTokens: 200,
-  ...over
-});
-
-interface Options {
-  store?: DecisionStore;
-  policy?: Policy;
-  config?: ClientConfigInput;
-  /** The user's answer and how long they take; `null` = never answers. */
-  answer?: boolean | null;
-  answerAfterMs?: number;
-  consent?: ConsentSource;
-  provider?: (clock: VirtualClock) => ProviderSource;
-}
-
-function rig(o: Options = {}) {
-  const clock = new VirtualClock(Date.UTC(2026, 2, 10, 9));
-  const prompts: ConsentInput[] = [];
-  const outs: AuthOutput[] = [];
-  let providerCalls = 0;
-  const real = createProvider(DEFAULT_PROVIDER, clock, new Rng(1)).source;
-  const inner = o.provider ? o.provider(clock) : real;
-  const store = o.store ?? new SharedDecisionStore();
-  const host = new ClientHost({
-    config: resolveClientConfig({ store: store.scope, ...o.config }),
-    policy: o.policy ?? defaultPolicy(),
-    cards: cardsByModel(DEFAULT_PROVIDER.cards),
-    store,
-    audit: new MemoryAuditLog(),
-    clock,
-    consent:
-      o.consent ??
-      ((input, answer) => {
-        prompts.push(input);
-        if (o.answer === null) return;
-        const t = clock.setTimeout(() => answer(o.answer ?? true), o.answerAfterMs ?? 1_000);
-        return () => clock.clearTimeout(t);
-      }),
-    provider: (input, emit) => {
-      providerCalls++;
-      return inner(input, emit);
-    }
-  });
-  let id = 0;
-  const send = (p: SamplingParams = params(), connection = `${SERVER}#1`) =>
-    host.handle(
-      { id: ++id, server: SERVER, connection, params: p, receivedAt: clock.now() },
-      (out) => outs.push(out)
-    );
-  return { clock, host, prompts, outs, send, providerCalls: () => providerCalls };
-}
-
-const noRateLimit = () => {
-  const p = defaultPolicy();
-  p.defaults.rateLimit = null;
-  return p;
-};
-
-/** No per-call cap: only the budget window bounds a call. */
-const uncapped = () => {
-  const p = noRateLimit();
-  p.defaults.perCallCap = null;
-  return p;
-};
 
 describe('in-flight presentations join the evaluation', () => {
   for (const scope of ['connection', 'durable'] as const) {
@@ -108,7 +31,8 @@ describe('in-flight presentations join the evaluation', () => {
       const joined = r.outs.filter((o) => o.audit.replayed);
       expect(joined).toHaveLength(8);
       expect(joined.map((o) => o.audit.represented)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
-      expect(r.outs.every((o) => o.audit.reason === 'user.denied')).toBe(true);
+      // The dialog timed out (the user took 200 s of a 60 s dialog): not the person's "no".
+      expect(r.outs.every((o) => o.audit.reason === 'user.timeout')).toBe(true);
       expect(r.providerCalls()).toBe(0);
       // The dialog timed out (the user took 200 s of a 60 s dialog): stored for one timeout only.
       expect(r.outs.find((o) => !o.audit.replayed)!.audit.consent).toBe('timeout');
@@ -191,7 +115,7 @@ describe('the retry-loop alert outlives the stored decision', () => {
     // Each stored denial lives 60 s, so a fresh dialog every minute; the loop is flagged anyway.
     expect(r.prompts.length).toBeGreaterThan(5);
     const firstAlert = r.outs.findIndex((o) => o.audit.alert);
-    expect(firstAlert).toBe(39); // the 40th presentation in 10 minutes
+    expect(firstAlert).toBe(40); // re-presented 40 times in 10 minutes: the 41st presentation
     expect(r.outs.filter((o) => o.audit.alert).length).toBeGreaterThan(250);
   });
 
@@ -218,7 +142,8 @@ describe('the retry-loop alert outlives the stored decision', () => {
     // the history keeps them, bounded by its identity cap (presentations.spec.ts tests the cap).
     expect(r.host.presentations.size).toBe(50);
     expect(r.host.presentations.maxIdentities).toBe(10_000);
-    r.host.config = { ...r.host.config, alert: { threshold: 2, windowMs: 3_600_000 } };
+    // One re-presentation within the hour is a loop at threshold 1.
+    r.host.config = { ...r.host.config, alert: { threshold: 1, windowMs: 3_600_000 } };
     r.send(params({ systemPrompt: 'mutated 49' }));
     r.clock.runUntil(r.clock.now() + 1_000);
     expect(r.outs.at(-1)!.audit.alert).toBe(true);

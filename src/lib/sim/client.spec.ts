@@ -209,7 +209,7 @@ describe('the host', () => {
     const out = await r.send(params());
     expect(out.audit).toMatchObject({
       outcome: 'denied',
-      reason: 'user.denied',
+      reason: 'user.timeout',
       consent: 'timeout'
     });
   });

@@ -9,6 +9,7 @@
  */
 import { createActor, fromCallback } from 'xstate';
 import {
+  STEP_TIMEOUT_MS,
   authorizationMachine,
   type AuthContext,
   type AuthorizationActor,
@@ -94,6 +95,15 @@ export interface ClientHostOptions {
   executor?: Executor;
 }
 
+/** Money a running call holds against its server's window and its connection's pool. */
+interface Reservation {
+  server: string;
+  connection: string;
+  micros: number;
+  /** The latest virtual ms the call can end (its hold is released by then). */
+  until: number;
+}
+
 function reservationKey(connection: string, id: JsonRpcId): string {
   return `${connection}\u0000${String(id)}`;
 }
@@ -166,7 +176,7 @@ export class ClientHost {
    * and their connection's pool until they finish: without it, two calls evaluated while a third
    * runs would each be granted the whole remainder, and together overdraw it.
    */
-  #reserved = new Map<string, { server: string; connection: string; micros: number }>();
+  #reserved = new Map<string, Reservation>();
   /** The reservations' sums by server and by connection (kept with `#reserved`, read per call). */
   #heldBy = { server: new Map<string, number>(), connection: new Map<string, number>() };
   /** Identities being decided, by store scope key: later presentations join them. */
@@ -650,7 +660,7 @@ export class ClientHost {
   }
 
   /** Hold `micros` against the call's server and connection until it finishes. */
-  #reserve(key: string, r: { server: string; connection: string; micros: number }): void {
+  #reserve(key: string, r: Reservation): void {
     this.#release(key);
     this.#reserved.set(key, r);
     this.#hold('server', r.server, r.micros);
@@ -665,6 +675,16 @@ export class ClientHost {
     this.#hold('connection', r.connection, -r.micros);
   }
 
+  /** The earliest latest-end of the server's running calls that hold money, or null. */
+  #heldUntil(server: string): number | null {
+    if (this.#held('server', server) <= 0) return null;
+    let first: number | null = null;
+    for (const r of this.#reserved.values())
+      if (r.server === server && r.micros > 0 && (first === null || r.until < first))
+        first = r.until;
+    return first;
+  }
+
   #evaluate(input: EvaluateRequest) {
     const now = this.clock.now();
     const block = effectiveBlock(this.#policy, input.server);
@@ -674,10 +694,9 @@ export class ClientHost {
       params: input.params,
       block,
       card: (m: string) => this.cards[m],
-      volume: {
-        ...volume,
-        budgetSpentMicros: volume.budgetSpentMicros + this.#held('server', input.server)
-      },
+      volume,
+      heldMicros: this.#held('server', input.server),
+      heldUntil: this.#heldUntil(input.server),
       now,
       rateCounted: input.rateCounted,
       capScope: this.config.capScope,
@@ -696,10 +715,18 @@ export class ClientHost {
       // A truncating call can never spend past its limit: hold no more than that.
       const micros =
         evaluation.limitMicros === null ? estimate : Math.min(estimate, evaluation.limitMicros);
+      // The latest this call can end: a dialog, the provider's deadline, and the commit.
+      const c = this.config;
+      const until =
+        now +
+        (evaluation.consent === 'ask' ? c.consentTimeoutMs : 0) +
+        c.deadlineMs +
+        STEP_TIMEOUT_MS;
       this.#reserve(reservationKey(input.connection, input.requestId), {
         server: input.server,
         connection: input.connection,
-        micros
+        micros,
+        until
       });
     }
     // Volume controls count every fresh evaluation, whatever its content: that is what bounds a

@@ -161,7 +161,7 @@ describe('LaneMetrics', () => {
 });
 
 describe('PresentationHistory', () => {
-  const cfg = { threshold: 3, windowMs: 10_000 };
+  const cfg = { threshold: 2, windowMs: 10_000 };
   it('a copy alerts as the original would, with the same least-recent eviction', () => {
     const a = new PresentationHistory(3);
     a.record('k1', 0, cfg);

@@ -270,3 +270,100 @@ export function applyEdits(sim: Simulation, durationMs: number, edits: readonly 
     }
   }
 }
+
+// ───────────────────────────── the edges issue 18 found ─────────────────────────────
+
+/**
+ * Scenarios shaped like the cases a new user's runs broke (issue #18), where the uniform space
+ * above rarely goes: several servers sharing nothing but each with a tiny budget window and
+ * concurrent long calls holding its money; approvals (a user who says yes) followed by volume
+ * denials (small rate windows, small budgets); retriers whose intervals straddle short windows,
+ * so replays cross a window boundary; and intents in a currency the host cannot price.
+ */
+export const edgeCaseArb = fc
+  .record({
+    seed: fc.integer({ min: 0, max: 0xffffffff }),
+    durationMs: fc.integer({ min: 60_000, max: 400_000 }),
+    behaviour: fc.constantFrom('tight-loop', 'naive-retrier', 'well-behaved', 'timeout-sensitive'),
+    count: fc.integer({ min: 2, max: 7 }),
+    intervalMs: fc.integer({ min: 200, max: 6_000 }),
+    maxTokens: fc.integer({ min: 50, max: 1_200 }),
+    promptTokens: fc.integer({ min: 0, max: 3_000 }),
+    currency: fc.constantFrom('USD', 'USD', 'USD', 'EUR'),
+    latencyMs: fc.integer({ min: 200, max: 8_000 }),
+    budget: amount(1_000, 40_000),
+    budgetWindowMs: fc.integer({ min: 30_000, max: 420_000 }),
+    rate: fc.option(
+      fc.record({
+        requests: fc.integer({ min: 1, max: 4 }),
+        // Short windows (replays across the boundary) and windows longer than the rate-limit
+        // TTL (a replay's wait is the window's reset, not the entry's remaining life).
+        windowMs: fc.oneof(
+          fc.integer({ min: 5_000, max: 60_000 }),
+          fc.integer({ min: 60_001, max: 600_000 })
+        )
+      })
+    ),
+    consent: fc.constantFrom('ask', 'ask', 'allow'),
+    approve: fc.constantFrom(1, 0.9, 0.5),
+    laneA: clientArb,
+    laneB: clientArb
+  })
+  .map((e) => {
+    const policy = {
+      version: 1,
+      defaults: {
+        sampling: true,
+        allowedModels: ['example-model-v2'],
+        defaultModel: 'example-model-v2',
+        maxInputTokens: 32_000,
+        maxContext: 'allServers',
+        rateLimit: e.rate,
+        budget: { amount: e.budget, currency: 'USD', windowMs: e.budgetWindowMs },
+        perCallCap: null,
+        consent: e.consent
+      },
+      servers: {}
+    };
+    return {
+      scenario: {
+        version: 1,
+        name: 'fuzz-edges',
+        title: 'Edges of budgets, approvals and windows',
+        start: '2026-03-10T09:00:00Z',
+        seed: e.seed,
+        durationMs: e.durationMs,
+        servers: [
+          {
+            name: 'edge',
+            behaviour: e.behaviour,
+            count: e.count,
+            params: {},
+            request: {
+              systemPrompt: 'You summarise.',
+              prompt: 'Summarise item {n}.',
+              promptTokens: e.promptTokens,
+              includeContext: 'thisServer',
+              maxTokens: e.maxTokens,
+              budget: { intent: { maxCost: { amount: '0.050000', currency: e.currency } } }
+            },
+            intervalMs: e.intervalMs,
+            tasks: 4,
+            timeoutMs: 60_000
+          }
+        ],
+        provider: { latencyMs: e.latencyMs, chunkTokens: 20, chunkIntervalMs: 200 },
+        user: {
+          approveBase: e.approve,
+          fatiguePerPrompt: 0,
+          maxApprove: e.approve,
+          responseMs: 500
+        },
+        lanes: {
+          A: { label: 'A', client: { ...e.laneA, silence: false }, policy },
+          B: { label: 'B', client: { ...e.laneB, silence: false }, policy }
+        }
+      },
+      edits: [] as Edit[]
+    };
+  });

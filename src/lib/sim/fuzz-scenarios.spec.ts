@@ -19,13 +19,14 @@ import { guardedSimulation } from './guard';
 import { brokenLine, type InvariantResult } from './invariants';
 import { auditLineJson, frameLineJson } from './report';
 import type { Executor } from './client';
-import { applyEdits, caseArb, type Edit } from './fuzz-cases';
+import { applyEdits, caseArb, edgeCaseArb, type Edit } from './fuzz-cases';
 import { parseScenario } from './scenario';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 60);
 const SURVEY = process.env.FUZZ_SURVEY === '1';
+const EDGE_RUNS = Number(process.env.FUZZ_RUNS ?? 40);
 
 // ───────────────────────────── one run, checked ─────────────────────────────
 
@@ -181,7 +182,7 @@ describe('random valid scenarios keep every guarantee', () => {
             throw new Error(
               `${broken}\nscenario: ${JSON.stringify(s)}\nedits: ${JSON.stringify(edits)}`
             );
-          expect(results.length).toBe(twice ? 11 : 10);
+          expect(results.length).toBe(twice ? 12 : 11);
         }),
         {
           numRuns: RUNS,
@@ -194,4 +195,19 @@ describe('random valid scenarios keep every guarantee', () => {
     },
     SURVEY ? 3_600_000 : 120_000
   );
+});
+
+describe('the edges issue 18 found keep every guarantee', () => {
+  it(`${EDGE_RUNS} scenarios: tiny windows, held money, approvals then volume denials, foreign currencies`, () => {
+    let n = 0;
+    fc.assert(
+      fc.property(edgeCaseArb, ({ scenario: s, edits }) => {
+        const results = check(s, n++ % 5 === 0, edits);
+        const broken = brokenLine(results);
+        if (broken) throw new Error(`${broken}\nscenario: ${JSON.stringify(s)}`);
+        expect(results.find((r) => r.id === 'denials-true')?.status).toBe('held');
+      }),
+      { numRuns: EDGE_RUNS, endOnFailure: true }
+    );
+  }, 120_000);
 });

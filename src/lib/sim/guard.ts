@@ -15,6 +15,22 @@ import {
   type InvariantResult
 } from './invariants';
 import { cardsByModel } from './provider';
+import { windowClaim, type WindowsAt } from './invariants/denial-truth';
+import type { VolumeState } from '../machine/evaluate';
+import type { PolicyBlock } from '../machine/policy';
+import type { SamplingParams } from '../machine/types';
+
+/**
+ * The host's windows as the denial check reads them: null where the block has no such limit, and
+ * for the budget where the lane stores exhausted windows past their reset on purpose (a TTL other
+ * than `window`: the budget-window lesson's lane replays a stale `resetsAt` to show what it costs).
+ */
+function windowsAt(v: VolumeState, block: PolicyBlock, budgetTtlIsWindow: boolean): WindowsAt {
+  return {
+    rateResetsAt: block.rateLimit ? v.rateWindowResetsAt : null,
+    budgetResetsAt: block.budget && budgetTtlIsWindow ? v.budgetWindowResetsAt : null
+  };
+}
 import { LANE_IDS, type LaneId, type Scenario } from './scenario';
 
 export interface GuardOptions {
@@ -71,18 +87,36 @@ export class RunGuard {
           c.request(l.lane, l.connection, l.frame.id, l.t, {
             silence: sim ? sim.lanes[l.lane].host.config.silence : false
           });
+          const params = 'params' in l.frame ? (l.frame.params as SamplingParams) : undefined;
           this.#arrived.set(
             `${l.lane}\u0000${l.connection}\u0000${String(l.frame.id)}`,
-            this.#charge(l.lane, l.server)
+            params ? { ...this.#charge(l.lane, l.server), params } : this.#charge(l.lane, l.server)
           );
-        } else if (!('method' in l.frame)) c.frame(l.lane, l.connection, l.frame, l.t);
+        } else if (!('method' in l.frame)) {
+          const host = sim?.lanes[l.lane].host;
+          const windows =
+            host && windowClaim(l.frame)
+              ? windowsAt(
+                  host.volumeAt(l.server, l.t),
+                  effectiveBlock(host.policy, l.server),
+                  host.config.reasons['policy.budget_exhausted'].ttl.kind === 'window'
+                )
+              : undefined;
+          c.frame(l.lane, l.connection, l.frame, l.t, windows);
+        }
         next.onFrame?.(l);
       },
       onAudit: (r) => {
         const key = `${r.lane}\u0000${r.connection}\u0000${String(r.requestId)}`;
         const ctx = this.#arrived.get(key) ?? this.#charge(r.lane as LaneId | undefined, r.server);
         this.#arrived.delete(key);
-        c.audit(r, ctx);
+        const host = this.#sim?.lanes[r.lane as LaneId]?.host;
+        c.audit(
+          r,
+          host && ctx.budget
+            ? { ...ctx, spentMicros: host.volumeAt(r.server, r.t).budgetSpentMicros }
+            : ctx
+        );
         next.onAudit?.(r);
       },
       onStore: (lane, e) => {
@@ -122,7 +156,8 @@ export class RunGuard {
         c.capScope === 'session-pool'
           ? { micros: toMicros(c.sessionPool.amount), currency: c.sessionPool.currency }
           : null,
-      alert: c.alert
+      alert: c.alert,
+      keepsApprovals: c.storeAllowed
     };
   }
 

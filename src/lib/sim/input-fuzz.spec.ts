@@ -268,7 +268,11 @@ describe('hostile inputs by hand', () => {
     const surrogate = parseTrace(
       `{"t":0,"server":"a\\ud800","type":"request","params":{"messages":[{"role":"user","content":{"type":"text","text":"\\udfff"}}],"maxTokens":5}}`
     );
-    expect(surrogate.ok).toBe(true);
+    // A lone surrogate in the params is refused with its path (issue #18: hashed as U+FFFD it
+    // would share an identity with "\ufffd"); one in a server name is only a name.
+    expect(surrogate.ok ? '' : surrogate.error).toMatch(
+      /^line 1: \$\.params\.messages\[0\]\.content\.text: contains a lone surrogate/
+    );
     const big = parseTrace(
       `{"t":0,"server":"a","type":"request","params":{"messages":[{"role":"user","content":{"type":"text","text":"${tenMb}"}}],"maxTokens":5}}`
     );
@@ -282,8 +286,8 @@ describe('hostile inputs by hand', () => {
       'line 200001: a trace may hold at most 200000 events'
     );
     tally.tried += 4;
-    tally.accepted += 2;
-    tally.refused += 2;
+    tally.accepted += 1;
+    tally.refused += 3;
   });
 });
 

@@ -29,16 +29,31 @@ interface KeyState {
   server: string;
   stored: Span[];
   dialogs: Span[];
+  /**
+   * When the person's approval of the identity stands: from the dialog that approved it (in a
+   * lane that keeps approvals) until its TTL, a policy edit, a clear or a new store — and not
+   * ended by a later denial about *when* (rate, budget, deadline), which must carry it. A dialog
+   * inside one is the person asked again about a request they allowed.
+   */
+  approvals: Span[];
 }
 
 /** Why a dialog was a repeat. */
 export type Repeat =
-  { kind: 'in-flight'; other: number | null; since: number } | { kind: 'stored'; since: number };
+  | { kind: 'in-flight'; other: number | null; since: number }
+  | { kind: 'stored'; since: number }
+  | { kind: 'approved'; since: number };
 
 export function lifetimeBroken(r: Repeat): string {
-  return r.kind === 'in-flight'
-    ? `a second consent dialog while dialog${r.other !== null ? ` (audit seq ${r.other})` : ''} from ${new Date(r.since).toISOString()} was still in flight`
-    : `a consent dialog while the decision stored at ${new Date(r.since).toISOString()} was live`;
+  const since = new Date(r.since).toISOString();
+  switch (r.kind) {
+    case 'in-flight':
+      return `a second consent dialog while dialog${r.other !== null ? ` (audit seq ${r.other})` : ''} from ${since} was still in flight`;
+    case 'stored':
+      return `a consent dialog while the decision stored at ${since} was live`;
+    case 'approved':
+      return `a consent dialog for a request the person approved at ${since} ("do not ask again" was lost)`;
+  }
 }
 
 const PRUNE_EVERY = 4096;
@@ -71,7 +86,7 @@ export class LifetimeTracker {
     const k = this.#key(lane, scopeKey, identity);
     let s = this.#keys.get(k);
     if (!s) {
-      s = { lane, server, stored: [], dialogs: [] };
+      s = { lane, server, stored: [], dialogs: [], approvals: [] };
       this.#keys.set(k, s);
     }
     return s;
@@ -97,6 +112,7 @@ export class LifetimeTracker {
       if (s.lane !== lane || (server !== undefined && s.server !== server)) continue;
       for (const span of s.stored) span.to = Math.min(span.to, t);
       for (const span of s.dialogs) span.to = Math.min(span.to, t);
+      for (const span of s.approvals) span.to = Math.min(span.to, t);
     }
   }
 
@@ -119,9 +135,26 @@ export class LifetimeTracker {
         h.current.add(d.policyHash);
         const scopeKey = e.scope === 'durable' ? '*' : e.connection;
         const s = this.#state(lane, scopeKey, d.identity, d.server);
-        // A commit replaces the entry: the one before it answers no more lookups.
+        // A commit replaces the entry: the one before it answers no more lookups. A denial that
+        // carries an approval answers (as the approval) until that expires.
         for (const span of s.stored) span.to = Math.min(span.to, t);
-        s.stored.push({ from: t, to: d.expiresAt ?? Infinity, seq: null });
+        const end = (x: number | null) => x ?? Infinity;
+        const to = d.approval
+          ? Math.max(end(d.expiresAt), end(d.approval.expiresAt))
+          : end(d.expiresAt);
+        s.stored.push({ from: t, to, seq: null });
+        if (d.verdict === 'allowed') {
+          s.approvals.push({ from: t, to: end(d.expiresAt), seq: null });
+        } else if (d.approval) {
+          // The denial carries the approval: it stands until its own expiry.
+          const until = end(d.approval.expiresAt);
+          const open = s.approvals.filter((x) => x.to > t);
+          if (open.length) for (const span of open) span.to = until;
+          else s.approvals.push({ from: Math.min(t, d.approval.decidedAt), to: until, seq: null });
+        } else if (d.reason === 'user.denied') {
+          // The person's own "no" replaces their earlier "yes".
+          for (const span of s.approvals) span.to = Math.min(span.to, t);
+        }
         break;
       }
       case 'invalidate': {
@@ -145,7 +178,7 @@ export class LifetimeTracker {
    * A presentation that showed a consent dialog ended (its audit record): is the dialog a repeat
    * within a store lifetime? Unknown scope (no store was reported for the lane): not judged.
    */
-  dialog(lane: string, r: AuditRecord): Repeat | null {
+  dialog(lane: string, r: AuditRecord, keepsApprovals = false): Repeat | null {
     const scope = this.#scope.get(lane);
     if (!scope) return null;
     const from = r.t - r.durationMs;
@@ -157,10 +190,23 @@ export class LifetimeTracker {
     let repeat: Repeat | null = null;
     for (const span of s.stored)
       if (span.from < from && from < span.to) repeat = { kind: 'stored', since: span.from };
+    for (const span of s.approvals)
+      if (span.from < from && from < span.to) repeat = { kind: 'approved', since: span.from };
     for (const span of s.dialogs)
       if (span.from < to && from < span.to)
         repeat = { kind: 'in-flight', other: span.seq, since: span.from };
     s.dialogs.push({ from, to, seq: r.seq });
+    // Approved in a lane that keeps approvals, and no commit during the request recorded the
+    // approval (an allowed entry, or a denial carrying it): the approval was lost, and stands
+    // here from the answer on, so a later dialog shows it. A request that ended in an internal
+    // error (a crash, a cancel) stores nothing by design, and starts nothing.
+    if (
+      keepsApprovals &&
+      r.consent === 'approved' &&
+      r.outcome !== 'provider_error' &&
+      !s.approvals.some((x) => x.from >= from)
+    )
+      s.approvals.push({ from: r.t, to: Infinity, seq: r.seq });
     this.#longest = Math.max(this.#longest, r.durationMs);
     if (++this.#since >= PRUNE_EVERY) this.#prune(r.t);
     return repeat;
@@ -178,7 +224,8 @@ export class LifetimeTracker {
         lane: s.lane,
         server: s.server,
         stored: s.stored.map(copySpan),
-        dialogs: s.dialogs.map(copySpan)
+        dialogs: s.dialogs.map(copySpan),
+        approvals: s.approvals.map(copySpan)
       });
     for (const [k, h] of this.#hashes)
       c.#hashes.set(k, { current: new Set(h.current), stale: new Set(h.stale) });
@@ -195,7 +242,8 @@ export class LifetimeTracker {
     for (const [k, s] of this.#keys) {
       s.stored = s.stored.filter((x) => x.to > horizon);
       s.dialogs = s.dialogs.filter((x) => x.to > horizon);
-      if (!s.stored.length && !s.dialogs.length) this.#keys.delete(k);
+      s.approvals = s.approvals.filter((x) => x.to > horizon);
+      if (!s.stored.length && !s.dialogs.length && !s.approvals.length) this.#keys.delete(k);
     }
     for (const [k, ends] of this.#ends) {
       const kept = ends.filter((t) => t > horizon);

@@ -97,7 +97,7 @@ const SCENARIO_CASES: [string, Mutate, string | RegExp][] = [
   [
     'an unknown TTL kind',
     (s) => (s.lanes.A.client = { allowedTtl: { kind: 'forever' } }),
-    '$.lanes.A.client.allowedTtl.kind: the string "forever" is not a known "kind": expected one of "session", "window", "ms"'
+    '$.lanes.A.client.allowedTtl.kind: the string "forever" is not a known "kind": expected one of "session", "window", "ms", "none"'
   ],
   // Before: accepted; amounts of any length.
   [

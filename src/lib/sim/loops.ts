@@ -1,6 +1,7 @@
 /**
- * Retry loops, for the "every loop is flagged" guarantee (SPEC §4): an identity presented
- * `threshold` times within the alert window is a retry loop, whether or not a decision is stored
+ * Retry loops, for the "every loop is flagged" guarantee (SPEC §4): an identity *re-presented*
+ * `threshold` times within the alert window (the seed's "re-presented forty times in ten
+ * minutes": `threshold + 1` presentations) is a retry loop, whether or not a decision is stored
  * for it — transient denials, cost refusals and expired entries count too.
  *
  * Presentations are learnt from audit records, which arrive when a request ends, so a presentation
@@ -19,7 +20,7 @@ export interface AlertSettings {
 const SWEEP_EVERY = 4096;
 
 export class LoopTracker {
-  /** lane + identity → presentation times (most recent `threshold`), ascending. */
+  /** lane + identity → presentation times (most recent `threshold + 1`), ascending. */
   readonly #times = new Map<string, number[]>();
   #since = 0;
   #longestWindow = 0;
@@ -41,14 +42,15 @@ export class LoopTracker {
     let i = times.length;
     while (i > 0 && times[i - 1]! > at) i--;
     times.splice(i, 0, at);
-    const keep = Math.max(threshold, RETAIN_AT_LEAST);
+    const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
     if (times.length > keep) times.splice(0, times.length - keep);
     this.#times.set(key, times);
     let inWindow = 0;
     for (const t of times) if (t <= at && at - t < alert.windowMs) inWindow++;
     this.#longestWindow = Math.max(this.#longestWindow, alert.windowMs);
     if (++this.#since >= SWEEP_EVERY) this.#sweep(r.t);
-    return { inWindow, loop: inWindow >= threshold };
+    // The first presentation is not a re-presentation: a loop is `threshold` more after it.
+    return { inWindow, loop: inWindow - 1 >= threshold };
   }
 
   /** A copy with its own presentation times and sweep counters. */

@@ -1,13 +1,14 @@
 /**
  * The host's presentation history: how often each request identity was presented recently, for
- * the retry-loop alert (SPEC §4: an identity presented 40 times in 10 minutes is a retry loop).
+ * the retry-loop alert (SPEC §4, the seed: an identity *re-presented* 40 times in 10 minutes is a
+ * retry loop — the 41st presentation in the window trips it, `represented` 40).
  *
  * It lives beside the decision store, not in it, because the history must outlive the stored
  * entry: a loop answered by transient denials, cost refusals or expired entries is still a loop,
  * and a counter that dies with a 60-second `user.denied` entry never sees 40 of anything. The
  * alert settings are read on every presentation, so a learner's change takes effect at once.
  *
- * Bounded by count, not by time: each identity keeps its most recent `max(threshold, 64)` times
+ * Bounded by count, not by time: each identity keeps its most recent `max(threshold + 1, 64)` times
  * and past `maxIdentities` the least recently presented identities are dropped. Nothing is dropped
  * for being older than the window, because the window is the learner's to change mid-run: widened
  * from 1 s to 3 min, the alert must count the presentations of the last 3 min, which a history
@@ -19,7 +20,10 @@ import type { CloneMap } from '../machine/clone';
 export interface PresentationResult {
   /** Presentations of this identity inside the window, this one included. */
   inWindow: number;
-  /** True when this presentation puts the identity at or over the threshold (level-triggered). */
+  /**
+   * True when the identity has been re-presented at least `threshold` times in the window, this
+   * presentation included (`inWindow - 1 >= threshold`; level-triggered).
+   */
   alert: boolean;
 }
 
@@ -53,7 +57,7 @@ export class PresentationHistory {
     this.#times.delete(key);
     times.push(now);
     // The same retention as the loop guarantee's own count (loops.ts), so the two agree.
-    const keep = Math.max(threshold, RETAIN_AT_LEAST);
+    const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
     if (times.length > keep) times.splice(0, times.length - keep);
     this.#times.set(key, times);
     if (this.#times.size > this.maxIdentities) {
@@ -62,7 +66,7 @@ export class PresentationHistory {
     }
     let inWindow = 0;
     for (let i = times.length - 1; i >= 0 && now - times[i]! < windowMs; i--) inWindow++;
-    return { inWindow, alert: inWindow >= threshold };
+    return { inWindow, alert: inWindow - 1 >= threshold };
   }
 
   /** Identities currently remembered (for the memory bound's tests and the UI). */

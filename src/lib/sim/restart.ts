@@ -29,7 +29,7 @@
 import type { LaneRuntime } from './engine';
 import type { LaneId } from './scenario';
 import type { DecisionStore } from '../store/decision-store';
-import { isExpired } from '../store/decision-store';
+import { isLive } from '../store/decision-store';
 
 /** One lane's side of a restart. */
 export interface LaneRestart {
@@ -55,7 +55,7 @@ export interface RestartReport {
 /** Unexpired entries at `now` (expired ones linger until a sweep; they answer nothing). */
 export function liveDecisions(store: DecisionStore, now: number): number {
   const all = store.entries();
-  if (Array.isArray(all)) return all.filter((d) => !isExpired(d, now)).length;
+  if (Array.isArray(all)) return all.filter((d) => isLive(d, now)).length;
   const n = store.count();
   return typeof n === 'number' ? n : 0;
 }

@@ -47,7 +47,15 @@ const Currency = z.string().regex(CURRENCY_PATTERN, 'a three-letter currency cod
 const MoneySchema = z.strictObject({ amount: Amount, currency: Currency });
 const Ms = z.int().min(0).max(LIMITS.spanMs);
 /** Free text shown to the learner: bounded so a file cannot make the page lay out megabytes. */
-const Text = (max: number) => z.string().max(max);
+/** Text a server sends: well-formed UTF-16, or its requests could not be hashed (identity.ts). */
+const Text = (max: number) =>
+  z
+    .string()
+    .max(max)
+    .refine(
+      (s) => s.isWellFormed(),
+      'contains a lone surrogate (half of a UTF-16 pair): not valid text'
+    );
 const Probability = z.number().min(0).max(1);
 
 const TtlSchema = ttlSchema(Ms);

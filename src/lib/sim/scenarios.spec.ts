@@ -240,6 +240,7 @@ describe('every scenario keeps the guarantees', () => {
       'loops-flagged',
       'replays-no-model',
       'verdicts-only',
+      'denials-true',
       'frames-conform',
       'totals-match'
     ]);

@@ -11,7 +11,7 @@
 // names first: it turns zod's JIT off before any schema here is built (the site's CSP).
 import '../machine/names';
 import { z } from 'zod';
-import { depthExceeded, depthPathText } from '../machine/identity';
+import { depthExceeded, depthPathText, loneSurrogateAt, LONE_SURROGATE } from '../machine/identity';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN } from '../machine/money';
 import { describeIssues } from '../machine/policy';
 import { IncludeContextSchema, OnExceededSchema } from '../machine/vocabulary';
@@ -124,6 +124,14 @@ export function parseTrace(text: string): TraceParse {
         ok: false,
         line: n,
         error: `line ${n}: ${depthPathText(['params', ...deep])}: nested deeper than ${LIMITS.paramsDepth} levels (the limit for a request's params)`
+      };
+    }
+    const lone = loneSurrogateAt(params);
+    if (lone) {
+      return {
+        ok: false,
+        line: n,
+        error: `line ${n}: ${depthPathText(['params', ...lone])}: ${LONE_SURROGATE}`
       };
     }
     const r = TraceEventSchema.safeParse(raw);

@@ -17,7 +17,8 @@
  */
 import type { StoredDecision } from '../machine/types';
 import {
-  classifyEntry,
+  answerOf,
+  approvalAfter,
   isStoredDecision,
   recordPresentation,
   toStoredDecision,
@@ -186,15 +187,18 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   ): LookupResult | null {
     const d = this.#index.get(server)?.get(identity);
     if (d === undefined) return null;
-    if (classifyEntry(d, policyHash, now) !== 'hit') {
+    const a = answerOf(d, policyHash, now);
+    if (a === null) {
       this.#remove(server, identity);
       this.writer.enqueue({ op: 'del', server, identity });
       return null;
     }
-    recordPresentation(d);
+    // A denial that expired over an approval: the approval answers from now on.
+    if (a !== d) this.#put(a);
+    recordPresentation(a);
     // `represented` must survive a reload too.
-    this.writer.enqueue({ op: 'put', server, identity, value: d });
-    return { decision: d };
+    this.writer.enqueue({ op: 'put', server, identity, value: a });
+    return { decision: a };
   }
 
   /** Stored in memory now and queued for IndexedDB; saved once a later `flush()` commits it. */
@@ -227,6 +231,12 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     this.#expiry.drain(now, ([server, identity], at) => {
       const d = this.#index.get(server)?.get(identity);
       if (d === undefined || d.expiresAt !== at) return;
+      const approval = approvalAfter(d, now);
+      if (approval) {
+        this.#put(approval);
+        this.writer.enqueue({ op: 'put', server, identity, value: approval });
+        return;
+      }
       this.#remove(server, identity);
       this.writer.enqueue({ op: 'del', server, identity });
       n += 1;

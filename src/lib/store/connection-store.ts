@@ -11,7 +11,8 @@
  */
 import type { StoredDecision } from '../machine/types';
 import {
-  classifyEntry,
+  answerOf,
+  approvalAfter,
   recordPresentation,
   toStoredDecision,
   type DecisionStore,
@@ -59,15 +60,17 @@ export class ConnectionDecisionStore implements DecisionStore {
     const byIdentity = this.byConnection.get(connection)?.get(server);
     const d = byIdentity?.get(identity);
     if (byIdentity === undefined || d === undefined) return null;
-    if (classifyEntry(d, policyHash, now) !== 'hit') {
+    const a = answerOf(d, policyHash, now);
+    if (a === null) {
       // Expired or decided under an older policy: it must never answer again, so drop it now
       // rather than let it linger and inflate counts.
       byIdentity.delete(identity);
       this.size -= 1;
       return null;
     }
-    recordPresentation(d);
-    return { decision: d };
+    if (a !== d) this.#replace(connection, byIdentity, a);
+    recordPresentation(a);
+    return { decision: a };
   }
 
   /** See {@link DecisionStore.commit}. Stored synchronously; only the verdict fields are kept. */
@@ -98,6 +101,8 @@ export class ConnectionDecisionStore implements DecisionStore {
       const d = byIdentity?.get(identity);
       if (byServer === undefined || byIdentity === undefined || d === undefined) return;
       if (d.expiresAt !== at) return;
+      const approval = approvalAfter(d, now);
+      if (approval) return this.#replace(connection, byIdentity, approval);
       byIdentity.delete(identity);
       if (byIdentity.size === 0) byServer.delete(server);
       if (byServer.size === 0) this.byConnection.delete(connection);
@@ -112,6 +117,12 @@ export class ConnectionDecisionStore implements DecisionStore {
             if (d.expiresAt !== null) this.expiry.push(d.expiresAt, [connection, server, identity]);
     }
     return n;
+  }
+
+  /** The denial expired, the approval under it answers from now on (same key, same count). */
+  #replace(connection: string, byIdentity: Map<string, StoredDecision>, d: StoredDecision): void {
+    byIdentity.set(d.identity, d);
+    if (d.expiresAt !== null) this.expiry.push(d.expiresAt, [connection, d.server, d.identity]);
   }
 
   /** See {@link DecisionStore.invalidateServer}: every connection's entries for `server`, nobody else's. */

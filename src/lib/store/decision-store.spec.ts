@@ -64,8 +64,12 @@ describe('expiresAtFor / isExpired', () => {
       'policy.input_too_large': null,
       'policy.model_not_allowed': null,
       'user.denied': null,
+      'user.timeout': now + 60_000,
       'policy.rate_limit': now + 60_000,
-      'policy.deadline': now + 30_000
+      'policy.deadline': now + 30_000,
+      'policy.budget_reserved': now + 30_000,
+      // Never stored: asked anyway, it is dead at once.
+      'policy.currency_unsupported': now
     });
   });
 
@@ -153,6 +157,45 @@ describe.each(scopes)('$name contract', ({ make }) => {
     await s.commit(C, d);
     expect(await s.lookup(d.server, C, d.identity, 'h1', 69_999)).not.toBeNull();
     expect(await s.lookup(d.server, C, d.identity, 'h1', 70_000)).toBeNull();
+    expect(await s.count()).toBe(0);
+  });
+
+  // Issue #18: approved at 2 s, rate-limited at 9 s, asked again at 701 s. A denial about *when*
+  // carries the approval it stood on; once it expires, the approval answers again.
+  it('a denial carrying an approval becomes the approval when it expires (lookup and sweep)', async () => {
+    const s = await make();
+    const carrying = (identity: string) =>
+      decision({
+        identity,
+        reason: 'policy.rate_limit',
+        retryable: true,
+        decidedAt: 9_000,
+        expiresAt: 69_000,
+        retryAt: 600_000,
+        approval: { decidedAt: 2_000, expiresAt: 900_000 }
+      });
+    await s.commit(C, carrying('a'));
+    await s.commit(C, carrying('b'));
+    expect((await s.lookup('release-notes', C, 'a', 'h1', 68_999))?.decision.verdict).toBe(
+      'denied'
+    );
+    const after = await s.lookup('release-notes', C, 'a', 'h1', 69_000);
+    expect(after?.decision).toMatchObject({
+      verdict: 'allowed',
+      reason: null,
+      decidedAt: 2_000,
+      expiresAt: 900_000
+    });
+    expect(await s.count()).toBe(2);
+    // The sweep turns the other one into its approval rather than dropping it.
+    expect(await s.sweep(70_000)).toBe(0);
+    expect(await s.count()).toBe(2);
+    expect((await s.lookup('release-notes', C, 'b', 'h1', 70_001))?.decision.verdict).toBe(
+      'allowed'
+    );
+    // The approval's own TTL still ends it.
+    expect(await s.lookup('release-notes', C, 'a', 'h1', 900_000)).toBeNull();
+    expect(await s.sweep(900_000)).toBe(1);
     expect(await s.count()).toBe(0);
   });
 

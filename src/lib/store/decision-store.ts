@@ -67,6 +67,46 @@ export function isExpired(d: Pick<StoredDecision, 'expiresAt'>, now: number): bo
   return d.expiresAt !== null && now >= d.expiresAt;
 }
 
+/**
+ * The approval a denial carried, as the "allowed, do not ask again" entry it becomes once the
+ * denial has expired (a rate window, a budget window or a deadline was about *when*); null when
+ * there is none or it has expired too.
+ */
+export function approvalAfter(d: StoredDecision, now: number): StoredDecision | null {
+  const a = d.approval;
+  if (!a || (a.expiresAt !== null && now >= a.expiresAt)) return null;
+  return {
+    server: d.server,
+    identity: d.identity,
+    verdict: 'allowed',
+    reason: null,
+    retryable: false,
+    decidedAt: a.decidedAt,
+    expiresAt: a.expiresAt,
+    policyHash: d.policyHash,
+    represented: d.represented,
+    recent: []
+  };
+}
+
+/**
+ * What an entry answers at `now` under `policyHash`: itself while it lives, then the approval it
+ * carried; null (drop it) when decided under another policy or nothing of it lives.
+ */
+export function answerOf(
+  d: StoredDecision,
+  policyHash: string,
+  now: number
+): StoredDecision | null {
+  if (d.policyHash !== policyHash) return null;
+  return isExpired(d, now) ? approvalAfter(d, now) : d;
+}
+
+/** Whether anything of the entry still answers at `now` (the denial, or the approval under it). */
+export function isLive(d: StoredDecision, now: number): boolean {
+  return !isExpired(d, now) || approvalAfter(d, now) !== null;
+}
+
 /** Record one re-presentation on `d` (mutates it): `represented += 1`. */
 export function recordPresentation(d: StoredDecision): void {
   d.represented += 1;
@@ -103,6 +143,10 @@ export function toStoredDecision(d: StoredDecision): StoredDecision {
   };
   if (d.resetsAt !== undefined) out.resetsAt = d.resetsAt;
   if (d.retryAfterMs !== undefined) out.retryAfterMs = d.retryAfterMs;
+  if (d.retryAt !== undefined) out.retryAt = d.retryAt;
+  if (d.message !== undefined) out.message = d.message;
+  if (d.approval !== undefined)
+    out.approval = { decidedAt: d.approval.decidedAt, expiresAt: d.approval.expiresAt };
   return out;
 }
 

@@ -19,7 +19,8 @@
  */
 import type { StoredDecision } from '../machine/types';
 import {
-  classifyEntry,
+  answerOf,
+  approvalAfter,
   isExpired,
   isStoredDecision,
   recordPresentation,
@@ -111,13 +112,14 @@ export class DurableDecisionStore implements DecisionStore {
           // A malformed entry (older build, hand-edited) is a miss but is left for a commit to
           // overwrite: nothing stored is thrown away on a guess.
           if (!isStoredDecision(d)) return;
-          if (classifyEntry(d, policyHash, now) !== 'hit') {
+          const a = answerOf(d, policyHash, now);
+          if (a === null) {
             s.delete(key);
             return;
           }
-          recordPresentation(d);
-          s.put(d, key);
-          done({ decision: d });
+          recordPresentation(a);
+          s.put(a, key);
+          done({ decision: a });
         };
       });
     } catch (err) {
@@ -176,8 +178,13 @@ export class DurableDecisionStore implements DecisionStore {
           if (cursor === null) return done(n);
           const d: unknown = cursor.value;
           if (isStoredDecision(d) && isExpired(d, now)) {
-            cursor.delete();
-            n += 1;
+            // A denial over an approval becomes the approval; anything else expired goes.
+            const approval = approvalAfter(d, now);
+            if (approval) cursor.update(approval);
+            else {
+              cursor.delete();
+              n += 1;
+            }
           }
           cursor.continue();
         };

@@ -64,7 +64,8 @@ export const STATECHART_GRAPH: MachineGraph = {
     },
     {
       id: 'denying',
-      description: 'A denial: -32003 with a reason and the retryable flag; the verdict is stored.',
+      description:
+        'A denial: -32003 with a reason and the retryable flag; the verdict is stored unless its TTL is none.',
       final: false
     },
     {
@@ -276,9 +277,17 @@ export const STATECHART_GRAPH: MachineGraph = {
       key: 'denying→committing',
       from: 'denying',
       to: 'committing',
-      triggers: ['always'],
+      triggers: ['always [hasVerdictToStore]'],
       descriptions: []
     },
+    {
+      key: 'denying→silenced',
+      from: 'denying',
+      to: 'silenced',
+      triggers: ['always [isSilenced]'],
+      descriptions: []
+    },
+    { key: 'denying→sent', from: 'denying', to: 'sent', triggers: ['always'], descriptions: [] },
     {
       key: 'committing→silenced',
       from: 'committing',

@@ -35,6 +35,7 @@ import {
   denialDecision,
   meteredMicros,
   proceed,
+  replayRetryAfterMs,
   withActual
 } from './outcomes';
 import type {
@@ -204,7 +205,8 @@ export const authorizationMachine = setup({
         denial: {
           reason: e.reason,
           ...(e.resetsAt ? { resetsAt: e.resetsAt } : {}),
-          ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {})
+          ...(e.retryAfterMs !== undefined ? { retryAfterMs: e.retryAfterMs } : {}),
+          ...(e.message !== undefined ? { message: e.message } : {})
         }
       };
     }),
@@ -215,22 +217,24 @@ export const authorizationMachine = setup({
       })
     ),
     /**
-     * A consent dialog nobody answered is not the user's "no": storing it as `user.denied` for
-     * the session would mean the user is never asked again about a request they never saw
-     * answered. It is not a fresh chance either — a server that retries at once would reopen the
-     * dialog in a loop. So it is stored as `user.denied` for one consent timeout only, retryable
-     * after that: the retries in between are replayed, the next one after it asks again.
+     * A consent dialog nobody answered is not the user's "no": it has a reason of its own,
+     * `user.timeout`, whose retryable flag and TTL are the reason table's like any other's (by
+     * default retryable after one minute: storing nothing would let a retrying server reopen the
+     * dialog at once, a session-long "no" would punish it for a user who never answered).
      */
-    consentTimedOut: assign(({ context }) => ({
-      consent: 'timeout' as const,
-      denial: {
-        reason: 'user.denied' as const,
-        message: 'Sampling denied: the consent dialog timed out',
-        ttlMs: context.config.consentTimeoutMs,
-        retryAfterMs: context.config.consentTimeoutMs,
-        retryable: true
-      }
-    })),
+    consentTimedOut: assign(({ context }) => {
+      const rule = context.config.reasons['user.timeout'];
+      return {
+        consent: 'timeout' as const,
+        denial: {
+          reason: 'user.timeout' as const,
+          message: 'Sampling denied: the consent dialog timed out',
+          ...(rule.retryable
+            ? { retryAfterMs: rule.ttl.kind === 'ms' ? rule.ttl.ms : DEFAULT_RETRY_AFTER_MS }
+            : {})
+        }
+      };
+    }),
     approve: assign({ consent: 'approved' as const }),
     /** The deadline cut the stream: what was streamed is paid for. */
     denyByDeadline: assign(({ context }) => {
@@ -246,26 +250,34 @@ export const authorizationMachine = setup({
     prepareReplay: assign(({ context }) => {
       const s = context.stored!;
       const reason = s.reason as ReasonCode;
-      const retryAfterMs =
-        s.expiresAt !== null ? Math.max(0, s.expiresAt - context.at) : s.retryAfterMs;
       return {
         replayed: true,
         outcome: 'denied' as const,
         verdict: s,
         frame: buildDenialFrame(
           context,
-          { reason, ...(s.resetsAt ? { resetsAt: s.resetsAt } : {}) },
+          {
+            reason,
+            ...(s.resetsAt ? { resetsAt: s.resetsAt } : {}),
+            ...(s.message !== undefined ? { message: s.message } : {})
+          },
           s.retryable,
-          retryAfterMs
+          replayRetryAfterMs(s, context.at)
         )
       };
     }),
+    /**
+     * The denial's frame and, unless its reason is never stored (TTL `none`), the verdict to
+     * commit before the frame leaves. An unstored denial hands joiners no verdict: like a cost
+     * refusal, it may hang on members outside the identity (a budget's currency).
+     */
     prepareDenial: assign(({ context }) => {
       const d = context.denial!;
       const decision = denialDecision(context, d, context.at);
+      const retryable = decision?.retryable ?? context.config.reasons[d.reason].retryable;
       return {
         outcome: 'denied' as const,
-        frame: buildDenialFrame(context, d, decision.retryable, d.retryAfterMs),
+        frame: buildDenialFrame(context, d, retryable, d.retryAfterMs),
         toStore: decision,
         verdict: decision
       };
@@ -703,9 +715,10 @@ export const authorizationMachine = setup({
       always: SILENCE_OR_SEND
     },
     denying: {
-      description: 'A denial: -32003 with a reason and the retryable flag; the verdict is stored.',
+      description:
+        'A denial: -32003 with a reason and the retryable flag; the verdict is stored unless its TTL is none.',
       entry: [{ type: 'trace', params: { state: 'denying' } }, 'prepareDenial'],
-      always: 'committing'
+      always: [{ guard: 'hasVerdictToStore', target: 'committing' }, ...SILENCE_OR_SEND]
     },
     committing: {
       description: 'Commit the verdict to the decision store before the frame leaves.',

@@ -58,25 +58,67 @@ export function boundedExpiry(
   return expiresAt === null ? hint : Math.min(expiresAt, hint);
 }
 
-/** The stored form of a denial decided at `now`. */
-export function denialDecision(ctx: AuthContext, d: Denial, now: number): StoredDecision {
+/**
+ * Denials about *when*, not *whether*: a person's approval outlives them. A policy reason about
+ * the request itself (sampling off, model, input size, currency) cannot follow an approval of the
+ * same identity under the same policy; the user's own answers replace the approval.
+ */
+const KEEPS_APPROVAL = new Set<string>([
+  'policy.rate_limit',
+  'policy.budget_exhausted',
+  'policy.budget_reserved',
+  'policy.deadline'
+]);
+
+/** The approval this request stood on, if the lane keeps approvals and the denial is a "when". */
+function approvalKept(ctx: AuthContext, d: Denial, now: number): StoredDecision['approval'] {
+  if (!ctx.config.storeAllowed || !KEEPS_APPROVAL.has(d.reason)) return undefined;
+  const s = ctx.stored;
+  if (s && s.verdict === 'allowed' && !ctx.joined)
+    return { decidedAt: s.decidedAt, expiresAt: s.expiresAt };
+  if (s?.approval) return { ...s.approval };
+  if (ctx.consent === 'approved')
+    return { decidedAt: now, expiresAt: expiresAtFor(ctx.config.allowedTtl, now) };
+  return undefined;
+}
+
+/**
+ * The stored form of a denial decided at `now`, or null when its reason's TTL is `none` (never
+ * stored: every presentation is evaluated afresh).
+ */
+export function denialDecision(ctx: AuthContext, d: Denial, now: number): StoredDecision | null {
   const rule = ctx.config.reasons[d.reason];
+  if (rule.ttl.kind === 'none') return null;
   const resetsAtMs = d.resetsAt ? Date.parse(d.resetsAt) : undefined;
-  const expiresAt = d.ttlMs !== undefined ? now + d.ttlMs : expiresAtFor(rule.ttl, now, resetsAtMs);
+  const expiresAt = expiresAtFor(rule.ttl, now, resetsAtMs);
+  const approval = approvalKept(ctx, d, now);
   return {
     server: ctx.request.server,
     identity: ctx.identity,
     verdict: 'denied',
     reason: d.reason,
-    retryable: d.retryable ?? rule.retryable,
+    retryable: rule.retryable,
     decidedAt: now,
     expiresAt: boundedExpiry(expiresAt, now, d.retryAfterMs),
     ...(d.resetsAt ? { resetsAt: d.resetsAt } : {}),
     ...(d.retryAfterMs !== undefined ? { retryAfterMs: d.retryAfterMs } : {}),
+    ...(rule.retryable && d.retryAfterMs !== undefined ? { retryAt: now + d.retryAfterMs } : {}),
+    ...(d.message !== undefined ? { message: d.message } : {}),
+    ...(approval ? { approval } : {}),
     policyHash: ctx.policyHash,
     represented: 0,
     recent: []
   };
+}
+
+/**
+ * How long a replay tells the server to wait: until the instant the fresh denial named, when it
+ * named one (a rate window's reset, a deadline's or a dialog's TTL, held money's release);
+ * otherwise what is left of the entry, or the stored hint.
+ */
+export function replayRetryAfterMs(s: StoredDecision, now: number): number | undefined {
+  if (s.retryAt !== undefined) return Math.max(0, s.retryAt - now);
+  return s.expiresAt !== null ? Math.max(0, s.expiresAt - now) : s.retryAfterMs;
 }
 
 /** "Allowed, do not ask again": a verdict, never a completion. */

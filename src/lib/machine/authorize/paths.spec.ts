@@ -75,6 +75,11 @@ const listed: Plain[] = [
   },
   {
     type: 'policy.evaluated',
+    // A reason whose TTL is `none`: denied, and nothing to store.
+    evaluation: { kind: 'deny', reason: 'policy.currency_unsupported' }
+  },
+  {
+    type: 'policy.evaluated',
     evaluation: { kind: 'budget_exceeded', model: 'example-model-v2', decision }
   },
   { type: 'policy.evaluated', evaluation: proceed() },

@@ -43,10 +43,6 @@ export interface Denial {
   resetsAt?: string;
   retryAfterMs?: number;
   message?: string;
-  /** Store for this long instead of the reason's TTL (a consent timeout: see `consentTimedOut`). */
-  ttlMs?: number;
-  /** Override the reason's retryable flag (a consent timeout is worth asking again later). */
-  retryable?: boolean;
 }
 
 export interface Generation {

@@ -13,10 +13,12 @@ export const INVARIANTS = {
   'call-within-limit': 'No call costs more than the limit it was given',
   'tokens-paid': 'Every token generated is paid for',
   'loops-flagged':
-    'An identity presented as often as the alert threshold within its window is flagged',
+    'An identity re-presented as often as the alert threshold within its window is flagged',
   'replays-no-model':
     'Replays never ask the user or call the model; completions are never replayed',
   'verdicts-only': 'The store holds verdicts only, never a completion',
+  'denials-true':
+    'Denials say what is true: an exhausted window could not pay, a replay names the window’s reset',
   'frames-conform': 'Every frame conforms to the MCP SDK schema',
   'totals-match': "The lane's counters equal its audit log",
   'same-bytes': 'The same scenario and seed give the same bytes'
@@ -100,6 +102,8 @@ export function rowsBehind(id: InvariantId, status: GuaranteeStatus, r: AuditRec
       return !r.replayed && (r.outcome === 'denied' || r.consent === 'approved');
     case 'frames-conform':
       return !r.silenced;
+    case 'denials-true':
+      return r.reason === 'policy.budget_exhausted' || r.reason === 'policy.rate_limit';
     case 'totals-match':
     case 'same-bytes':
       return true;

@@ -9,7 +9,7 @@
  */
 import { estimateCostMicros, type RateCard } from '../../machine/budget';
 import { toMicros } from '../../machine/money';
-import type { AuditRecord, Frame, StoredDecision } from '../../machine/types';
+import type { AuditRecord, Frame, SamplingParams, StoredDecision } from '../../machine/types';
 import type { CloneMap } from '../../machine/clone';
 import type { LaneCounters } from '../metrics';
 import { lifetimeBroken, LifetimeTracker } from '../lifetimes';
@@ -24,6 +24,7 @@ import {
   type Offender
 } from './catalogue';
 import { summarise, type Pending } from './summaries';
+import { checkDenialFrame, checkExhaustedPremise, type WindowsAt } from './denial-truth';
 
 /** Returns what is wrong with a frame, or null when it conforms. */
 export type FrameValidator = (frame: Frame) => string | null;
@@ -41,6 +42,12 @@ export interface ChargeContext {
   pool: { micros: number; currency: string } | null;
   /** The lane's retry-loop alert settings; without them, loops are not judged. */
   alert?: AlertSettings;
+  /** The request's params as they arrived (what a budget denial's input cost is judged by). */
+  params?: SamplingParams;
+  /** The lane keeps approvals ("allowed, do not ask again"): an approved identity is not re-asked. */
+  keepsApprovals?: boolean;
+  /** What the host had actually spent in the server's budget window when the record was made. */
+  spentMicros?: number;
 }
 
 const STORED_KEYS = new Set([
@@ -53,6 +60,9 @@ const STORED_KEYS = new Set([
   'expiresAt',
   'resetsAt',
   'retryAfterMs',
+  'retryAt',
+  'message',
+  'approval',
   'policyHash',
   'represented',
   'recent'
@@ -161,7 +171,17 @@ export class InvariantChecker {
       }
     }
     const cost = toMicros(r.cost);
-    this.#checkConsent(r, lane, at);
+    this.#checkConsent(r, lane, at, ctx.keepsApprovals === true);
+    if (ctx.budget && ctx.spentMicros !== undefined)
+      checkExhaustedPremise(
+        this.#t['denials-true'],
+        r,
+        ctx.params,
+        ctx.budget,
+        ctx.spentMicros,
+        this.#cards,
+        at
+      );
     this.#checkSpend(r, lane, cost, ctx, at);
     this.#checkTokens(r, cost, at);
     if (ctx.alert) {
@@ -189,8 +209,11 @@ export class InvariantChecker {
     }
   }
 
-  /** The one response frame the client sent for a request. */
-  frame(lane: string, connection: string, frame: Frame, t: number): void {
+  /**
+   * The one response frame the client sent for a request; `windows`: the host's rate and budget
+   * windows for its server at `t`, when the frame makes a claim about one (see denial-truth.ts).
+   */
+  frame(lane: string, connection: string, frame: Frame, t: number, windows?: WindowsAt): void {
     const key = `${lane}\u0000${connection}\u0000${String(frame.id)}`;
     const request = `${connection}/${frame.id}`;
     const p = this.#pending.get(key);
@@ -202,6 +225,7 @@ export class InvariantChecker {
       if (p.audited) this.#answered++;
       else this.#t['one-frame'].add(at('a frame sent before its audit record'));
     }
+    if (windows) checkDenialFrame(this.#t['denials-true'], frame, t, windows, at);
     if (this.#validate) {
       this.#t['frames-conform'].checked++;
       const problem = this.#validate(frame);
@@ -244,11 +268,16 @@ export class InvariantChecker {
     this.#same = { checked: 2, problem };
   }
 
-  #checkConsent(r: AuditRecord, lane: string, at: (what: string) => Offender): void {
+  #checkConsent(
+    r: AuditRecord,
+    lane: string,
+    at: (what: string) => Offender,
+    keepsApprovals: boolean
+  ): void {
     if (!r.consentShown) return;
     const c = this.#t['one-consent'];
     c.checked++;
-    const broken = this.#lifetimes.dialog(lane, r);
+    const broken = this.#lifetimes.dialog(lane, r, keepsApprovals);
     if (broken) c.add(at(lifetimeBroken(broken)));
   }
 

@@ -342,7 +342,7 @@ describe('money', () => {
 });
 
 describe('loops-flagged', () => {
-  const alert = { threshold: 3, windowMs: 10_000 };
+  const alert = { threshold: 2, windowMs: 10_000 };
   const at = (id: number, t: number, flagged: boolean) =>
     record({ requestId: id, t: T0 + t, identity: 's:loop', alert: flagged });
 

@@ -158,6 +158,19 @@ export function summarise(
       `${n(v.checked - v.violations)} of ${n(v.checked)} stored decisions hold verdicts only`
     )
   );
+  const dt = t['denials-true'];
+  out.push(
+    result(
+      'denials-true',
+      dt,
+      dt.checked,
+      dt.violations
+        ? `${plural(dt.violations, 'denial')} claimed what was not so`
+        : dt.checked
+          ? `${n(dt.checked)} of ${n(dt.checked)} window claims true (exhausted windows, resets)`
+          : 'no window claims yet'
+    )
+  );
   if (s.validating) {
     const f = t['frames-conform'];
     out.push(

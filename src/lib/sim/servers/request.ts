@@ -158,6 +158,26 @@ function promptBlock(params: SamplingParams): TextContent | null {
   return null;
 }
 
+/** The prompt text a mutation changes (the last user message's text), or null. */
+export function promptText(params: SamplingParams): string | null {
+  return promptBlock(params)?.text ?? null;
+}
+
+/**
+ * A 53-bit fingerprint of a text (two 32-bit FNV-1a lanes), for remembering which prompts a
+ * server has sent without keeping them: a collision only makes a mutator skip one more variant.
+ */
+export function textFingerprint(s: string): number {
+  let a = 0x811c9dc5;
+  let b = 0x01000193 ^ s.length;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    a = Math.imul(a ^ c, 0x01000193);
+    b = Math.imul(b ^ c, 0x5bd1e995) ^ (b >>> 15);
+  }
+  return (a >>> 0) * 0x200000 + ((b >>> 0) & 0x1fffff);
+}
+
 const ALPHABET = 'abcdefghijklmnopqrstuvwxyz';
 
 function mod(a: number, m: number): number {

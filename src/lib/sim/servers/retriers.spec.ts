@@ -136,6 +136,22 @@ describe('prompt-mutator', () => {
     expect(last(run, 'task.abandoned')!.why).toMatch(/100 retries/);
   });
 
+  // Found by a new user's run: tasks 1–4 of "Summarise account {n}." all mutated their digit to
+  // 'a' ("account a."), so 6 of the 404 presentations were replays of another task's retry.
+  it('never repeats an identity across tasks, even where their prompts differ in one character', () => {
+    const run = fakeRun(
+      spec('prompt-mutator', {
+        request: { prompt: 'Summarise account {n}.', maxTokens: 64 },
+        intervalMs: 1,
+        tasks: 4
+      }),
+      permanent
+    );
+    run.run(10_000_000);
+    expect(run.sent).toHaveLength(404);
+    expect(new Set(run.sent.map((r) => requestIdentity(SERVER, r.params))).size).toBe(404);
+  });
+
   it('transient denials and silence too', () => {
     const t = fakeRun(spec('prompt-mutator', { params: { maxRetries: 4 } }), transient);
     t.run(1_000_000);
