@@ -10,8 +10,7 @@
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
 
 /** Why a durable store could not be opened; the UI words it and falls back to connection scope. */
-export type OpenFailureKind =
-  'unavailable' | 'blocked' | 'security' | 'quota' | 'failed' | 'lost';
+export type OpenFailureKind = 'unavailable' | 'blocked' | 'security' | 'quota' | 'failed' | 'lost';
 
 /**
  * The database was taken from this page from outside: deleted (`indexedDB.deleteDatabase` in
@@ -19,7 +18,8 @@ export type OpenFailureKind =
  * upgrade by another tab. Whatever this page counted as saved there may be gone.
  */
 export interface StorageLoss {
-  how: 'deleted' | 'closed' | 'upgrade';
+  /** `missing`: no event, but rows this page saved were not there when read back. */
+  how: 'deleted' | 'closed' | 'upgrade' | 'missing';
   /** Plain words: "another tab deleted this page's storage …". */
   words: string;
 }
@@ -49,7 +49,7 @@ const PROBE_KEY = -1;
 /** The error name for a call on a database lost from outside; its message is the loss's words. */
 const STORAGE_LOST = 'StorageLostError';
 
-function lossWords(how: StorageLoss['how'], dbName: string): string {
+export function lossWords(how: StorageLoss['how'], dbName: string): string {
   switch (how) {
     case 'deleted':
       return `another tab deleted this page's storage (the database '${dbName}')`;
@@ -57,6 +57,8 @@ function lossWords(how: StorageLoss['how'], dbName: string): string {
       return `the browser took this page's storage away: its site data was cleared (from the browser's settings or by another tab), closing the database '${dbName}'`;
     case 'upgrade':
       return 'another tab asked to upgrade the database, so this page let go of it and cannot write any more';
+    case 'missing':
+      return `what this page saved is no longer in its storage (the database '${dbName}' was emptied from outside: its site data was cleared, or another tab deleted it)`;
   }
 }
 

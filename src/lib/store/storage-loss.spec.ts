@@ -128,7 +128,7 @@ describe('storage lost from outside (issue #19, item 3)', () => {
     const dbName = uniqueDb('closed');
     const db = await open(dbName);
     const lost = lossOf(db);
-    forceCloseDatabase(await connection(db));
+    forceCloseDatabase((await connection(db)) as never);
     expect(await lost).toMatchObject({ how: 'closed' });
     expect(db.lost()?.words).toMatch(/site data was cleared/);
     expect(db.lost()?.words).not.toMatch(/disk error/);
@@ -176,7 +176,7 @@ describe('storage lost from outside (issue #19, item 3)', () => {
     expect(s.status().failure?.words).toMatch(/disk error/);
     put.mockRestore();
     const lost = lossOf(db);
-    forceCloseDatabase(await connection(db));
+    forceCloseDatabase((await connection(db)) as never);
     s.lose(await lost);
     await s.recount(null);
     expect(s.status().failure?.words).toMatch(/site data was cleared/);

@@ -12,12 +12,7 @@
  * writes nothing more until `retry()` — a full disk is not hammered, no later batch can land ahead
  * of the failed one, and the owner can say how much is held in memory only.
  */
-import {
-  describeStorageError,
-  type OpenFailureKind,
-  type StorageLoss,
-  type UseStore
-} from './idb';
+import { describeStorageError, type OpenFailureKind, type StorageLoss, type UseStore } from './idb';
 
 /** A storage failure in words a learner can act on, plus the technical error for the console. */
 export interface StorageFailure {
@@ -276,6 +271,11 @@ export abstract class WrittenBehind<Op> {
   /** Point at a freshly opened database (after the old connection was lost) before a retry. */
   reattach(store: UseStore): void {
     this.store = store;
+  }
+
+  /** Whether this store writes through `store` (a loss of another connection is not its own). */
+  attachedTo(store: UseStore): boolean {
+    return this.store === store;
   }
 
   /** Saved items found gone from disk since the store was opened (see {@link recount}). */

@@ -182,7 +182,19 @@ describe('the audit table state (the page keeps a screenful)', () => {
     t.download('jsonl');
     const again = sent.filter((s) => s.kind === 'export').at(-1)!;
     const blob = new Blob(['{}\n']);
-    expect(t.onExportDone(again.id, { ok: true, blob })).toBe(blob);
+    expect(t.onExportDone(again.id, { ok: true, blob, rows: 1, missing: 0, why: null })).toBe(blob);
     expect(t.exportError).toBe('');
+    expect(t.exportNote).toBe('');
+  });
+
+  it('says what a file holds when rows were no longer in storage', () => {
+    const { t, sent } = table();
+    t.download('jsonl');
+    const { id } = sent.filter((s) => s.kind === 'export').at(-1)!;
+    const blob = new Blob(['{}\n']);
+    const why = "they were lost with this browser's storage: another tab deleted it";
+    expect(t.onExportDone(id, { ok: true, blob, rows: 5000, missing: 11282, why })).toBe(blob);
+    expect(t.exportError).toBe('');
+    expect(t.exportNote).toBe(`The file has 5,000 of 16,282 rows: 11,282 are not in it — ${why}.`);
   });
 });

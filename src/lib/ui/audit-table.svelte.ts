@@ -68,6 +68,8 @@ export class AuditTableState {
   exportDone = $state(0);
   exportOf = $state(0);
   exportError = $state('');
+  /** What the last file holds when it is not every matching row, in words. */
+  exportNote = $state('');
   #exportId = 0;
 
   constructor(transport: AuditTransport) {
@@ -213,13 +215,19 @@ export class AuditTableState {
 
   onExportDone(
     id: number,
-    r: { ok: true; blob: Blob } | { ok: false; error: string }
+    r:
+      | { ok: true; blob: Blob; rows: number; missing: number; why: string | null }
+      | { ok: false; error: string }
   ): Blob | null {
     if (id !== this.#exportId) return null;
     this.exporting = null;
     if (!r.ok) {
       this.exportError = `The export failed: ${r.error}`;
       return null;
+    }
+    if (r.missing > 0) {
+      const n = (v: number) => v.toLocaleString('en-US');
+      this.exportNote = `The file has ${n(r.rows)} of ${n(r.rows + r.missing)} rows: ${n(r.missing)} ${r.missing === 1 ? 'is' : 'are'} not in it — ${r.why ?? 'they could not be read back'}.`;
     }
     return r.blob;
   }
@@ -279,6 +287,7 @@ export class AuditTableState {
     this.exportDone = 0;
     this.exportOf = this.count;
     this.exportError = '';
+    this.exportNote = '';
     this.#exportId = this.#nextId++;
     this.#send.exportFile(this.#exportId, kind);
   }
