@@ -125,6 +125,14 @@ test('the run’s databases deleted from another tab: said at once, what was sav
   expect(inFile).toBeGreaterThan(0);
   expect(left).toBeGreaterThan(0);
 
+  // The table says so too, for the oldest rows (the ones only the disk held).
+  const log = page.getByRole('region', { name: 'Audit log', exact: true });
+  await log.locator('[role="row"][tabindex="0"]').focus();
+  await page.keyboard.press('Home');
+  await expect(
+    page.getByRole('status').filter({ hasText: /^These rows cannot be shown/ })
+  ).toContainText("of the audit log were lost with this browser's storage: another tab deleted");
+
   await page.getByRole('button', { name: 'Retry storage' }).click();
   await expect(page.getByRole('alert')).toHaveCount(0);
   await expect(page.getByLabel('Lane B decisions saved', { exact: true })).toHaveText('299');

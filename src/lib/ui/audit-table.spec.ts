@@ -144,6 +144,7 @@ describe('the audit table state (the page keeps a screenful)', () => {
     t.want(100, 130);
     const ask = sent.at(-1) as Extract<Sent, { kind: 'rows' }>;
     t.onError(ask.id, 'storage went away');
+    expect(t.rowsError).toBe('These rows cannot be shown: storage went away.');
     t.want(100, 130);
     expect(sent.filter((s) => s.kind === 'rows')).toHaveLength(2);
     t.onRows(
@@ -151,6 +152,7 @@ describe('the audit table state (the page keeps a screenful)', () => {
       100,
       Array.from({ length: 50 }, (_, k) => row(100 + k))
     );
+    expect(t.rowsError).toBe('');
     t.onView(view(q, 400, 10));
     t.want(100, 200);
     expect(sent.filter((s) => s.kind === 'rows' && s.start === 100)).toHaveLength(3);

@@ -68,6 +68,8 @@ export class AuditTableState {
   exportDone = $state(0);
   exportOf = $state(0);
   exportError = $state('');
+  /** Why rows the table asked for could not be shown (lost with storage, say), in words. */
+  rowsError = $state('');
   /** What the last file holds when it is not every matching row, in words. */
   exportNote = $state('');
   #exportId = 0;
@@ -163,6 +165,7 @@ export class AuditTableState {
     this.#queryId = this.#nextId++;
     this.#pages.clear();
     this.#asked.clear();
+    this.rowsError = '';
     this.#pagesVersion++;
     this.#send.query(this.#queryId, this.query());
   }
@@ -193,6 +196,7 @@ export class AuditTableState {
     const page = Math.floor(start / PAGE_ROWS);
     this.#asked.delete(page);
     this.#pages.set(page, rows);
+    this.rowsError = '';
     // Least recently fetched out first: the cache stays a few screenfuls, whatever the log.
     while (this.#pages.size > CACHE_PAGES) this.#pages.delete(this.#pages.keys().next().value!);
     this.#pagesVersion++;
@@ -200,7 +204,11 @@ export class AuditTableState {
 
   /** A question failed: a row page may be asked for again; an export says why it stopped. */
   onError(id: number, message: string): void {
-    for (const [p, asked] of this.#asked) if (asked === id) this.#asked.delete(p);
+    for (const [p, asked] of this.#asked)
+      if (asked === id) {
+        this.#asked.delete(p);
+        this.rowsError = `These rows cannot be shown: ${message}.`;
+      }
     if (id === this.#exportId && this.exporting) {
       this.exporting = null;
       this.exportError = `The export failed: ${message}`;
