@@ -119,11 +119,6 @@ export class AuditService {
     this.#lostWhy = why;
   }
 
-  /** Rows of the log that can no longer be shown or exported (lost with storage). */
-  get lostRows(): number {
-    return this.#lostBelow;
-  }
-
   get size(): number {
     return this.#index.size;
   }
