@@ -160,6 +160,8 @@ export interface StorageState {
   saved: number;
   /** Not on disk: queued for the next batch, or held for this page only after a failure. */
   heldInMemory: number;
+  /** Saved once, and found gone from disk (storage deleted or cleared from outside). */
+  lost: number;
   /** Why writing stopped, in plain words, or null while healthy. */
   failure: string | null;
 }
@@ -320,7 +322,18 @@ export type Reply =
   | { type: 'auditView'; id: number; view: AuditView }
   | { type: 'auditRows'; id: number; queryId: number; start: number; rows: AuditRecord[] }
   | { type: 'auditExportProgress'; id: number; done: number; of: number }
-  | { type: 'auditExport'; id: number; ok: true; blob: Blob; rows: number }
+  | {
+      type: 'auditExport';
+      id: number;
+      ok: true;
+      blob: Blob;
+      /** Rows in the file. */
+      rows: number;
+      /** Matching rows left out: no longer in storage (see `why`). */
+      missing: number;
+      /** Why they are not in the file ("they were lost with this browser's storage: …"). */
+      why: string | null;
+    }
   | { type: 'auditExport'; id: number; ok: false; error: string }
   /** A failed audit question, naming the request it answers. */
   | { type: 'auditError'; id: number; message: string };

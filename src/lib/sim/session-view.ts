@@ -21,7 +21,12 @@ export interface Kept {
 
 /** A store or log that can say how much of it is on disk (the IndexedDB ones). */
 export interface Reporting {
-  status(): { saved: number; heldInMemory: number; failure: StorageFailure | null };
+  status(): {
+    saved: number;
+    heldInMemory: number;
+    lost?: number;
+    failure: StorageFailure | null;
+  };
 }
 
 export function reporting(x: unknown): x is Reporting {
@@ -30,7 +35,12 @@ export function reporting(x: unknown): x is Reporting {
 
 function stateOf(x: Reporting): StorageState {
   const s = x.status();
-  return { saved: s.saved, heldInMemory: s.heldInMemory, failure: s.failure?.words ?? null };
+  return {
+    saved: s.saved,
+    heldInMemory: s.heldInMemory,
+    lost: s.lost ?? 0,
+    failure: s.failure?.words ?? null
+  };
 }
 
 /**

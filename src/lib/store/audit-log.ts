@@ -65,6 +65,8 @@ export interface AuditStatus {
   saved: number;
   /** Records appended but not on disk (queued, being written, or held after a failure). */
   heldInMemory: number;
+  /** Saved records found gone from disk (the database deleted or cleared from outside). */
+  lost: number;
   failure: StorageFailure | null;
 }
 
@@ -111,6 +113,22 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
     // Rows land in key order from 0, so the rows on disk are keys 0 … saved − 1.
     for (const [n, record] of batch)
       this.#saved = record ? this.#saved + 1 : Math.min(this.#saved, n);
+  }
+
+  protected async compareWithDisk(disk: UseStore | null): Promise<number> {
+    let found = 0;
+    if (disk)
+      try {
+        found = await inTransaction<number>(disk, 'readonly', (s, done) => {
+          const req = s.count(prefixRange(this.namespace));
+          req.onsuccess = () => done(req.result);
+        });
+      } catch {
+        // Unreadable: nothing on it can be counted as saved.
+      }
+    const lost = Math.max(0, this.#saved - found);
+    this.#saved -= lost;
+    return lost;
   }
 
   /** Open (or create) the audit database; `{ ok: false, error }` in plain words when unavailable. */
@@ -173,6 +191,7 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
     return {
       saved: this.#saved,
       heldInMemory: this.writer.pending,
+      lost: this.lostCount,
       failure: this.writer.failure
     };
   }

@@ -49,10 +49,20 @@ type PendingOp =
 export interface DurableStatus {
   /** Live (unexpired, current) decisions in memory: what the lane answers from. */
   live: number;
-  /** This namespace's decisions on disk, as of the last committed batch: what a reload finds. */
+  /**
+   * Live decisions on disk, as of the last committed batch. `saved + heldInMemory === live`,
+   * always: the lane shows the three together.
+   */
   saved: number;
   /** Live decisions not on disk: they hold for this page only. */
   heldInMemory: number;
+  /**
+   * Decisions removed here (expired, invalidated, cleared) whose deletion is not on disk yet: a
+   * reload would still find them until it is. Never counted as saved.
+   */
+  removedOnDisk: number;
+  /** Saved decisions found gone from disk (the database deleted or cleared from outside). */
+  lost: number;
   /** Changes queued or being written. */
   pending: number;
   /** Why writing stopped, or null while healthy. */
@@ -117,6 +127,34 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     }
   }
 
+  protected async compareWithDisk(disk: UseStore | null): Promise<number> {
+    let keys: Set<string> | null = null;
+    if (disk)
+      try {
+        const found = await inTransaction<IDBValidKey[]>(disk, 'readonly', (s, done) => {
+          const req = s.getAllKeys(prefixRange(this.namespace));
+          req.onsuccess = () => done(req.result);
+        });
+        const n = this.namespace.length;
+        keys = new Set(found.map((k) => JSON.stringify((k as unknown[]).slice(n))));
+      } catch {
+        // Unreadable: nothing on it can be counted as saved.
+      }
+    let lost = 0;
+    for (const [server, ids] of [...this.#saved])
+      for (const identity of [...ids]) {
+        if (keys?.has(JSON.stringify([server, identity]))) continue;
+        if (this.#index.get(server)?.has(identity)) lost += 1;
+        this.#markUnsaved(server, identity);
+      }
+    // The disk no longer holds them: a retry writes every live decision not on it again.
+    for (const [server, byIdentity] of this.#index)
+      for (const [identity, value] of byIdentity)
+        if (!this.#isSaved(server, identity))
+          this.writer.enqueue({ op: 'put', server, identity, value });
+    return lost;
+  }
+
   /**
    * Open the database and load this namespace's entries (a reload within a run finds its
    * decisions). Same result shape as `DurableDecisionStore.open`.
@@ -168,10 +206,13 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   }
 
   status(): DurableStatus {
+    const saved = this.#size - this.#heldOnly;
     return {
       live: this.#size,
-      saved: this.#savedCount,
+      saved,
       heldInMemory: this.#heldOnly,
+      removedOnDisk: this.#savedCount - saved,
+      lost: this.lostCount,
       pending: this.writer.pending,
       failure: this.writer.failure
     };

@@ -10,7 +10,31 @@
 import { createStore, promisifyRequest, type UseStore } from 'idb-keyval';
 
 /** Why a durable store could not be opened; the UI words it and falls back to connection scope. */
-export type OpenFailureKind = 'unavailable' | 'blocked' | 'security' | 'quota' | 'failed';
+export type OpenFailureKind = 'unavailable' | 'blocked' | 'security' | 'quota' | 'failed' | 'lost';
+
+/**
+ * The database was taken from this page from outside: deleted (`indexedDB.deleteDatabase` in
+ * another tab), closed by the browser (site data cleared from its settings), or asked for an
+ * upgrade by another tab. Whatever this page counted as saved there may be gone.
+ */
+export interface StorageLoss {
+  /** `missing`: no event, but rows this page saved were not there when read back. */
+  how: 'deleted' | 'closed' | 'upgrade' | 'missing';
+  /** Plain words: "another tab deleted this page's storage …". */
+  words: string;
+}
+
+/**
+ * An open database, as idb-keyval's `UseStore`, that says when it is lost. Once lost, every call
+ * rejects in the loss's words; nothing reopens it behind the owner's back (idb-keyval's own store
+ * would, after a forced close, and quietly write into a new, empty database).
+ */
+export type IdbStore = UseStore & {
+  /** How the database was lost, or null while it is open. */
+  readonly lost: () => StorageLoss | null;
+  /** Called once, when the database is lost (at once if it already is). */
+  readonly onLost: (listener: (loss: StorageLoss) => void) => void;
+};
 
 /** The result of `open()`: errors are values, because "no durable storage here" is expected. */
 export type OpenResult<T> =
@@ -22,8 +46,21 @@ export type OpenResult<T> =
  */
 const PROBE_KEY = -1;
 
-/** The error name for a connection this page closed because another tab needed the database. */
-const CONNECTION_LOST = 'ConnectionLostError';
+/** The error name for a call on a database lost from outside; its message is the loss's words. */
+const STORAGE_LOST = 'StorageLostError';
+
+export function lossWords(how: StorageLoss['how'], dbName: string): string {
+  switch (how) {
+    case 'deleted':
+      return `another tab deleted this page's storage (the database '${dbName}')`;
+    case 'closed':
+      return `the browser took this page's storage away: its site data was cleared (from the browser's settings or by another tab), closing the database '${dbName}'`;
+    case 'upgrade':
+      return 'another tab asked to upgrade the database, so this page let go of it and cannot write any more';
+    case 'missing':
+      return `what this page saved is no longer in its storage (the database '${dbName}' was emptied from outside: its site data was cleared, or another tab deleted it)`;
+  }
+}
 
 const ABORTED: unique symbol = Symbol('aborted');
 
@@ -106,12 +143,8 @@ export function describeStorageError(
         kind: 'failed',
         words: "the browser's storage failed (a disk error or a damaged browser profile)"
       };
-    case CONNECTION_LOST:
-      return {
-        kind: 'blocked',
-        words:
-          'another tab asked to upgrade or delete the database, so this page let go of it and cannot write any more'
-      };
+    case STORAGE_LOST:
+      return { kind: 'lost', words: errorMessage(err) };
     case 'ReferenceError':
       return { kind: 'unavailable', words: 'IndexedDB is not available in this environment' };
     default:
@@ -140,7 +173,7 @@ export async function openIdbStore(
   dbName: string,
   storeName: string,
   signal?: AbortSignal
-): Promise<OpenResult<UseStore>> {
+): Promise<OpenResult<IdbStore>> {
   let factory: IDBFactory | undefined;
   try {
     // Merely reading the global throws a SecurityError in some locked-down contexts.
@@ -159,23 +192,39 @@ export async function openIdbStore(
   }
   try {
     const raw = createStore(dbName, storeName);
-    let lost = false;
-    // Another tab upgrading or deleting the database waits for every open connection to close.
-    // Holding ours would block that tab forever; let go, and fail every later call in words.
-    const store: UseStore = (mode, callback) => {
+    let lost: StorageLoss | null = null;
+    const listeners: ((loss: StorageLoss) => void)[] = [];
+    const lose = (how: StorageLoss['how']) => {
+      if (lost) return;
+      lost = { how, words: lossWords(how, dbName) };
+      for (const l of listeners.splice(0)) l(lost);
+    };
+    const call: UseStore = (mode, callback) => {
       if (lost) {
-        const err = new Error(`the connection to '${dbName}' was closed`);
-        err.name = CONNECTION_LOST;
+        const err = new Error(lost.words);
+        err.name = STORAGE_LOST;
         return Promise.reject(err);
       }
       return raw(mode, callback);
     };
+    const store: IdbStore = Object.assign(call, {
+      lost: () => lost,
+      onLost: (listener: (loss: StorageLoss) => void) => {
+        if (lost) listener(lost);
+        else listeners.push(listener);
+      }
+    });
     const probe = raw('readwrite', (s) => {
       const db = s.transaction.db;
-      db.onversionchange = () => {
-        lost = true;
+      // Another tab upgrading or deleting the database waits for every open connection to close.
+      // Holding ours would block that tab forever; let go, and fail every later call in words.
+      db.addEventListener('versionchange', (e) => {
+        lose(e.newVersion === null ? 'deleted' : 'upgrade');
         db.close();
-      };
+      });
+      // Fired only when the browser closes the connection itself: site data cleared, the
+      // database deleted from its developer tools, its storage failing.
+      db.addEventListener('close', () => lose('closed'));
       s.put(0, PROBE_KEY);
       s.delete(PROBE_KEY);
       return promisifyRequest(s.transaction);

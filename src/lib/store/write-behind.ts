@@ -12,7 +12,7 @@
  * writes nothing more until `retry()` — a full disk is not hammered, no later batch can land ahead
  * of the failed one, and the owner can say how much is held in memory only.
  */
-import { describeStorageError, type OpenFailureKind, type UseStore } from './idb';
+import { describeStorageError, type OpenFailureKind, type StorageLoss, type UseStore } from './idb';
 
 /** A storage failure in words a learner can act on, plus the technical error for the console. */
 export interface StorageFailure {
@@ -145,6 +145,20 @@ export class WriteBehind<Op> {
     this.#failure ??= failure;
   }
 
+  /**
+   * The database was taken away from outside: that is why writing stopped, even if a batch failed
+   * first (the browser aborts the transactions of a connection it closes, with an error that
+   * reads like a disk fault).
+   */
+  lose(failure: StorageFailure): void {
+    if (this.#failure?.kind !== 'lost') this.#failure = failure;
+  }
+
+  /** Resolves once the batch being written, if any, has committed or failed. */
+  settled(): Promise<void> {
+    return this.#tail.then(() => undefined);
+  }
+
   async #writeQueued(): Promise<boolean> {
     for (;;) {
       if (this.#failure !== null) return false;
@@ -258,6 +272,38 @@ export abstract class WrittenBehind<Op> {
   reattach(store: UseStore): void {
     this.store = store;
   }
+
+  /** Whether this store writes through `store` (a loss of another connection is not its own). */
+  attachedTo(store: UseStore): boolean {
+    return this.store === store;
+  }
+
+  /** Saved items found gone from disk since the store was opened (see {@link recount}). */
+  protected lostCount = 0;
+
+  /**
+   * The database was lost from outside (deleted by another tab, closed by the browser when its
+   * site data was cleared): stop writing and say why at once, before anything is read back.
+   */
+  lose(loss: StorageLoss): void {
+    this.writer.lose({ kind: 'lost', words: loss.words, error: `Storage lost: ${loss.words}.` });
+  }
+
+  /**
+   * Read back what is left of this store's items on disk through `fresh` (a new connection; null:
+   * none could be opened, so nothing can be counted as saved) once the batch in flight has
+   * settled. What was counted as saved and is gone is counted as lost and no longer as saved.
+   */
+  async recount(fresh: UseStore | null): Promise<void> {
+    await this.writer.settled();
+    this.lostCount += await this.compareWithDisk(fresh);
+  }
+
+  /**
+   * Stop counting as saved whatever `disk` no longer holds (all of it when `disk` is null or
+   * cannot be read); returns how many of the items this page still uses that was.
+   */
+  protected abstract compareWithDisk(disk: UseStore | null): Promise<number>;
 
   /** Mark the store failed from outside (the worker's time limit on a write that never settles). */
   fail(failure: StorageFailure): void {

@@ -144,6 +144,7 @@ describe('the audit table state (the page keeps a screenful)', () => {
     t.want(100, 130);
     const ask = sent.at(-1) as Extract<Sent, { kind: 'rows' }>;
     t.onError(ask.id, 'storage went away');
+    expect(t.rowsError).toBe('These rows cannot be shown: storage went away.');
     t.want(100, 130);
     expect(sent.filter((s) => s.kind === 'rows')).toHaveLength(2);
     t.onRows(
@@ -151,6 +152,7 @@ describe('the audit table state (the page keeps a screenful)', () => {
       100,
       Array.from({ length: 50 }, (_, k) => row(100 + k))
     );
+    expect(t.rowsError).toBe('');
     t.onView(view(q, 400, 10));
     t.want(100, 200);
     expect(sent.filter((s) => s.kind === 'rows' && s.start === 100)).toHaveLength(3);
@@ -182,7 +184,19 @@ describe('the audit table state (the page keeps a screenful)', () => {
     t.download('jsonl');
     const again = sent.filter((s) => s.kind === 'export').at(-1)!;
     const blob = new Blob(['{}\n']);
-    expect(t.onExportDone(again.id, { ok: true, blob })).toBe(blob);
+    expect(t.onExportDone(again.id, { ok: true, blob, rows: 1, missing: 0, why: null })).toBe(blob);
     expect(t.exportError).toBe('');
+    expect(t.exportNote).toBe('');
+  });
+
+  it('says what a file holds when rows were no longer in storage', () => {
+    const { t, sent } = table();
+    t.download('jsonl');
+    const { id } = sent.filter((s) => s.kind === 'export').at(-1)!;
+    const blob = new Blob(['{}\n']);
+    const why = "they were lost with this browser's storage: another tab deleted it";
+    expect(t.onExportDone(id, { ok: true, blob, rows: 5000, missing: 11282, why })).toBe(blob);
+    expect(t.exportError).toBe('');
+    expect(t.exportNote).toBe(`The file has 5,000 of 16,282 rows: 11,282 are not in it — ${why}.`);
   });
 });

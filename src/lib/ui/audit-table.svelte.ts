@@ -68,6 +68,10 @@ export class AuditTableState {
   exportDone = $state(0);
   exportOf = $state(0);
   exportError = $state('');
+  /** Why rows the table asked for could not be shown (lost with storage, say), in words. */
+  rowsError = $state('');
+  /** What the last file holds when it is not every matching row, in words. */
+  exportNote = $state('');
   #exportId = 0;
 
   constructor(transport: AuditTransport) {
@@ -161,6 +165,7 @@ export class AuditTableState {
     this.#queryId = this.#nextId++;
     this.#pages.clear();
     this.#asked.clear();
+    this.rowsError = '';
     this.#pagesVersion++;
     this.#send.query(this.#queryId, this.query());
   }
@@ -191,6 +196,7 @@ export class AuditTableState {
     const page = Math.floor(start / PAGE_ROWS);
     this.#asked.delete(page);
     this.#pages.set(page, rows);
+    this.rowsError = '';
     // Least recently fetched out first: the cache stays a few screenfuls, whatever the log.
     while (this.#pages.size > CACHE_PAGES) this.#pages.delete(this.#pages.keys().next().value!);
     this.#pagesVersion++;
@@ -198,7 +204,11 @@ export class AuditTableState {
 
   /** A question failed: a row page may be asked for again; an export says why it stopped. */
   onError(id: number, message: string): void {
-    for (const [p, asked] of this.#asked) if (asked === id) this.#asked.delete(p);
+    for (const [p, asked] of this.#asked)
+      if (asked === id) {
+        this.#asked.delete(p);
+        this.rowsError = `These rows cannot be shown: ${message}.`;
+      }
     if (id === this.#exportId && this.exporting) {
       this.exporting = null;
       this.exportError = `The export failed: ${message}`;
@@ -213,13 +223,19 @@ export class AuditTableState {
 
   onExportDone(
     id: number,
-    r: { ok: true; blob: Blob } | { ok: false; error: string }
+    r:
+      | { ok: true; blob: Blob; rows: number; missing: number; why: string | null }
+      | { ok: false; error: string }
   ): Blob | null {
     if (id !== this.#exportId) return null;
     this.exporting = null;
     if (!r.ok) {
       this.exportError = `The export failed: ${r.error}`;
       return null;
+    }
+    if (r.missing > 0) {
+      const n = (v: number) => v.toLocaleString('en-US');
+      this.exportNote = `The file has ${n(r.rows)} of ${n(r.rows + r.missing)} rows: ${n(r.missing)} ${r.missing === 1 ? 'is' : 'are'} not in it — ${r.why ?? 'they could not be read back'}.`;
     }
     return r.blob;
   }
@@ -279,6 +295,7 @@ export class AuditTableState {
     this.exportDone = 0;
     this.exportOf = this.count;
     this.exportError = '';
+    this.exportNote = '';
     this.#exportId = this.#nextId++;
     this.#send.exportFile(this.#exportId, kind);
   }

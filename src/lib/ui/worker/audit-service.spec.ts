@@ -80,10 +80,18 @@ describe('the worker-side audit service', () => {
 
   it('says plainly when storage has fewer records than asked for', async () => {
     const svc = new AuditService({ window: 10 });
-    svc.reset(() => Promise.resolve([]));
+    svc.reset((rows) => Promise.resolve(Array.from(rows, () => undefined)));
     filled(svc);
     svc.setQuery(1, {});
-    await expect(svc.rows(0, 10)).rejects.toThrow(/has 0 of 10 records asked for/);
+    const err = await svc.rows(0, 10).then(
+      () => null,
+      (e: unknown) => e as Error
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect(err!.message).toMatch(
+      /^rows 1–10 of the audit log are no longer in this browser's storage/
+    );
+    expect(err!.message).not.toMatch(/records asked for/);
   });
 
   it('measures the time window from the first row, also when set before any row', () => {
@@ -160,5 +168,63 @@ describe('the worker-side audit service', () => {
     release();
     await expect(pending).rejects.toThrow(/a new run replaced the audit log/);
     expect(svc.view()).toMatchObject({ logSize: 0, matching: 0, tail: [] });
+  });
+
+  // Issue #19, items 3 and 4: an export counts and reads what is really there, never fails on it.
+  it('an export with rows missing from storage exports the rest and says how many and why', async () => {
+    const stored = log.map((r, i) => (i >= 100 && i < 160 ? undefined : r));
+    const svc = new AuditService({ window: 20 });
+    const missing: number[] = [];
+    svc.onMissing = (n) => missing.push(n);
+    svc.reset((rows) => Promise.resolve(Array.from(rows, (r) => stored[r])));
+    filled(svc);
+    svc.setQuery(1, {});
+    const out = await svc.exportFile('jsonl', () => {});
+    const want = log.filter((_, i) => i < 100 || i >= 160);
+    expect(await out.blob.text()).toBe(toJsonl(want));
+    expect(out).toMatchObject({ rows: want.length, missing: 60 });
+    expect(out.why).toMatch(/no longer in this browser's storage/);
+    // Told to the worker, which checks what else is gone (a failed read-back).
+    expect(missing.reduce((a, b) => a + b, 0)).toBe(60);
+  });
+
+  it('a stored row of another timeline at that key is not exported as this run’s', async () => {
+    // The log under the run's keys holds another run's rows (a restart from 0 in the same
+    // namespace): same shape, other facts.
+    const other = log.map((r) => ({ ...r, seq: r.seq + 1_000_000 }));
+    const svc = new AuditService({ window: 20 });
+    svc.reset((rows) => Promise.resolve(Array.from(rows, (r) => other[r])));
+    filled(svc);
+    svc.setQuery(1, {});
+    const out = await svc.exportFile('csv', () => {});
+    expect(out.missing).toBe(log.length - svc.memory.recordsHeld);
+    expect(out.rows).toBe(svc.memory.recordsHeld);
+    expect(await out.blob.text()).toBe(toCsv(log.slice(log.length - out.rows)));
+  });
+
+  it('storage lost: rows only on disk are counted as lost, rows in memory stay and export', async () => {
+    const d = disk(log);
+    const svc = new AuditService({ window: 10 });
+    svc.reset(d.reader);
+    filled(svc);
+    const held = svc.memory.recordsHeld;
+    svc.markLost("another tab deleted this page's storage");
+    // Rows keep coming; none of those in memory is dropped any more (nothing holds them on disk).
+    filled(svc);
+    expect(svc.memory.recordsHeld).toBe(held + log.length);
+    svc.setQuery(1, {});
+    d.reads.length = 0;
+    const out = await svc.exportFile('jsonl', () => {});
+    expect(d.reads).toEqual([]);
+    expect(out.missing).toBe(log.length - held);
+    expect(out.rows).toBe(held + log.length);
+    expect(out.why).toMatch(/another tab deleted this page's storage/);
+    const err = await svc.rows(0, 5).then(
+      () => null,
+      (e: unknown) => e as Error
+    );
+    expect(err!.message).toMatch(
+      /^rows 1–5 of the audit log were lost with this browser's storage: another tab deleted/
+    );
   });
 });

@@ -6,8 +6,11 @@
  * of rows and asks for the rest.
  *
  * The records it reads back are the ones written by the durable log; a record not yet on disk
- * (queued, or held after a storage failure) is never dropped from memory, so every row can always
- * be shown. Plain logic: the worker plugs in the IndexedDB reader, the unit tests an array.
+ * (queued, or held after a storage failure) is never dropped from memory. What is only on disk can
+ * still go missing from outside (site data cleared, the database deleted by another tab): a row
+ * read back is checked against the index, the table says in words which rows are gone, and an
+ * export holds every row that is really there and counts the rest. Plain logic: the worker plugs
+ * in the IndexedDB reader, the unit tests an array.
  */
 import type { AuditRecord } from '$lib/machine/types';
 import { AuditIndex, AuditSelection } from '$lib/store/audit-index';
@@ -16,8 +19,24 @@ import type { AuditQuery } from '$lib/store/audit-query';
 import { rowsBehind, type InvariantId } from '$lib/sim/invariants';
 import type { AuditFocusSpec, AuditView, AuditViewQuery } from '$lib/sim/protocol';
 
-/** Reads records back by row number (position in the log), in the order asked. */
-export type RecordReader = (rows: Uint32Array) => Promise<AuditRecord[]>;
+/**
+ * Reads records back by row number (position in the log), in the order asked: one entry per row,
+ * `undefined` for a row storage does not have.
+ */
+export type RecordReader = (rows: Uint32Array) => Promise<(AuditRecord | undefined)[]>;
+
+/** Why rows read back were not there, when nothing more is known. */
+const MISSING =
+  "are no longer in this browser's storage (its site data was cleared, or a write failed)";
+
+/** "rows 3–7" (1-based, as the table numbers them), or "4 rows between rows 3 and 90". */
+function rowsText(rows: readonly number[]): string {
+  const lo = rows[0]! + 1;
+  const hi = rows[rows.length - 1]! + 1;
+  if (rows.length === 1) return `row ${lo}`;
+  if (hi - lo + 1 === rows.length) return `rows ${lo}–${hi}`;
+  return `${rows.length} rows between rows ${lo} and ${hi}`;
+}
 
 export interface AuditServiceOptions {
   /** Full records kept in memory besides those not yet on disk. */
@@ -67,6 +86,12 @@ export class AuditService {
   #windowPending = false;
   /** Bumped by every reset: an export or a read that spans one gives up instead of mixing runs. */
   #generation = 0;
+  /** Rows below this were on disk only when the disk was lost: nowhere now. */
+  #lostBelow = 0;
+  /** Why: the loss in words (null: nothing was lost). Rows in memory then stay there. */
+  #lostWhy: string | null = null;
+  /** Told how many rows a read found missing from storage (the worker then checks the rest). */
+  onMissing: ((rows: number) => void) | null = null;
 
   constructor(opts: AuditServiceOptions = {}) {
     this.window = Math.max(1, opts.window ?? DEFAULT_WINDOW);
@@ -80,7 +105,18 @@ export class AuditService {
     this.#recent = [];
     this.#recentFrom = 0;
     this.#reader = reader;
+    this.#lostBelow = 0;
+    this.#lostWhy = null;
     this.#select();
+  }
+
+  /**
+   * The log's storage was lost from outside (`why`, in words): rows held only there are gone, and
+   * rows still in memory stay in memory for the rest of the run (nothing else holds them).
+   */
+  markLost(why: string): void {
+    this.#lostBelow = Math.max(this.#lostBelow, this.#recentFrom);
+    this.#lostWhy = why;
   }
 
   get size(): number {
@@ -95,6 +131,7 @@ export class AuditService {
     if (rows >= this.#index.size) return;
     this.#generation += 1;
     this.#index.truncate(rows);
+    this.#lostBelow = Math.min(this.#lostBelow, rows);
     if (rows <= this.#recentFrom) {
       this.#recent = [];
       this.#recentFrom = rows;
@@ -124,7 +161,7 @@ export class AuditService {
 
   /** Drop full records beyond the window once on disk (in batches, so not on every append). */
   #evict(onDisk: number): void {
-    if (!this.#reader || this.#recent.length < 2 * this.window) return;
+    if (!this.#reader || this.#lostWhy !== null || this.#recent.length < 2 * this.window) return;
     const keepFrom = Math.min(onDisk, this.#index.size - this.window);
     const drop = keepFrom - this.#recentFrom;
     if (drop <= 0) return;
@@ -185,55 +222,100 @@ export class AuditService {
     };
   }
 
-  /** The full records of log rows `rows` (ascending), from memory or read back. */
-  async #records(rows: Uint32Array): Promise<AuditRecord[]> {
+  /**
+   * The full records of log rows `rows` (ascending), from memory or read back; `undefined` for a
+   * row that is nowhere any more, with the rows it was and why.
+   */
+  async #records(
+    rows: Uint32Array
+  ): Promise<{ records: (AuditRecord | undefined)[]; missing: number[]; why: string }> {
+    // `why` is said of the rows: "rows 3–7 of the audit log <why>", "they <why>".
     const generation = this.#generation;
     let cut = 0;
     while (cut < rows.length && rows[cut]! < this.#recentFrom) cut++;
     const recent = this.#recent;
     const from = this.#recentFrom;
-    const out = cut > 0 ? await this.#readOld(rows.subarray(0, cut)) : [];
+    const lostBelow = this.#lostBelow;
+    let why =
+      this.#lostWhy === null ? MISSING : `were lost with this browser's storage: ${this.#lostWhy}`;
+    let lost = 0;
+    while (lost < cut && rows[lost]! < lostBelow) lost++;
+    const out: (AuditRecord | undefined)[] = new Array<undefined>(lost);
+    let failed: string | null = null;
+    if (cut > lost) {
+      const old = rows.subarray(lost, cut);
+      try {
+        out.push(...(await this.#readOld(old)));
+      } catch (err) {
+        // Storage refused the read (lost, say, before the worker heard of it): those rows are
+        // not to be had now, which is said, not thrown.
+        failed = err instanceof Error ? err.message.replace(/\.$/, '') : String(err);
+        for (let j = 0; j < old.length; j++) out.push(undefined);
+      }
+    }
     if (generation !== this.#generation) throw new Error('a new run replaced the audit log');
     for (let j = cut; j < rows.length; j++) out.push(recent[rows[j]! - from]!);
-    return out;
+    const missing: number[] = [];
+    for (let j = 0; j < cut; j++) if (out[j] === undefined) missing.push(rows[j]!);
+    if (failed !== null) why = `could not be read back from this browser's storage (${failed})`;
+    else if (missing.length > lost) {
+      this.onMissing?.(missing.length - lost);
+      if (lost === 0) why = MISSING;
+    }
+    return { records: out, missing, why };
   }
 
-  async #readOld(rows: Uint32Array): Promise<AuditRecord[]> {
+  /** Rows read back, each checked against the index: a row of another timeline is not this one. */
+  async #readOld(rows: Uint32Array): Promise<(AuditRecord | undefined)[]> {
     if (!this.#reader) throw new Error('the older audit records are not stored anywhere');
     const got = await this.#reader(rows);
-    if (got.length !== rows.length)
-      throw new Error(
-        `the audit log in this browser's storage has ${got.length} of ${rows.length} records asked for`
-      );
-    return got;
+    const index = this.#index;
+    return Array.from(rows, (row, j) => {
+      const r = got[j];
+      if (r === undefined || row >= index.size) return undefined;
+      const f = index.facts(row);
+      return r.seq === f.seq && (r.lane ?? null) === f.lane && r.t === index.t(row) ? r : undefined;
+    });
   }
 
   /** Matching rows `start..start+count` of the current query (for the table's window). */
   async rows(start: number, count: number): Promise<{ queryId: number; rows: AuditRecord[] }> {
     const queryId = this.#queryId;
-    const rows = await this.#records(this.#selection.slice(start, start + count));
-    return { queryId, rows };
+    const got = await this.#records(this.#selection.slice(start, start + count));
+    if (got.missing.length > 0)
+      throw new Error(`${rowsText(got.missing)} of the audit log ${got.why}`);
+    return { queryId, rows: got.records as AuditRecord[] };
   }
 
   /**
    * Every matching row as a JSONL or CSV file, built from parts (a Blob per chunk, so the file is
-   * never one giant string). Rows appended after the call are not in it.
+   * never one giant string). Rows appended after the call are not in it. A row that is nowhere
+   * any more (see the class comment) is left out, counted in `missing`, and `why` says why.
    */
   async exportFile(
     kind: 'jsonl' | 'csv',
     onProgress: (done: number, of: number) => void
-  ): Promise<{ blob: Blob; rows: number }> {
+  ): Promise<{ blob: Blob; rows: number; missing: number; why: string | null }> {
     const sel = this.#selection;
     const of = sel.length;
     const header = toCsv([]);
     const parts: Blob[] = kind === 'csv' ? [new Blob([header])] : [];
+    let missing = 0;
+    let why: string | null = null;
     for (let i = 0; i < of; i += EXPORT_CHUNK) {
-      const chunk = await this.#records(sel.slice(i, Math.min(of, i + EXPORT_CHUNK)));
-      const text = kind === 'jsonl' ? toJsonl(chunk) : toCsv(chunk).slice(header.length);
+      const got = await this.#records(sel.slice(i, Math.min(of, i + EXPORT_CHUNK)));
+      const chunk =
+        got.missing.length > 0 ? got.records.filter((r) => r !== undefined) : got.records;
+      if (got.missing.length > 0) {
+        missing += got.missing.length;
+        why ??= `they ${got.why}`;
+      }
+      const rows = chunk as AuditRecord[];
+      const text = kind === 'jsonl' ? toJsonl(rows) : toCsv(rows).slice(header.length);
       parts.push(new Blob([text]));
       onProgress(Math.min(of, i + EXPORT_CHUNK), of);
     }
     const type = kind === 'jsonl' ? 'application/x-ndjson' : 'text/csv;charset=utf-8';
-    return { blob: new Blob(parts, { type }), rows: of };
+    return { blob: new Blob(parts, { type }), rows: of - missing, missing, why };
   }
 }

@@ -11,12 +11,26 @@
  * that never answers or a write that never settles marks storage as failed in words, and the
  * simulation goes on from memory.
  *
+ * Storage can also be taken away from outside: another tab deletes a database, the browser closes
+ * it when its site data is cleared, or rows read back are not there. Then every store of the run
+ * stops writing and says why at once; what is left on disk is read back on a fresh connection, and
+ * what was counted as saved and is gone is counted as lost (the lanes go on from memory, as after
+ * any storage failure, and Retry writes what they hold into the new database).
+ *
  * The module owns the two open databases and the run in use (`current`).
  */
 import { AUDIT_STORE, DurableAuditLog } from '../../store/audit-log';
 import { CachedDurableStore } from '../../store/cached-durable-store';
 import { DECISIONS_STORE, prefixRange } from '../../store/durable-store';
-import { inTransaction, openIdbStore, type OpenResult, type UseStore } from '../../store/idb';
+import {
+  inTransaction,
+  lossWords,
+  openIdbStore,
+  type IdbStore,
+  type OpenResult,
+  type StorageLoss,
+  type UseStore
+} from '../../store/idb';
 import type { StorageFailure } from '../../store/write-behind';
 import { LANE_IDS, type LaneId } from '../../sim/scenario';
 import type { RunStorage } from '../../sim/session';
@@ -43,6 +57,10 @@ interface Writable {
   fail(f: StorageFailure): void;
   retry(): Promise<boolean>;
   reattach(s: UseStore): void;
+  attachedTo(s: UseStore): boolean;
+  lose(loss: StorageLoss): void;
+  recount(fresh: UseStore | null): Promise<void>;
+  status(): { lost: number };
 }
 
 export interface Run {
@@ -52,9 +70,22 @@ export interface Run {
   release: () => void;
 }
 
-let decisionsDb: OpenResult<UseStore> | null = null;
-let auditDb: OpenResult<UseStore> | null = null;
+let decisionsDb: OpenResult<IdbStore> | null = null;
+let auditDb: OpenResult<IdbStore> | null = null;
 let current: Run | null = null;
+
+/** What the worker does when storage changes outside a group commit (a loss, its read-back). */
+export interface StorageListener {
+  /** Post the storage view again. */
+  changed(): void;
+  /** The audit log's saved rows were lost (`words`): the table can no longer read them back. */
+  auditLost(words: string): void;
+}
+let listener: StorageListener = { changed() {}, auditLost() {} };
+
+export function listenStorage(l: StorageListener): void {
+  listener = l;
+}
 
 /** The run in use (null before the first load). */
 export function currentRun(): Run | null {
@@ -66,19 +97,86 @@ export function auditStore(): UseStore | null {
   return auditDb?.ok ? auditDb.store : null;
 }
 
+type Which = 'decisions' | 'audit';
+
+/** Open a database within the time limit, and hear when it is lost. */
+async function openWatched(which: Which): Promise<OpenResult<IdbStore>> {
+  const [name, storeName] =
+    which === 'decisions' ? [DECISION_DB, DECISIONS_STORE] : [AUDIT_DB, AUDIT_STORE];
+  const r = await openIdbStore(name, storeName, AbortSignal.timeout(OPEN_TIMEOUT_MS));
+  if (r.ok) r.store.onLost((loss) => void storageLost(which, r.store, loss));
+  return r;
+}
+
 /** Open (or re-open, after a failure) both databases, at once, each within the time limit. */
-export async function openDbs(): Promise<[OpenResult<UseStore>, OpenResult<UseStore>]> {
+export async function openDbs(): Promise<[OpenResult<IdbStore>, OpenResult<IdbStore>]> {
   const [d, a] = await Promise.all([
-    decisionsDb?.ok
-      ? decisionsDb
-      : openIdbStore(DECISION_DB, DECISIONS_STORE, AbortSignal.timeout(OPEN_TIMEOUT_MS)),
-    auditDb?.ok
-      ? auditDb
-      : openIdbStore(AUDIT_DB, AUDIT_STORE, AbortSignal.timeout(OPEN_TIMEOUT_MS))
+    decisionsDb?.ok ? decisionsDb : openWatched('decisions'),
+    auditDb?.ok ? auditDb : openWatched('audit')
   ]);
   decisionsDb = d;
   auditDb = a;
   return [d, a];
+}
+
+/** The stores of the run in use that write through `store`. */
+function storesOn(which: Which, store: UseStore): Writable[] {
+  const run = current;
+  if (!run) return [];
+  const all: Writable[] =
+    which === 'audit'
+      ? run.audit
+        ? [run.audit]
+        : []
+      : LANE_IDS.flatMap((lane) => run.decisions[lane] ?? []);
+  return all.filter((w) => w.attachedTo(store));
+}
+
+/**
+ * A database was taken away from outside (or, `missing`, found emptied): every store of the run
+ * on it stops writing and says why at once; then what is left is read back — on a fresh
+ * connection, the lost one being closed — and what is gone is counted as lost.
+ */
+async function storageLost(which: Which, store: IdbStore, loss: StorageLoss): Promise<void> {
+  const stores = storesOn(which, store);
+  if (loss.how === 'missing') {
+    // No event: only a read-back that finds rows gone is a loss (a row read under the wrong key
+    // is not, and must not stop storage that works).
+    for (const w of stores) {
+      const before = w.status().lost;
+      await w.recount(store);
+      if (w.status().lost > before) w.lose(loss);
+    }
+  } else {
+    for (const w of stores) w.lose(loss);
+    listener.changed();
+    // The next open (here, a Reset's, or Retry's) starts afresh.
+    if (which === 'decisions' && decisionsDb?.ok && decisionsDb.store === store) decisionsDb = null;
+    if (which === 'audit' && auditDb?.ok && auditDb.store === store) auditDb = null;
+    const [d, a] = await openDbs();
+    const fresh = which === 'decisions' ? d : a;
+    await Promise.all(stores.map((w) => w.recount(fresh.ok ? fresh.store : null)));
+  }
+  const log = current?.audit;
+  if (which === 'audit' && log && stores.includes(log) && log.status().lost > 0)
+    listener.auditLost(loss.words);
+  listener.changed();
+}
+
+/**
+ * Rows the audit log had saved were not there when read back (the table or an export asked):
+ * the database was emptied without an event this page heard. Said and counted as for a loss, once.
+ */
+let checking = false;
+export function auditReadBackFailed(): void {
+  const log = current?.audit;
+  const db = auditDb?.ok ? auditDb.store : null;
+  if (checking || !log || !db || !log.attachedTo(db) || log.status().failure?.kind === 'lost')
+    return;
+  checking = true;
+  void storageLost('audit', db, { how: 'missing', words: lossWords('missing', AUDIT_DB) }).finally(
+    () => (checking = false)
+  );
 }
 
 /** Hold a Web Lock on the run for as long as this worker uses it; false if another tab holds it. */

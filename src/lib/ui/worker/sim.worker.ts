@@ -12,9 +12,11 @@ import { Session } from '../../sim/session';
 import { parseFork } from '../../sim/fork';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
 import {
+  auditReadBackFailed,
   currentRun,
   deleteLegacyDbs,
   flushRun,
+  listenStorage,
   openDbs,
   reopenStorage,
   startRun
@@ -80,6 +82,18 @@ async function flush(): Promise<void> {
     flushing = false;
   }
 }
+
+// Storage taken away from outside is said at once, not at the next group commit.
+listenStorage({
+  changed() {
+    lastStorage = '';
+    postStorage();
+  },
+  auditLost(words) {
+    auditRows.markLost(words);
+  }
+});
+auditRows.onMissing = () => auditReadBackFailed();
 
 async function retryStorage(): Promise<void> {
   if (await reopenStorage()) postStorage();
@@ -272,8 +286,13 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         lastStorage = '';
         // A reload mid-run: the log's rows so far are the run's rows up to the restart.
         const current = currentRun();
-        if (cmd.at && cmd.resume && current?.storage.run === cmd.resume)
-          resumedRows = current.audit?.nextKey ?? 0;
+        const resumed = !!cmd.resume && current?.storage.run === cmd.resume;
+        if (cmd.at && resumed) resumedRows = current?.audit?.nextKey ?? 0;
+        // Resumed without a time (the page remembered none: it plays the run from its start
+        // again): the log's rows are another branch's. The session writes and the table reads
+        // row n at key n, so they go, as a reload at t cuts the rows after t — else the new
+        // rows would be taken as already written and read back from keys holding other ones.
+        if (!cmd.at && resumed) current?.audit?.truncate(0);
       }
       // Time travel back (a seek back, a valid fork) re-simulates the run: into a fresh
       // namespace, so the durable decisions and audit rows of the abandoned branch stay behind.
