@@ -335,6 +335,8 @@ export class Session {
     this.#kept = { A: new Map(), B: new Map() };
     this.#tokens.clear();
     this.#ff = null;
+    // The last run's actions still ahead of it (after a seek back) are not this run's.
+    this.#future.list = [];
     this.#copies.clear(this.#copyEvery);
     const storage = (this.#storage = this.#next);
     this.#run = {

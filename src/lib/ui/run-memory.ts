@@ -21,7 +21,7 @@ export interface SavedRun {
   key: string;
   /** The seed the run was loaded with (the seed field changes it; the URL does not carry it). */
   seed: number | null;
-  /** Virtual time the run had reached, or null at its start or once it has ended. */
+  /** Virtual time the run had reached (its end included), or null at its start. */
   t: number | null;
   /** On a fork, the actions taken after it (the fork's own are in `fork.base`). */
   actions: TimelineAction[];
@@ -132,7 +132,10 @@ export class RunMemory {
     this.#write();
   }
 
-  /** The run is at `t` (null: at its start, or ended — a reload then starts it over). */
+  /**
+   * The run is at `t` (null: at its start — a reload then starts over, in a fresh namespace). At
+   * the end too: a reload then resumes there, a client restart at t = end.
+   */
   at(t: number | null): void {
     if (!this.#run || this.#run.t === t) return;
     this.#run.t = t;

@@ -17,6 +17,7 @@ export const INVARIANTS = {
   'replays-no-model':
     'Replays never ask the user or call the model; completions are never replayed',
   'verdicts-only': 'The store holds verdicts only, never a completion',
+  'no-future-decisions': 'A run is never handed stored decisions decided after its clock',
   'frames-conform': 'Every frame conforms to the MCP SDK schema',
   'totals-match': "The lane's counters equal its audit log",
   'same-bytes': 'The same scenario and seed give the same bytes'
@@ -100,6 +101,8 @@ export function rowsBehind(id: InvariantId, status: GuaranteeStatus, r: AuditRec
       return !r.replayed && (r.outcome === 'denied' || r.consent === 'approved');
     case 'frames-conform':
       return !r.silenced;
+    case 'no-future-decisions':
+      return false; // a store's hand-over, not a request: no audit row stands behind it
     case 'totals-match':
     case 'same-bytes':
       return true;

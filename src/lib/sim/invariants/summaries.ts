@@ -5,6 +5,7 @@
  */
 import type { LaneCounters } from '../metrics';
 import { INVARIANTS, n, plural, Tally, type InvariantId, type InvariantResult } from './catalogue';
+import { handoverSummary } from './handover';
 
 /** A request the checker has seen arrive and not yet seen answered. */
 export interface Pending {
@@ -158,6 +159,8 @@ export function summarise(
       `${n(v.checked - v.violations)} of ${n(v.checked)} stored decisions hold verdicts only`
     )
   );
+  const h = t['no-future-decisions'];
+  if (h.checked) out.push(result('no-future-decisions', h, h.checked, handoverSummary(h)));
   if (s.validating) {
     const f = t['frames-conform'];
     out.push(

@@ -72,9 +72,10 @@ export class RunLoader {
         scenario: data,
         ...(opts.trace ? { trace: opts.trace } : {}),
         ...(pg.human ? { human: ['A', 'B'] } : {}),
-        ...(saved ? { resume: saved.id } : {}),
+        // The namespace only with the time it belongs to: its decisions are those of time t,
+        // and a run handed them at any other clock would replay a future it has not lived.
         ...(saved?.t != null
-          ? { at: { t: saved.t, actions: saved.actions, fork: saved.fork } }
+          ? { resume: saved.id, at: { t: saved.t, actions: saved.actions, fork: saved.fork } }
           : {})
       },
       'loaded'

@@ -1,0 +1,40 @@
+/**
+ * A run is never handed stored decisions from after its clock (issue #18): a store the run is
+ * given already holding decisions — a reload's durable namespace, handed over at the virtual time
+ * the run resumes — must hold only decisions decided at or before that time. A decision from
+ * later belongs to a future this run has not lived: replaying it answers a request with a verdict
+ * nobody gave yet (a reload after the end once put a fresh clock over the whole run's decisions,
+ * and lane B replayed 663 times with 0 prompts).
+ *
+ * Reported only when a store was handed over holding something: a run that starts empty has
+ * nothing to check.
+ */
+import type { StoredDecision } from '../../machine/types';
+import { n, plural, type Tally } from './catalogue';
+
+/** A store handed to `lane` at virtual time `t`, holding `held`. */
+export function checkHandover(
+  tally: Tally,
+  lane: string,
+  t: number,
+  held: readonly StoredDecision[]
+): void {
+  for (const d of held) {
+    tally.checked++;
+    if (d.decidedAt > t)
+      tally.add({
+        lane,
+        seq: null,
+        request: null,
+        t,
+        what: `the store handed over at ${new Date(t).toISOString()} holds the decision for ${d.identity}, decided ${n(d.decidedAt - t)} ms later`
+      });
+  }
+}
+
+/** The panel's and the CLI's line for it. */
+export function handoverSummary(tally: Tally): string {
+  return tally.violations
+    ? `${n(tally.violations)} of ${plural(tally.checked, 'stored decision')} handed over were decided after the run's clock`
+    : `${plural(tally.checked, 'stored decision')} handed over, none decided after the run's clock`;
+}
