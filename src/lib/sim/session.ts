@@ -14,7 +14,7 @@ import type { RunGuard } from './guard';
 import type { Command, Reply, Snapshot, StorageView } from './protocol';
 import { digestRun } from './report';
 import { restartNotice } from './restart';
-import { LANE_IDS, parseScenario, type LaneId } from './scenario';
+import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
 import { NotCloneable } from '../machine/clone';
 import { replayFrom } from './checkpoint';
 import { EngineCheckpoints } from './engine-checkpoints';
@@ -23,6 +23,7 @@ import {
   branchAt,
   createFork,
   FutureActions,
+  linkedFork,
   ownActions,
   recreateAt,
   resumeAt,
@@ -146,7 +147,14 @@ export class Session {
       case 'load':
         return this.#loadAt(cmd);
       case 'timeline':
-        return [timelineOf(this.#need(), this.#run?.fork ?? null)];
+        return [
+          timelineOf(
+            this.#need(),
+            this.#run?.fork ?? null,
+            this.#future.list,
+            this.#run?.human ?? []
+          )
+        ];
       case 'fork?':
         this.#need();
         return [
@@ -328,7 +336,11 @@ export class Session {
     this.#copies.maybeTake(this.sim, this.#guard, this.#recorder.counts());
   }
 
-  #load(cmd: Extract<Command, { type: 'load' }>): Reply {
+  /** `create`: how the run's first engine is made (by default, the scenario from its start). */
+  #load(
+    cmd: Extract<Command, { type: 'load' }>,
+    create?: (scenario: Scenario, run: LoadedRun) => Create
+  ): Reply {
     const r = parseScenario(cmd.scenario);
     if (!r.ok) return { type: 'loaded', ok: false, errors: r.errors };
     this.#audit = [];
@@ -346,7 +358,10 @@ export class Session {
       ...(cmd.seed !== undefined ? { seed: cmd.seed } : {}),
       ...(cmd.trace ? { trace: cmd.trace } : {})
     };
-    this.sim = this.#build(storage, (opts, make) => make(r.scenario, opts));
+    this.sim = this.#build(
+      storage,
+      create?.(r.scenario, this.#run) ?? ((opts, make) => make(r.scenario, opts))
+    );
     return {
       type: 'loaded',
       ok: true,
@@ -367,7 +382,7 @@ export class Session {
    */
   #loadAt(cmd: Extract<Command, { type: 'load' }>): Reply[] {
     const at = cmd.at;
-    if (!at) return [this.#load(cmd)];
+    if (!at) return [cmd.link ? this.#loadLinked(cmd, cmd.link) : this.#load(cmd)];
     // Run memory is the page's sessionStorage: checked as any outside input, paths and all.
     const timeline = parseTimeline(at);
     if (!timeline.ok) return [{ type: 'loaded', ok: false, errors: timeline.errors }];
@@ -402,6 +417,40 @@ export class Session {
       { ...loaded, resumed, auditRows },
       { type: 'restarted', report, notice: restartNotice(report) }
     ];
+  }
+
+  /**
+   * A run opened from a share link (issue #18): its fork re-created at the fork point, and the
+   * sender's actions after that applied where they were as the run reaches them — the run the
+   * sender saw, edits at their times, not as settings from t = 0. A link that does not fit the
+   * scenario (damaged, or made by a build whose runs differ) is refused, saying where.
+   */
+  #loadLinked(
+    cmd: Extract<Command, { type: 'load' }>,
+    link: NonNullable<Extract<Command, { type: 'load' }>['link']>
+  ): Reply {
+    const timeline = parseTimeline({ t: 0, ...link }, '$.link');
+    if (!timeline.ok) return { type: 'loaded', ok: false, errors: timeline.errors };
+    const fork = timeline.fork;
+    let loaded: Reply;
+    try {
+      loaded = this.#load(
+        cmd,
+        fork
+          ? (scenario, run) => (opts, make) => {
+              const made = linkedFork(scenario, opts, fork, make);
+              run.fork = made.fork;
+              return made.sim;
+            }
+          : undefined
+      );
+    } catch (e) {
+      this.sim = null;
+      const message = e instanceof Error ? e.message : String(e);
+      return { type: 'loaded', ok: false, errors: [{ path: '$.link', message }] };
+    }
+    if (loaded.type === 'loaded' && loaded.ok) this.#future.list = [...timeline.actions];
+    return loaded;
   }
 
   /**

@@ -246,6 +246,36 @@ describe('client restarts in the playground', () => {
     pg.stop();
   });
 
+  it('a reload at the end keeps an edit the run met again after a seek back', async () => {
+    const b = browser();
+    vi.stubGlobal('sessionStorage', b.sessionStorage);
+    const first = await openPage(b);
+    const start = first.pg.snapshot!.start;
+    const end = first.pg.snapshot!.end;
+    first.worker.emit({ type: 'advance', to: start + 3 * MIN }, null);
+    first.pg.setClient('A', { store: 'durable' }, 'lane A: store durable');
+    await vi.waitFor(() => expect(JSON.parse(b.kv.get(RUN_KEY)!).actions).toHaveLength(1));
+    first.worker.emit({ type: 'advance', to: start + 10 * MIN }, null);
+    // Back before the edit, then on to the end: the run meets the edit again where it was.
+    await first.pg.travelRequest({ type: 'seek', t: start + MIN }, (r) => r.type === 'snapshot');
+    // The timeline as the seek left it: the edit is ahead of the run, not behind it.
+    await vi.waitFor(() =>
+      expect(first.pg.timeline).toMatchObject({ t: start + MIN, actions: [], ahead: [{}] })
+    );
+    first.worker.emit({ type: 'advance', to: end }, null);
+    const was = first.pg.snapshot!;
+    expect(was.marks.filter((m) => m.what === 'lane A: store durable')).toHaveLength(1);
+    first.pg.stop();
+
+    const { pg } = await openPage(b);
+    await vi.waitFor(() => expect(pg.restarted).not.toBeNull());
+    expect(pg.snapshot!.now).toBe(end);
+    expect(pg.snapshot!.marks.filter((m) => m.what === 'lane A: store durable')).toHaveLength(1);
+    expect(pg.snapshot!.lanes.A.scope).toBe('durable');
+    expect(pg.snapshot!.lanes.B.counters).toEqual(was.lanes.B.counters);
+    pg.stop();
+  });
+
   it('Simulate past the end says where the scenario ends; Extend runs the rest', async () => {
     const b = browser();
     vi.stubGlobal('sessionStorage', b.sessionStorage);

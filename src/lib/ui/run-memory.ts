@@ -23,7 +23,11 @@ export interface SavedRun {
   seed: number | null;
   /** Virtual time the run had reached (its end included), or null at its start. */
   t: number | null;
-  /** On a fork, the actions taken after it (the fork's own are in `fork.base`). */
+  /**
+   * On a fork, the actions taken after it (the fork's own are in `fork.base`); after a seek back,
+   * those still ahead of the run too (a reload re-applies the ones up to `t`: it would not know
+   * of those the run met again since).
+   */
   actions: TimelineAction[];
   /** The fork the run is on: the ForkSpec a share link's `&f=` carries, and its base actions. */
   fork: TimelineFork | null;
@@ -40,10 +44,15 @@ export interface KeyValue {
  * A short fingerprint of what was loaded, seed left out (it is kept beside): a reload resumes a
  * run only for the same scenario and trace.
  */
-export function runKey(data: Record<string, unknown>, trace: TraceEvent[] | null): string {
+export function runKey(
+  data: Record<string, unknown>,
+  trace: TraceEvent[] | null,
+  link?: unknown
+): string {
   const rest = { ...data };
   delete rest.seed;
-  const text = JSON.stringify([rest, trace]);
+  // A share link's timeline is part of what was loaded: another link of the scenario is another run.
+  const text = JSON.stringify(link === undefined ? [rest, trace] : [rest, trace, link]);
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return `${text.length}:${(h >>> 0).toString(36)}`;

@@ -27,6 +27,7 @@ export type ReplyTarget = Pick<
   | 'notice'
   | 'inspection'
   | 'inspecting'
+  | 'timeline'
 >;
 
 export class PlaygroundReplies {
@@ -56,7 +57,8 @@ export class PlaygroundReplies {
         this.#client()?.send({ type: 'timeline' });
         break;
       case 'timeline':
-        this.#runs.timeline(r.t, r.actions, r.fork);
+        this.#pg.timeline = r;
+        this.#runs.timeline(r.t, [...r.actions, ...r.ahead], r.fork);
         break;
       case 'fastForwardClamped':
         this.#pg.clamped = { message: r.message, extendTo: r.extendTo };
