@@ -127,6 +127,18 @@ export class Session {
     return this.#next === this.#storage;
   }
 
+  /**
+   * Whether `cmd` re-simulates the run from its start, so that the worker must set a fresh
+   * namespace first (a seek back no engine checkpoint serves in place, a valid fork): the
+   * abandoned branch's durable decisions stay behind in the old one.
+   */
+  rewinds(cmd: Command): boolean {
+    const sim = this.sim;
+    if (!sim) return false;
+    if (cmd.type === 'seek') return cmd.t < sim.now && !this.canRestoreInPlace(cmd.t);
+    return cmd.type === 'fork' && parseFork(cmd.fork, sim.scenario).ok;
+  }
+
   /** The engine checkpoints a seek back can restore from (the benchmarks read them). */
   get engineCheckpoints(): EngineCheckpoints {
     return this.#copies;

@@ -415,10 +415,8 @@ describe('replays, the store, conformance and the counters', () => {
       scope: 'durable',
       held: [decision({ decidedAt: T0 }), decision({ identity: 's:def', decidedAt: t })]
     });
-    expect(of(results(c, []), 'no-future-decisions')).toMatchObject({
-      status: 'held',
-      summary: "2 stored decisions handed over, none decided after the run's clock"
-    });
+    // Held: not listed (a re-simulation of the same timeline hands nothing over: handover.ts).
+    expect(results(c, []).some((r) => r.id === 'no-future-decisions')).toBe(false);
     // Handed to a fresh clock: a decision from later is a future the run has not lived.
     c.store('B', T0, {
       type: 'opened',

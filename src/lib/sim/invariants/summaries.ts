@@ -160,7 +160,7 @@ export function summarise(
     )
   );
   const h = t['no-future-decisions'];
-  if (h.checked) out.push(result('no-future-decisions', h, h.checked, handoverSummary(h)));
+  if (h.violations) out.push(result('no-future-decisions', h, h.checked, handoverSummary(h)));
   if (s.validating) {
     const f = t['frames-conform'];
     out.push(

@@ -120,9 +120,7 @@ export class PlaygroundReplies {
     pg.human = r.human.length > 0;
     // A breakpoint held: the run stays where it stopped until Resume (time-travel.svelte.ts).
     if (r.paused) pg.pause();
-    // Where a reload resumes — at the end too, as a client restart there (a run not yet
-    // started starts over). An ended run must never start over on its own namespace: a fresh
-    // clock over the whole run's decisions (issue #18).
-    this.#runs.at(r.now > r.start ? r.now : null);
+    // Where a reload resumes: at the end too, as a client restart there (run-memory.ts).
+    this.#runs.at(r.now);
   }
 }

@@ -10,7 +10,7 @@ import type { ScenarioError } from '$lib/sim/scenario';
 import type { TraceEvent } from '$lib/sim/trace';
 import { linkedNotice } from '../link-run';
 import type { Playground } from '../playground.svelte';
-import { runKey, scenarioAfter, type RunMemory } from '../run-memory';
+import { resumeOf, runKey, scenarioAfter, type RunMemory } from '../run-memory';
 import type { SimClient } from '../worker/client';
 
 /** The part of the playground's state a load sets (and the Pause it starts with). */
@@ -87,11 +87,7 @@ export class RunLoader {
           scenario: data,
           ...(opts.trace ? { trace: opts.trace } : {}),
           ...(human.length ? { human: [...human] } : {}),
-          // The namespace only with the time it belongs to: its decisions are those of time t,
-          // and a run handed them at any other clock would replay a future it has not lived.
-          ...(saved?.t != null
-            ? { resume: saved.id, at: { t: saved.t, actions: saved.actions, fork: saved.fork } }
-            : {}),
+          ...resumeOf(saved),
           ...(link ? { link: { actions: link.actions, fork: link.fork } } : {})
         },
         'loaded'
@@ -110,7 +106,9 @@ export class RunLoader {
       return r.errors;
     }
     pg.errors = [];
-    this.#runs.started(r.run, key, typeof data.seed === 'number' ? data.seed : null);
+    // Where the run begins: its start, or the fork point a link's fork opens at.
+    const begins = link?.fork ? r.start + link.fork.spec.atMs : r.start;
+    this.#runs.started(r.run, key, typeof data.seed === 'number' ? data.seed : null, begins);
     pg.resumed = r.resumed.A + r.resumed.B > 0 ? r.resumed : null;
     // The editors show the lanes as the run has them: after a reload, as at t (a restart there
     // drops what lay ahead); from a link, after the sender's changes.
