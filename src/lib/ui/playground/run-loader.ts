@@ -45,13 +45,26 @@ export interface LoadOptions {
   note?: string;
 }
 
+/** Whether this page is a reload (or a return) of the tab's page; true where nothing says. */
+function reopened(): boolean {
+  const nav =
+    typeof performance !== 'undefined' && typeof performance.getEntriesByType === 'function'
+      ? (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined)
+      : undefined;
+  return !nav || nav.type === 'reload' || nav.type === 'back_forward';
+}
+
 export class RunLoader {
   readonly #pg: LoadTarget;
   readonly #client: () => SimClient | null;
   /** What this tab remembers of its run for a reload (sessionStorage). */
   readonly #runs: RunMemory;
-  /** The first load after the page opens may resume the tab's run; Reset, a seed or a scenario never do. */
-  #mayResume = true;
+  /**
+   * The first load after the page opens may resume the tab's run — when the page was reloaded
+   * (or gone back to), not when it was opened afresh: a lesson's "open in the playground" or a
+   * link opened again in the tab is a new run. Reset, a seed or a scenario never resume.
+   */
+  #mayResume = reopened();
 
   constructor(pg: LoadTarget, client: () => SimClient | null, runs: RunMemory) {
     this.#pg = pg;
