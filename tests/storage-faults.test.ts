@@ -39,7 +39,8 @@ const laneBHeader = (page: Page) => page.getByRole('columnheader', { name: /^B /
 async function expectReloadFinds(page: Page, saved: number) {
   await page.unrouteAll();
   await page.reload();
-  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  // The run had ended: it resumes at its end (Play has nothing left to play).
+  await expect(page.getByRole('button', { name: 'Reset', exact: true })).toBeEnabled();
   if (saved > 0)
     await expect(page.getByRole('status').filter({ hasText: 'Resumed' })).toContainText(
       `lane B found ${saved} stored decisions`

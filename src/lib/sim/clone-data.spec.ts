@@ -252,13 +252,13 @@ describe('LifetimeTracker', () => {
     x.dialog('A', dialog({ requestId: 4, t: T0 + 50_000 })),
     commit(x, T0 + 52_000, 'new', T0 + 90_000),
     x.dialog('A', dialog({ requestId: 5, t: T0 + 60_000 })),
-    x.store('A', T0 + 70_000, { type: 'opened', scope: 'connection' }),
+    x.store('A', T0 + 70_000, { type: 'opened', scope: 'connection', held: [] }),
     x.dialog('A', dialog({ requestId: 6, t: T0 + 75_000 }))
   ];
 
   it('a copy judges dialogs as the original would', () => {
     const a = new LifetimeTracker();
-    a.store('A', T0, { type: 'opened', scope: 'durable' });
+    a.store('A', T0, { type: 'opened', scope: 'durable', held: [] });
     commit(a, T0 + 3_000, 'old', T0 + 63_000);
     expect(a.dialog('A', dialog({ requestId: 1, t: T0 + 3_000 }))).toBeNull();
     const b = copy(a);
@@ -281,7 +281,7 @@ describe('LifetimeTracker', () => {
 
   it('changing the copy leaves the original as it was', () => {
     const a = new LifetimeTracker();
-    a.store('A', T0, { type: 'opened', scope: 'durable' });
+    a.store('A', T0, { type: 'opened', scope: 'durable', held: [] });
     commit(a, T0 + 3_000, 'old', T0 + 63_000);
     a.dialog('A', dialog({ requestId: 1, t: T0 + 3_000 }));
     const twin = copy(a);
@@ -331,7 +331,7 @@ describe('InvariantChecker', () => {
       });
     const store = (...args: Parameters<InvariantChecker['store']>) =>
       out.push((c) => c.store(...args));
-    store('A', T0, { type: 'opened', scope: 'durable' });
+    store('A', T0, { type: 'opened', scope: 'durable', held: [] });
     let id = 0;
     // A retry loop on one identity, flagged late: loops-flagged broken once.
     for (let i = 0; i < 6; i++) {

@@ -57,6 +57,13 @@ export type Command =
         /** The fork the run was on (its `actions` are then those taken after it; actions.ts). */
         fork?: TimelineFork | null;
       };
+      /**
+       * A run opened from a share link (issue #18): the sender's actions with their times (on a
+       * fork, those taken after it) and the fork, with the actions each fork was made on. The
+       * run starts at the fork point (else at the start) and applies the actions where they were
+       * as it reaches them. Ignored with `at` (the tab's own run is resumed instead).
+       */
+      link?: { actions: TimelineAction[]; fork?: TimelineFork | null };
     }
   /** Run until virtual time `to` (clamped to the end), at most `maxEvents` events. */
   | { type: 'advance'; to: number; maxEvents?: number }
@@ -302,8 +309,20 @@ export type Reply =
     }
   | { type: 'checkpoints'; checkpoints: ViewCheckpoint[] }
   | { type: 'forkState'; fork: ForkSpec | null; forks: ForkSpec[] }
-  /** On a fork, `actions` are those taken after it; `fork` what re-creates it. */
-  | { type: 'timeline'; t: number; actions: TimelineAction[]; fork: TimelineFork | null }
+  /**
+   * On a fork, `actions` are those taken after it; `fork` what re-creates it. `ahead`: after a
+   * seek back, the later actions the run applies again as it reaches them (a share link carries
+   * them; a reload re-applies those up to where the run was). `human`: who answered dialogs
+   * when the run was loaded (later changes are actions).
+   */
+  | {
+      type: 'timeline';
+      t: number;
+      actions: TimelineAction[];
+      fork: TimelineFork | null;
+      ahead: TimelineAction[];
+      human: LaneId[];
+    }
   | { type: 'forked'; ok: true; t: number; auditRows: number }
   | { type: 'forked'; ok: false; errors: ScenarioError[] }
   | { type: 'breakpoints'; ok: true; conditions: string[] }

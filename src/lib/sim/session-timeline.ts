@@ -8,7 +8,7 @@ import { applyAction, replayFrom, replayTo } from './checkpoint';
 import type { Simulation, SimulationOptions, TimelineAction } from './engine';
 import { forkChain, type ForkChain, type ForkSpec } from './fork';
 import type { Reply, TimelineFork } from './protocol';
-import type { Scenario } from './scenario';
+import type { LaneId, Scenario } from './scenario';
 
 /**
  * The fork a run is on: made from `base` (the actions of the branch it was made on) on top of
@@ -159,12 +159,38 @@ export function resumeAt(
   return { sim: replayFrom(forked, timeline.actions, to), fork };
 }
 
-/** The `timeline` reply: where the run is and what re-creates it (on a fork, its own actions). */
-export function timelineOf(sim: Simulation, fork: RunFork | null): Reply {
+/**
+ * The `timeline` reply: where the run is and what re-creates it (on a fork, its own actions), the
+ * actions still ahead of it after a seek back, and who answered dialogs when it was loaded.
+ */
+export function timelineOf(
+  sim: Simulation,
+  fork: RunFork | null,
+  ahead: readonly TimelineAction[],
+  human: readonly LaneId[]
+): Reply {
   return {
     type: 'timeline',
     t: sim.now,
     actions: fork ? sim.actions.slice(fork.from) : [...sim.actions],
-    fork: fork ? toTimeline(fork) : null
+    fork: fork ? toTimeline(fork) : null,
+    ahead: [...ahead],
+    human: [...human]
   };
+}
+
+/**
+ * A run opened from a share link (issue #18): the fork it is on (and the forks it was made on)
+ * re-created at its fork point, without the run played on from there; off any fork, the engine
+ * as loaded. The link's own actions after that are the run's actions ahead (the session applies
+ * them where they were as the run reaches them).
+ */
+export function linkedFork(
+  scenario: Scenario,
+  opts: SimulationOptions,
+  fork: TimelineFork,
+  make: Make
+): { sim: Simulation; fork: RunFork } {
+  const run = fromTimeline(fork);
+  return { sim: createFork(scenario, opts, run, make), fork: run };
 }

@@ -99,3 +99,69 @@ describe('a reload mid-run (load with `at`)', () => {
       expect(end.lanes[id].counters).toEqual(cli.lanes[id].metrics.counters);
   });
 });
+
+describe('a run is never handed decisions from after its clock (issue #18 item 7)', () => {
+  it('a namespace whose decisions postdate the clock it is handed at breaks no-future-decisions', () => {
+    const data = read('reconnect-bypass');
+    const disk = namespace();
+    const before = new Session({ storage: disk });
+    const [l] = before.handle({ type: 'load', scenario: data });
+    if (l?.type !== 'loaded' || !l.ok) throw new Error('not loaded');
+    snap(before.handle({ type: 'advance', to: l.end }));
+    const held = disk.stores.B.count();
+    expect(held).toBeGreaterThan(0);
+    // What the page did on a reload after the end: the run's namespace at a fresh clock.
+    const after = new Session({ storage: disk });
+    after.handle({ type: 'load', scenario: data, resume: 'r-test' });
+    const view = snap(after.handle({ type: 'advance', to: l.start }));
+    const g = view.guarantees.find((x) => x.id === 'no-future-decisions');
+    expect(g).toMatchObject({ status: 'broken', violations: held, checked: held });
+    expect(g!.offenders[0]).toMatchObject({ lane: 'B', t: l.start });
+  });
+
+  it('a reload at the end resumes there: the decisions handed over are the run’s own, none later', () => {
+    const data = read('reconnect-bypass');
+    const disk = namespace();
+    const before = new Session({ storage: disk });
+    const [l] = before.handle({ type: 'load', scenario: data });
+    if (l?.type !== 'loaded' || !l.ok) throw new Error('not loaded');
+    const end = snap(before.handle({ type: 'advance', to: l.end }));
+    const [timeline] = only(before.handle({ type: 'timeline' }), 'timeline');
+    const after = new Session({ storage: disk });
+    const rs = after.handle({
+      type: 'load',
+      scenario: data,
+      resume: 'r-test',
+      at: { t: timeline!.t, actions: timeline!.actions }
+    });
+    expect(only(rs, 'restarted')[0]!.report.t).toBe(l.end);
+    const view = snap(after.handle({ type: 'advance', to: l.end }));
+    expect(view.lanes.B.counters).toEqual(end.lanes.B.counters);
+    // Held, so not listed (handover.ts); nothing broken.
+    expect(view.guarantees.some((x) => x.id === 'no-future-decisions')).toBe(false);
+    expect(view.guarantees.filter((x) => x.status === 'broken')).toEqual([]);
+  });
+});
+
+describe('runs are isolated', () => {
+  it('a new load after a seek back carries none of the old run’s later edits', () => {
+    const data = read('reconnect-bypass');
+    const s = new Session();
+    const [l] = s.handle({ type: 'load', scenario: data });
+    if (l?.type !== 'loaded' || !l.ok) throw new Error('not loaded');
+    s.handle({ type: 'advance', to: l.start + 3 * MIN });
+    s.handle({
+      type: 'setConfig',
+      lane: 'A',
+      client: { store: 'durable' },
+      what: 'lane A durable'
+    });
+    s.handle({ type: 'advance', to: l.start + 10 * MIN });
+    // Back before the edit: it waits ahead, to be applied again as the run reaches it.
+    s.handle({ type: 'seek', t: l.start + MIN });
+    s.handle({ type: 'load', scenario: data }); // Reset: a new run of the scenario as loaded
+    const end = snap(s.handle({ type: 'advance', to: l.end }));
+    expect(end.marks.filter((m) => m.what === 'lane A durable')).toEqual([]);
+    expect(end.lanes.A.scope).toBe('connection');
+  });
+});

@@ -14,7 +14,7 @@ import type { RunGuard } from './guard';
 import type { Command, Reply, Snapshot, StorageView } from './protocol';
 import { digestRun } from './report';
 import { restartNotice } from './restart';
-import { LANE_IDS, parseScenario, type LaneId } from './scenario';
+import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
 import { NotCloneable } from '../machine/clone';
 import { replayFrom } from './checkpoint';
 import { EngineCheckpoints } from './engine-checkpoints';
@@ -23,6 +23,7 @@ import {
   branchAt,
   createFork,
   FutureActions,
+  linkedFork,
   ownActions,
   recreateAt,
   resumeAt,
@@ -126,6 +127,18 @@ export class Session {
     return this.#next === this.#storage;
   }
 
+  /**
+   * Whether `cmd` re-simulates the run from its start, so that the worker must set a fresh
+   * namespace first (a seek back no engine checkpoint serves in place, a valid fork): the
+   * abandoned branch's durable decisions stay behind in the old one.
+   */
+  rewinds(cmd: Command): boolean {
+    const sim = this.sim;
+    if (!sim) return false;
+    if (cmd.type === 'seek') return cmd.t < sim.now && !this.canRestoreInPlace(cmd.t);
+    return cmd.type === 'fork' && parseFork(cmd.fork, sim.scenario).ok;
+  }
+
   /** The engine checkpoints a seek back can restore from (the benchmarks read them). */
   get engineCheckpoints(): EngineCheckpoints {
     return this.#copies;
@@ -146,7 +159,14 @@ export class Session {
       case 'load':
         return this.#loadAt(cmd);
       case 'timeline':
-        return [timelineOf(this.#need(), this.#run?.fork ?? null)];
+        return [
+          timelineOf(
+            this.#need(),
+            this.#run?.fork ?? null,
+            this.#future.list,
+            this.#run?.human ?? []
+          )
+        ];
       case 'fork?':
         this.#need();
         return [
@@ -328,13 +348,19 @@ export class Session {
     this.#copies.maybeTake(this.sim, this.#guard, this.#recorder.counts());
   }
 
-  #load(cmd: Extract<Command, { type: 'load' }>): Reply {
+  /** `create`: how the run's first engine is made (by default, the scenario from its start). */
+  #load(
+    cmd: Extract<Command, { type: 'load' }>,
+    create?: (scenario: Scenario, run: LoadedRun) => Create
+  ): Reply {
     const r = parseScenario(cmd.scenario);
     if (!r.ok) return { type: 'loaded', ok: false, errors: r.errors };
     this.#audit = [];
     this.#kept = { A: new Map(), B: new Map() };
     this.#tokens.clear();
     this.#ff = null;
+    // The last run's actions still ahead of it (after a seek back) are not this run's.
+    this.#future.list = [];
     this.#copies.clear(this.#copyEvery);
     const storage = (this.#storage = this.#next);
     this.#run = {
@@ -344,7 +370,10 @@ export class Session {
       ...(cmd.seed !== undefined ? { seed: cmd.seed } : {}),
       ...(cmd.trace ? { trace: cmd.trace } : {})
     };
-    this.sim = this.#build(storage, (opts, make) => make(r.scenario, opts));
+    this.sim = this.#build(
+      storage,
+      create?.(r.scenario, this.#run) ?? ((opts, make) => make(r.scenario, opts))
+    );
     return {
       type: 'loaded',
       ok: true,
@@ -365,7 +394,7 @@ export class Session {
    */
   #loadAt(cmd: Extract<Command, { type: 'load' }>): Reply[] {
     const at = cmd.at;
-    if (!at) return [this.#load(cmd)];
+    if (!at) return [cmd.link ? this.#loadLinked(cmd, cmd.link) : this.#load(cmd)];
     // Run memory is the page's sessionStorage: checked as any outside input, paths and all.
     const timeline = parseTimeline(at);
     if (!timeline.ok) return [{ type: 'loaded', ok: false, errors: timeline.errors }];
@@ -400,6 +429,40 @@ export class Session {
       { ...loaded, resumed, auditRows },
       { type: 'restarted', report, notice: restartNotice(report) }
     ];
+  }
+
+  /**
+   * A run opened from a share link (issue #18): its fork re-created at the fork point, and the
+   * sender's actions after that applied where they were as the run reaches them — the run the
+   * sender saw, edits at their times, not as settings from t = 0. A link that does not fit the
+   * scenario (damaged, or made by a build whose runs differ) is refused, saying where.
+   */
+  #loadLinked(
+    cmd: Extract<Command, { type: 'load' }>,
+    link: NonNullable<Extract<Command, { type: 'load' }>['link']>
+  ): Reply {
+    const timeline = parseTimeline({ t: 0, ...link }, '$.link');
+    if (!timeline.ok) return { type: 'loaded', ok: false, errors: timeline.errors };
+    const fork = timeline.fork;
+    let loaded: Reply;
+    try {
+      loaded = this.#load(
+        cmd,
+        fork
+          ? (scenario, run) => (opts, make) => {
+              const made = linkedFork(scenario, opts, fork, make);
+              run.fork = made.fork;
+              return made.sim;
+            }
+          : undefined
+      );
+    } catch (e) {
+      this.sim = null;
+      const message = e instanceof Error ? e.message : String(e);
+      return { type: 'loaded', ok: false, errors: [{ path: '$.link', message }] };
+    }
+    if (loaded.type === 'loaded' && loaded.ok) this.#future.list = [...timeline.actions];
+    return loaded;
   }
 
   /**

@@ -7,9 +7,12 @@
 import type { StoredDecision } from '../machine/types';
 import type { DecisionStore, MaybePromise } from '../store/decision-store';
 
-/** What happened to a lane's store. `opened` starts every lifetime afresh (a new, empty store). */
+/**
+ * What happened to a lane's store. `opened` starts every lifetime afresh; `held` is what the store
+ * already holds when it is handed to the run (a reload's durable namespace), else empty.
+ */
 export type StoreEvent =
-  | { type: 'opened'; scope: DecisionStore['scope'] }
+  | { type: 'opened'; scope: DecisionStore['scope']; held: readonly StoredDecision[] }
   | { type: 'commit'; scope: DecisionStore['scope']; connection: string; decision: StoredDecision }
   | { type: 'invalidate'; server: string }
   | { type: 'close'; scope: DecisionStore['scope']; server: string; connection: string }
@@ -72,6 +75,8 @@ export class TappedStore implements DecisionStore {
 
 /** Wrap `store` so that `observe` sees every change to it; reports `opened` at once. */
 export function tapStore(store: DecisionStore, observe: StoreObserver): DecisionStore {
-  observe({ type: 'opened', scope: store.scope });
+  // A store that answers later cannot say now what it holds: its hand-over goes unchecked.
+  const held = store.entries();
+  observe({ type: 'opened', scope: store.scope, held: Array.isArray(held) ? held : [] });
   return new TappedStore(store, observe);
 }

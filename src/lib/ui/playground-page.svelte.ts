@@ -10,6 +10,7 @@ import type { LaneId } from '$lib/sim/scenario';
 import { nextSpeed, type Playground } from './playground.svelte';
 import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
 import { decodeScenarioHash } from './share';
+import { readLink, type LinkRead } from './link-run';
 
 /** What the page needs from the browser. */
 export interface PageHost {
@@ -21,14 +22,7 @@ export interface PageHost {
   replaceUrl(url: string): void;
 }
 
-/** Virtual time since the scenario's start as h:mm:ss. */
-export function formatSimTime(ms: number): string {
-  const s = Math.floor(ms / 1000);
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const sec = s % 60;
-  return `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}`;
-}
+export { formatSimTime } from './sim-time';
 
 /** How many times one lane's figure is the other's ("same", "3.5×", "12×"; "" when one is 0). */
 export function ratio(a: number, b: number): string {
@@ -66,6 +60,12 @@ export class PlaygroundPage {
   storedNote = $state<Record<LaneId, string>>({ A: '', B: '' });
   loadError = $state('');
 
+  /**
+   * A shared link's forks for the page's time travel to make once its scenario loads (the forks
+   * of a link without a timeline, as such links always loaded); set by the view.
+   */
+  onLinkFork: ((scenario: unknown, fork: unknown) => void) | null = null;
+
   constructor(pg: Playground, host: PageHost) {
     this.pg = pg;
     this.#host = host;
@@ -83,7 +83,13 @@ export class PlaygroundPage {
     let linkError = '';
     if (hash.startsWith('#s=')) {
       const d = decodeScenarioHash(hash);
-      const err = d.ok ? await this.loadData(d.data, 'link') : d.error;
+      let err = d.ok ? null : d.error;
+      if (d.ok) {
+        // The sender's timeline (issue #18), and the forks when it does not hold them.
+        const link = await readLink(hash);
+        this.onLinkFork?.(d.data, link.fork);
+        err = await this.loadData(d.data, 'link', link);
+      }
       if (!err) {
         this.picked = '';
         return;
@@ -110,8 +116,15 @@ export class PlaygroundPage {
     this.seedText = String(this.pg.seed);
   }
 
-  /** Upload or shared link: resolves to an error message, or null when it is being loaded. */
-  async loadData(data: unknown, from: 'file' | 'link' = 'file'): Promise<string | null> {
+  /**
+   * Upload or shared link: resolves to an error message, or null when it is being loaded. A link
+   * may carry the sender's timeline (`link.run`), or say why it could not be read.
+   */
+  async loadData(
+    data: unknown,
+    from: 'file' | 'link' = 'file',
+    link?: LinkRead
+  ): Promise<string | null> {
     if (!data || typeof data !== 'object' || Array.isArray(data))
       return from === 'link'
         ? 'it does not hold a scenario object.'
@@ -128,7 +141,11 @@ export class PlaygroundPage {
         from === 'link' ? 'the scenario in the link is not valid' : 'Scenario not loaded';
       return `${what}: ${shown.join('; ')}${more}`;
     }
-    void this.pg.load(data as Record<string, unknown>).then((errors) => {
+    const opts = {
+      ...(link?.run ? { link: link.run } : {}),
+      ...(link?.problem ? { note: link.problem } : {})
+    };
+    void this.pg.load(data as Record<string, unknown>, opts).then((errors) => {
       this.loadError = errors.length
         ? `Scenario not loaded: ${errors[0]!.path}: ${errors[0]!.message}`
         : '';

@@ -180,17 +180,98 @@ describe('client restarts in the playground', () => {
     pg.stop();
   });
 
-  it('a run that ended starts over on a reload (no restart notice)', async () => {
+  it('a run that ended resumes at its end on a reload: a client restart there, lane B’s numbers as they were, Simulate has nothing left', async () => {
     const b = browser();
     vi.stubGlobal('sessionStorage', b.sessionStorage);
     const first = await openPage(b);
-    first.worker.emit({ type: 'advance', to: first.pg.snapshot!.end }, null);
-    expect(JSON.parse(b.kv.get(RUN_KEY)!)).toMatchObject({ t: null });
+    const end = first.pg.snapshot!.end;
+    first.worker.emit({ type: 'advance', to: end }, null);
+    const was = first.pg.snapshot!;
+    expect(JSON.parse(b.kv.get(RUN_KEY)!)).toMatchObject({ t: end });
     first.pg.stop();
+
     const again = await openPage(b);
-    expect(again.pg.snapshot!.now).toBe(again.pg.snapshot!.start);
-    expect(again.pg.restarted).toBeNull();
-    again.pg.stop();
+    const pg = again.pg;
+    await vi.waitFor(() => expect(pg.restarted).not.toBeNull());
+    expect(pg.snapshot!.now).toBe(end);
+    expect(pg.snapshot!.done).toBe(true);
+    expect(pg.restarted!.report.t).toBe(end);
+    // The durable lane's figures are those the run ended with: nothing re-run over its decisions.
+    expect(pg.snapshot!.lanes.B.counters).toEqual(was.lanes.B.counters);
+    expect(pg.snapshot!.lanes.B.storedDecisions).toBe(was.lanes.B.storedDecisions);
+    // The restart at the end is `lab run --restart-at 1h`, lane A's request in flight cancelled.
+    const cli = cliCounters([end - pg.snapshot!.start]);
+    for (const id of LANE_IDS)
+      expect(pg.snapshot!.lanes[id].counters).toEqual(cli.lanes[id].metrics.counters);
+    expect(pg.snapshot!.guarantees.filter((g) => g.status === 'broken')).toEqual([]);
+    // Simulate 1 h again: the scenario has ended, the numbers stay.
+    pg.fastForward(1);
+    await vi.waitFor(() => expect(pg.ff).toBeNull());
+    expect(pg.snapshot!.lanes.B.counters).toEqual(was.lanes.B.counters);
+    pg.stop();
+  });
+
+  it('a forked run that ended is still the fork after a reload at its end', async () => {
+    const b = browser();
+    vi.stubGlobal('sessionStorage', b.sessionStorage);
+    const first = await openPage(b);
+    const start = first.pg.snapshot!.start;
+    const end = first.pg.snapshot!.end;
+    const fork = {
+      version: 1,
+      atMs: 10 * MIN,
+      lane: 'A',
+      change: { kind: 'config', client: { store: 'durable' } }
+    } as const;
+    await first.pg.travelRequest({ type: 'fork', fork }, (r) => r.type === 'snapshot');
+    await vi.waitFor(() =>
+      expect(JSON.parse(b.kv.get(RUN_KEY)!)).toMatchObject({ fork: { spec: fork } })
+    );
+    first.worker.emit({ type: 'advance', to: end }, null);
+    const was = first.pg.snapshot!;
+    expect(was.marks.some((m) => m.kind === 'fork')).toBe(true);
+    expect(JSON.parse(b.kv.get(RUN_KEY)!)).toMatchObject({ t: end });
+    first.pg.stop();
+
+    const again = await openPage(b);
+    const pg = again.pg;
+    await vi.waitFor(() => expect(pg.restarted).not.toBeNull());
+    expect(pg.snapshot!.now).toBe(end);
+    expect(pg.snapshot!.marks.filter((m) => m.kind === 'fork')).toHaveLength(1);
+    expect(pg.snapshot!.lanes.A.scope).toBe('durable');
+    expect(pg.snapshot!.lanes.B.counters).toEqual(was.lanes.B.counters);
+    expect(start).toBeLessThan(end);
+    pg.stop();
+  });
+
+  it('a reload at the end keeps an edit the run met again after a seek back', async () => {
+    const b = browser();
+    vi.stubGlobal('sessionStorage', b.sessionStorage);
+    const first = await openPage(b);
+    const start = first.pg.snapshot!.start;
+    const end = first.pg.snapshot!.end;
+    first.worker.emit({ type: 'advance', to: start + 3 * MIN }, null);
+    first.pg.setClient('A', { store: 'durable' }, 'lane A: store durable');
+    await vi.waitFor(() => expect(JSON.parse(b.kv.get(RUN_KEY)!).actions).toHaveLength(1));
+    first.worker.emit({ type: 'advance', to: start + 10 * MIN }, null);
+    // Back before the edit, then on to the end: the run meets the edit again where it was.
+    await first.pg.travelRequest({ type: 'seek', t: start + MIN }, (r) => r.type === 'snapshot');
+    // The timeline as the seek left it: the edit is ahead of the run, not behind it.
+    await vi.waitFor(() =>
+      expect(first.pg.timeline).toMatchObject({ t: start + MIN, actions: [], ahead: [{}] })
+    );
+    first.worker.emit({ type: 'advance', to: end }, null);
+    const was = first.pg.snapshot!;
+    expect(was.marks.filter((m) => m.what === 'lane A: store durable')).toHaveLength(1);
+    first.pg.stop();
+
+    const { pg } = await openPage(b);
+    await vi.waitFor(() => expect(pg.restarted).not.toBeNull());
+    expect(pg.snapshot!.now).toBe(end);
+    expect(pg.snapshot!.marks.filter((m) => m.what === 'lane A: store durable')).toHaveLength(1);
+    expect(pg.snapshot!.lanes.A.scope).toBe('durable');
+    expect(pg.snapshot!.lanes.B.counters).toEqual(was.lanes.B.counters);
+    pg.stop();
   });
 
   it('Simulate past the end says where the scenario ends; Extend runs the rest', async () => {

@@ -29,7 +29,9 @@ import { RunMemory } from './run-memory';
 import type { RestartReport } from '$lib/sim/restart';
 import { LivePlay } from './playground/live-play.svelte';
 import { PlaygroundReplies } from './playground/replies';
-import { RunLoader } from './playground/run-loader';
+import { RunLoader, type LoadOptions } from './playground/run-loader';
+import { leftOut } from './link-run';
+import type { RunTimeline } from '$lib/sim/link-timeline';
 import { travelRequest } from './playground/travel-request';
 
 export {
@@ -44,8 +46,17 @@ export {
 export { PANEL_MS, AUDIT_MS, SHOW_MS } from './playground/live-play.svelte';
 
 export class Playground {
-  /** The scenario as editable JSON data: what Share puts in the link. */
+  /** The scenario as editable JSON data, live edits applied: what the editors and the file show. */
   scenario = $state.raw<Record<string, unknown> | null>(null);
+  /**
+   * The scenario as it was loaded (its seed included), before any change made during the run:
+   * what a share link carries, beside the run's timeline (issue #18).
+   */
+  loaded: Record<string, unknown> | null = null;
+  /** The run's timeline as the worker last told it (its `timeline` reply). */
+  timeline: RunTimeline | null = null;
+  /** Virtual times at which stored decisions were cleared: no timeline action, so no link's. */
+  clearedAt: number[] = [];
   name = $state('');
   title = $state('');
   errors = $state.raw<ScenarioError[]>([]);
@@ -141,10 +152,7 @@ export class Playground {
   }
 
   /** Load scenario data (validated in the worker). Returns the errors, if any. */
-  load(
-    data: Record<string, unknown>,
-    opts: { trace?: TraceEvent[] } = {}
-  ): Promise<ScenarioError[]> {
+  load(data: Record<string, unknown>, opts: LoadOptions = {}): Promise<ScenarioError[]> {
     return this.#loader.load(data, opts);
   }
 
@@ -155,6 +163,33 @@ export class Playground {
         { ...this.scenario, seed: this.seed },
         this.trace ? { trace: this.trace } : {}
       );
+  }
+
+  /**
+   * What a share link carries of this run (issue #18): the scenario as it was loaded, its forks
+   * and its timeline — every change with its time — asked of the worker afresh, so a change made
+   * a moment ago is in it; and, in words, what the link cannot carry.
+   */
+  async sharedRun(): Promise<{
+    scenario: Record<string, unknown>;
+    fork: unknown;
+    timeline: unknown;
+    leftOut: string;
+  } | null> {
+    const data = this.loaded ?? this.scenario;
+    if (!data) return null;
+    const client = this.#client;
+    const t = client ? await client.request({ type: 'timeline' }, 'timeline') : this.timeline;
+    const start = this.snapshot?.start ?? 0;
+    const now = this.snapshot?.now ?? start;
+    const words = leftOut(
+      { trace: this.trace !== null, clearedAt: this.clearedAt.filter((x) => x <= now) },
+      start
+    );
+    if (!t) return { scenario: data, fork: null, timeline: null, leftOut: words };
+    const { linkOf } = await import('$lib/sim/link-timeline');
+    const link = linkOf(t);
+    return { scenario: data, fork: link.fork, timeline: link.timeline, leftOut: words };
   }
 
   async setSeed(seed: number): Promise<void> {
@@ -213,7 +248,9 @@ export class Playground {
 
   async clearStored(lane: LaneId): Promise<number> {
     if (!this.#client) return 0;
+    const at = this.snapshot?.now;
     const r = await this.#client.request({ type: 'clearStored', lane }, 'cleared');
+    if (at !== undefined) this.clearedAt = [...this.clearedAt, at];
     return r.count;
   }
 
@@ -295,6 +332,9 @@ export class Playground {
   rewound(): void {
     this.auditTable.requery();
     this.inspection = null;
+    // A clear is no timeline action: a run re-made from before it never had it.
+    const now = this.snapshot?.now ?? 0;
+    this.clearedAt = this.clearedAt.filter((t) => t < now);
     const run = this.snapshot?.storage.run ?? null;
     if (run) this.#runs.moved(run);
   }

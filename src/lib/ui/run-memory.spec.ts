@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { TimelineAction } from '$lib/sim/engine';
-import { RUN_KEY, RunMemory, runKey, scenarioAfter, type KeyValue } from './run-memory';
+import { RUN_KEY, RunMemory, resumeOf, runKey, scenarioAfter, type KeyValue } from './run-memory';
 
 function memoryKv(): KeyValue & { map: Map<string, string> } {
   const map = new Map<string, string>();
@@ -30,6 +30,36 @@ describe('RunMemory', () => {
       actions: [restart],
       fork: null
     });
+  });
+
+  it('a run at its end is resumed there; one where it began is loaded again, never resumed (issue #18)', async () => {
+    const kv = memoryKv();
+    const m = new RunMemory(() => kv);
+    const start = 1_000_000;
+    m.started('r1', 'k', null, start);
+    m.at(start);
+    expect(resumeOf(await m.read())).toEqual({});
+    // The end is a place like any other: the namespace goes with the time it belongs to.
+    m.at(start + 3_600_000);
+    expect(resumeOf(await m.read())).toEqual({
+      resume: 'r1',
+      at: { t: start + 3_600_000, actions: [], fork: null }
+    });
+    // Back where it began (a seek to the start): loaded again, in a fresh namespace.
+    m.timeline(start, [], null);
+    expect(resumeOf(await m.read())).toEqual({});
+    // A link's run begins at its fork point: a reload there opens the link again.
+    m.started('r2', 'k', null, start + 600_000);
+    m.at(start + 600_000);
+    expect((await m.read())?.t).toBeNull();
+    m.at(start + 600_001);
+    expect((await m.read())?.t).toBe(start + 600_001);
+  });
+
+  it('a share link’s timeline is part of what was loaded: another link is another run', () => {
+    const data = { name: 'x', seed: 1 };
+    expect(runKey(data, null, undefined)).toBe(runKey(data, null));
+    expect(runKey(data, null, { actions: [restart] })).not.toBe(runKey(data, null));
   });
 
   it('a new load starts over; a run with nothing durable is not kept', async () => {

@@ -21,9 +21,13 @@ export interface SavedRun {
   key: string;
   /** The seed the run was loaded with (the seed field changes it; the URL does not carry it). */
   seed: number | null;
-  /** Virtual time the run had reached, or null at its start or once it has ended. */
+  /** Virtual time the run had reached (its end included), or null where it began. */
   t: number | null;
-  /** On a fork, the actions taken after it (the fork's own are in `fork.base`). */
+  /**
+   * On a fork, the actions taken after it (the fork's own are in `fork.base`); after a seek back,
+   * those still ahead of the run too (a reload re-applies the ones up to `t`: it would not know
+   * of those the run met again since).
+   */
   actions: TimelineAction[];
   /** The fork the run is on: the ForkSpec a share link's `&f=` carries, and its base actions. */
   fork: TimelineFork | null;
@@ -40,10 +44,15 @@ export interface KeyValue {
  * A short fingerprint of what was loaded, seed left out (it is kept beside): a reload resumes a
  * run only for the same scenario and trace.
  */
-export function runKey(data: Record<string, unknown>, trace: TraceEvent[] | null): string {
+export function runKey(
+  data: Record<string, unknown>,
+  trace: TraceEvent[] | null,
+  link?: unknown
+): string {
   const rest = { ...data };
   delete rest.seed;
-  const text = JSON.stringify([rest, trace]);
+  // A share link's timeline is part of what was loaded: another link of the scenario is another run.
+  const text = JSON.stringify(link === undefined ? [rest, trace] : [rest, trace, link]);
   let h = 0x811c9dc5;
   for (let i = 0; i < text.length; i++) h = Math.imul(h ^ text.charCodeAt(i), 0x01000193);
   return `${text.length}:${(h >>> 0).toString(36)}`;
@@ -71,6 +80,20 @@ export function scenarioAfter(
     else if (a.kind === 'policy') lanes[a.lane] = { ...lanes[a.lane], policy: a.policy };
   }
   return { ...data, lanes };
+}
+
+/**
+ * The `load` command's members that resume `saved` (none: the run starts over). The namespace
+ * goes only with the time it belongs to: its decisions are those of time t, and a run handed
+ * them at any other clock would replay a future it has not lived (issue #18).
+ */
+export function resumeOf(saved: SavedRun | null): {
+  resume?: string;
+  at?: { t: number; actions: TimelineAction[]; fork: TimelineFork | null };
+} {
+  return saved?.t != null
+    ? { resume: saved.id, at: { t: saved.t, actions: saved.actions, fork: saved.fork } }
+    : {};
 }
 
 function isSaved(v: unknown): v is SavedRun {
@@ -126,17 +149,34 @@ export class RunMemory {
     return { ...r, fork: timeline.fork };
   }
 
-  /** A run was loaded: remember it from its start (null id: nothing durable to resume). */
-  started(id: string | null, key: string, seed: number | null): void {
+  /**
+   * Where the run began (virtual ms): its start, or a share link's fork point. A reload there
+   * loads it again as it was loaded (a link's timeline ahead of it included).
+   */
+  #start = -Infinity;
+
+  /** A run was loaded: remember it from where it began (null id: nothing durable to resume). */
+  started(id: string | null, key: string, seed: number | null, start = -Infinity): void {
     this.#run = id ? { id, key, seed, t: null, actions: [], fork: null } : null;
+    this.#start = start;
     this.#write();
   }
 
-  /** The run is at `t` (null: at its start, or ended — a reload then starts it over). */
+  /**
+   * The run is at `t`. A reload resumes it there — at the end too, as a client restart at
+   * t = end — except where it began, where it is loaded again in a fresh namespace (null): either
+   * way never a fresh clock over decisions the run made later.
+   */
   at(t: number | null): void {
-    if (!this.#run || this.#run.t === t) return;
-    this.#run.t = t;
+    if (!this.#run) return;
+    const place = this.#place(t);
+    if (this.#run.t === place) return;
+    this.#run.t = place;
     this.#write();
+  }
+
+  #place(t: number | null): number | null {
+    return t !== null && t > this.#start ? t : null;
   }
 
   /**
@@ -155,9 +195,9 @@ export class RunMemory {
    */
   timeline(t: number, actions: TimelineAction[], fork: TimelineFork | null = null): void {
     if (!this.#run) return;
-    this.#run.t = t;
     this.#run.actions = actions;
     this.#run.fork = fork;
+    this.#run.t = this.#place(t);
     this.#write();
   }
 

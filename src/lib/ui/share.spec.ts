@@ -5,9 +5,11 @@ import { compressToEncodedURIComponent } from 'lz-string';
 import { parseScenario } from '../sim/scenario';
 import { defaultPolicy } from '../machine/policy';
 import { parseFork } from '../sim/fork';
+import { linkOf, parseLinkTimeline } from '../sim/link-timeline';
 import {
   decodeForkHash,
   decodeScenarioHash,
+  decodeTimelineHash,
   encodeScenarioHash,
   hasScenarioHash,
   HASH_PREFIX,
@@ -205,5 +207,107 @@ describe('a link carrying a fork (issue #10)', () => {
     const f = decodeForkHash(damaged);
     expect(f.ok).toBe(false);
     expect(!f.ok && f.error).toContain('the fork in the link is corrupted');
+  });
+
+  describe('the run’s timeline (issue #18)', () => {
+    const edit = {
+      t: Date.parse('2026-03-10T09:03:00Z'),
+      events: 412,
+      kind: 'policy',
+      lane: 'A',
+      policy: defaultPolicy()
+    } as const;
+    const restart = {
+      t: Date.parse('2026-03-10T09:20:00Z'),
+      events: 3000,
+      kind: 'restart'
+    } as const;
+
+    it('travels as &e= beside the fork, each part read back whole', () => {
+      const link = linkOf({
+        actions: [restart],
+        ahead: [],
+        fork: { spec: fork as never, base: [edit] },
+        human: []
+      });
+      expect(link.fork).toEqual(fork);
+      const hash = encodeScenarioHash(scenario, link.fork, link.timeline);
+      expect(hash).toMatch(/^#s=[^&]+&f=[^&]+&e=[^&]+$/);
+      expect(
+        decodeScenarioHash(hash).ok && (decodeScenarioHash(hash) as { data: unknown }).data
+      ).toEqual(scenario);
+      const f = decodeForkHash(hash);
+      const t = decodeTimelineHash(hash);
+      expect(f.ok && f.fork).toEqual(fork);
+      expect(t.ok && t.timeline).toEqual({ version: 1, actions: [restart], bases: [[edit]] });
+      const run = parseLinkTimeline(t.ok ? t.timeline : null, f.ok ? f.fork : null);
+      expect(run).toEqual({
+        ok: true,
+        run: { actions: [restart], fork: { spec: fork, base: [edit] }, human: [] }
+      });
+    });
+
+    it('a fork of a fork keeps each fork’s own branch, first fork first', () => {
+      const second = { ...fork, atMs: 1_200_000, lane: 'B' };
+      const link = linkOf({
+        actions: [],
+        ahead: [restart],
+        fork: { spec: second as never, base: [], parents: [{ spec: fork as never, base: [edit] }] },
+        human: ['B']
+      });
+      expect(link.fork).toEqual([fork, second]);
+      expect(link.timeline).toEqual({
+        version: 1,
+        actions: [restart],
+        bases: [[edit], []],
+        human: ['B']
+      });
+      const run = parseLinkTimeline(link.timeline, link.fork);
+      expect(run.ok && run.run.fork).toEqual({
+        spec: second,
+        base: [],
+        parents: [{ spec: fork, base: [edit] }]
+      });
+    });
+
+    it('a run nobody changed makes the link it always made; such a link carries no timeline', () => {
+      const link = linkOf({
+        actions: [],
+        ahead: [],
+        fork: { spec: fork as never, base: [] },
+        human: []
+      });
+      expect(link.timeline).toBeNull();
+      const hash = encodeScenarioHash(scenario, link.fork, link.timeline);
+      expect(hash).toBe(encodeScenarioHash(scenario, fork));
+      expect(decodeTimelineHash(hash)).toEqual({ ok: true, timeline: null });
+    });
+
+    it('a damaged timeline says so and where; the scenario and the fork still read', () => {
+      const hash = encodeScenarioHash(scenario, fork, {
+        version: 1,
+        actions: [{ ...restart, lane: 'A' }],
+        bases: [[]]
+      });
+      const t = decodeTimelineHash(hash);
+      const r = parseLinkTimeline(t.ok ? t.timeline : null, fork);
+      expect(r.ok ? [] : r.errors.map((e) => e.path)).toEqual(['$.actions[0].lane']);
+      expect(parseLinkTimeline({ version: 1, actions: [] }, fork)).toEqual({
+        ok: false,
+        errors: [
+          {
+            path: '$.bases',
+            message: 'the link has 1 fork and 0 lists of the actions they were made on'
+          }
+        ]
+      });
+      const cut = `${encodeScenarioHash(scenario, fork)}&e=%%%`;
+      expect(decodeScenarioHash(cut).ok).toBe(true);
+      expect(decodeForkHash(cut).ok).toBe(true);
+      expect(decodeTimelineHash(cut)).toEqual({
+        ok: false,
+        error: 'the timeline in the link is corrupted'
+      });
+    });
   });
 });

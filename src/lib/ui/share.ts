@@ -27,18 +27,61 @@ export type HashDecode = { ok: true; data: unknown } | { ok: false; error: strin
 
 /** What follows the scenario when the link carries a fork (issue #10): `#s=…&f=…`. */
 export const FORK_PREFIX = '&f=';
+/**
+ * What follows when the link carries the run's timeline (issue #18, sim/link-timeline.ts): every
+ * edit, restart and answer with its time, so the recipient's run is the sender's — `#s=…&e=…`.
+ */
+export const TIMELINE_PREFIX = '&e=';
 
 /**
  * `data` as JSON, compressed, prefixed `#s=`: ready to append to the page's address. With a fork
- * (a ForkSpec, sim/fork.ts), it follows as `&f=` and its own compressed JSON; `&` is outside the
- * compressed alphabet, so the two parts never run into each other.
+ * (a ForkSpec, sim/fork.ts), it follows as `&f=` and its own compressed JSON; with a timeline, as
+ * `&e=`. `&` is outside the compressed alphabet, so the parts never run into each other.
  */
-export function encodeScenarioHash(data: unknown, fork?: unknown): string {
+export function encodeScenarioHash(data: unknown, fork?: unknown, timeline?: unknown): string {
   const json = JSON.stringify(data);
   if (json === undefined) throw new TypeError('encodeScenarioHash: the value is not JSON');
-  const tail =
-    fork == null ? '' : FORK_PREFIX + compressToEncodedURIComponent(JSON.stringify(fork));
-  return HASH_PREFIX + compressToEncodedURIComponent(json) + tail;
+  const part = (prefix: string, v: unknown) =>
+    v == null ? '' : prefix + compressToEncodedURIComponent(JSON.stringify(v));
+  return (
+    HASH_PREFIX +
+    compressToEncodedURIComponent(json) +
+    part(FORK_PREFIX, fork) +
+    part(TIMELINE_PREFIX, timeline)
+  );
+}
+
+/** One `&x=` member of a link: from its prefix to the next member, or null when absent. */
+function member(hash: string, prefix: string): string | null {
+  const i = hash.indexOf(prefix);
+  if (i === -1) return null;
+  const from = i + prefix.length;
+  const end = hash.indexOf('&', from);
+  return hash.slice(from, end === -1 ? undefined : end).replace(/ /g, '+');
+}
+
+function decodeMember(
+  hash: string,
+  prefix: string,
+  what: string
+): { ok: true; value: unknown } | { ok: false; error: string } {
+  const payload = member(hash, prefix);
+  if (payload === null) return { ok: true, value: null };
+  if (payload.length > MAX_HASH_CHARS || !ALPHABET.test(payload))
+    return { ok: false, error: `the ${what} in the link is corrupted` };
+  let json: string | null = null;
+  try {
+    json = decompressFromEncodedURIComponent(payload);
+  } catch {
+    // Reported below.
+  }
+  if (!json || json.length > MAX_JSON_CHARS)
+    return { ok: false, error: `the ${what} in the link is corrupted: it does not decompress` };
+  try {
+    return { ok: true, value: JSON.parse(json) as unknown };
+  } catch (e) {
+    return { ok: false, error: `the ${what} in the link is not JSON (${(e as Error).message})` };
+  }
 }
 
 /**
@@ -48,24 +91,20 @@ export function encodeScenarioHash(data: unknown, fork?: unknown): string {
 export function decodeForkHash(
   hash: string
 ): { ok: true; fork: unknown } | { ok: false; error: string } {
-  const i = hash.indexOf(FORK_PREFIX);
-  if (i === -1) return { ok: true, fork: null };
-  const payload = hash.slice(i + FORK_PREFIX.length).replace(/ /g, '+');
-  if (payload.length > MAX_HASH_CHARS || !ALPHABET.test(payload))
-    return { ok: false, error: 'the fork in the link is corrupted' };
-  let json: string | null = null;
-  try {
-    json = decompressFromEncodedURIComponent(payload);
-  } catch {
-    // Reported below.
-  }
-  if (!json || json.length > MAX_JSON_CHARS)
-    return { ok: false, error: 'the fork in the link is corrupted: it does not decompress' };
-  try {
-    return { ok: true, fork: JSON.parse(json) as unknown };
-  } catch (e) {
-    return { ok: false, error: `the fork in the link is not JSON (${(e as Error).message})` };
-  }
+  const r = decodeMember(hash, FORK_PREFIX, 'fork');
+  return r.ok ? { ok: true, fork: r.value } : r;
+}
+
+/**
+ * The run's timeline a scenario link carries (`…&e=…`): null when it carries none (a link made
+ * before the member existed, or of a run nobody changed), the decoded JSON value (validate it
+ * with `parseLinkTimeline`), or what is wrong with it.
+ */
+export function decodeTimelineHash(
+  hash: string
+): { ok: true; timeline: unknown } | { ok: false; error: string } {
+  const r = decodeMember(hash, TIMELINE_PREFIX, 'timeline');
+  return r.ok ? { ok: true, timeline: r.value } : r;
 }
 
 /** Whether the address's fragment is meant to be a scenario (`#s=…`), valid or not. */
@@ -87,8 +126,9 @@ export function decodeScenarioHash(hash: string): HashDecode {
     };
   }
   // Mail and chat clients turn "+" into a space or percent-encode the odd character on the way.
-  // A fork, if the link carries one, follows the scenario (`decodeForkHash` reads it).
-  const end = h.indexOf(FORK_PREFIX);
+  // A fork and a timeline, if the link carries them, follow the scenario (`decodeForkHash`,
+  // `decodeTimelineHash`): the scenario ends at the first `&`, which its alphabet never holds.
+  const end = h.indexOf('&');
   let payload = h.slice(HASH_PREFIX.length, end === -1 ? undefined : end).trim();
   if (/%[0-9A-Fa-f]{2}/.test(payload)) {
     try {

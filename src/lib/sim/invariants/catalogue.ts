@@ -19,6 +19,7 @@ export const INVARIANTS = {
   'verdicts-only': 'The store holds verdicts only, never a completion',
   'denials-true':
     'Denials say what is true: an exhausted window could not pay, a replay names the window’s reset',
+  'no-future-decisions': 'A run is never handed stored decisions decided after its clock',
   'frames-conform': 'Every frame conforms to the MCP SDK schema',
   'totals-match': "The lane's counters equal its audit log",
   'same-bytes': 'The same scenario and seed give the same bytes'
@@ -104,6 +105,8 @@ export function rowsBehind(id: InvariantId, status: GuaranteeStatus, r: AuditRec
       return !r.silenced;
     case 'denials-true':
       return r.reason === 'policy.budget_exhausted' || r.reason === 'policy.rate_limit';
+    case 'no-future-decisions':
+      return false; // a store's hand-over, not a request: no audit row stands behind it
     case 'totals-match':
     case 'same-bytes':
       return true;

@@ -25,6 +25,7 @@ import {
 } from './catalogue';
 import { summarise, type Pending } from './summaries';
 import { checkDenialFrame, checkExhaustedPremise, type WindowsAt } from './denial-truth';
+import { checkHandover } from './handover';
 
 /** Returns what is wrong with a frame, or null when it conforms. */
 export type FrameValidator = (frame: Frame) => string | null;
@@ -254,6 +255,7 @@ export class InvariantChecker {
           what: `the decision for ${e.decision.identity} ${problem}`
         });
     }
+    if (e.type === 'opened') checkHandover(this.#t['no-future-decisions'], lane, t, e.held);
     this.#lifetimes.store(lane, t, e, currentHash);
   }
 

@@ -154,7 +154,7 @@ describe('one-consent', () => {
 
   it('a retry that arrives while the first dialog is open gets a second dialog: broken', () => {
     const c = new InvariantChecker({ cards });
-    c.store('A', T0, { type: 'opened', scope: 'durable' });
+    c.store('A', T0, { type: 'opened', scope: 'durable', held: [] });
     const first = dialog({ requestId: 1, t: T0 + 200_000, durationMs: 200_000 });
     const retry = dialog({ requestId: 2, t: T0 + 205_000, durationMs: 200_000 - 5_000 });
     answer(c, retry, denial(2));
@@ -166,7 +166,7 @@ describe('one-consent', () => {
 
   it('a dialog while a stored decision is live is broken; after it expires, asking again is fine', () => {
     const c = new InvariantChecker({ cards });
-    c.store('A', T0, { type: 'opened', scope: 'durable' });
+    c.store('A', T0, { type: 'opened', scope: 'durable', held: [] });
     const first = dialog({ requestId: 1, t: T0 + 3_000 });
     c.store('A', T0 + 3_000, {
       type: 'commit',
@@ -187,7 +187,7 @@ describe('one-consent', () => {
 
   it('a reconnect (connection scope), a policy edit or a new store starts a new lifetime', () => {
     const c = new InvariantChecker({ cards });
-    c.store('A', T0, { type: 'opened', scope: 'connection' });
+    c.store('A', T0, { type: 'opened', scope: 'connection', held: [] });
     const commit = (t: number, connection: string) =>
       c.store('A', t, { type: 'commit', scope: 'connection', connection, decision: decision() });
     const a = dialog({ requestId: 1, t: T0 + 3_000 });
@@ -199,7 +199,7 @@ describe('one-consent', () => {
     c.store('A', T0 + 20_000, { type: 'invalidate', server: 's' });
     const d = dialog({ requestId: 2, connection: 's#2', t: T0 + 30_000 });
     answer(c, d, denial(2));
-    c.store('A', T0 + 40_000, { type: 'opened', scope: 'durable' });
+    c.store('A', T0 + 40_000, { type: 'opened', scope: 'durable', held: [] });
     const e = dialog({ requestId: 3, connection: 's#2', t: T0 + 50_000 });
     answer(c, e, denial(3));
     const x = of(results(c, [a, b, d, e]), 'one-consent');
@@ -211,7 +211,7 @@ describe('one-consent', () => {
 describe('one-consent across a policy edit', () => {
   it('a decision committed under the old policy after an edit starts no lifetime', () => {
     const c = new InvariantChecker({ cards });
-    c.store('A', T0, { type: 'opened', scope: 'durable' });
+    c.store('A', T0, { type: 'opened', scope: 'durable', held: [] });
     const commit = (t: number, policyHash: string) =>
       c.store('A', t, {
         type: 'commit',
@@ -241,7 +241,7 @@ describe('one-consent across a policy edit', () => {
 describe('one-consent: a dialog open across an edit', () => {
   it('ends its lifetime at the edit, though its record arrives after (found by the fuzz test)', () => {
     const c = new InvariantChecker({ cards });
-    c.store('A', T0, { type: 'opened', scope: 'durable' });
+    c.store('A', T0, { type: 'opened', scope: 'durable', held: [] });
     const dialog = (id: number, t: number, durationMs: number) =>
       record({ requestId: id, t, consentShown: true, consent: 'timeout', durationMs });
     c.store('A', T0 + 1, { type: 'invalidate', server: 's' });
@@ -253,7 +253,7 @@ describe('one-consent: a dialog open across an edit', () => {
     expect(of(results(c, [after, before]), 'one-consent').status).toBe('held');
     // Without the edit, the same two dialogs are a repeat.
     const d = new InvariantChecker({ cards });
-    d.store('A', T0, { type: 'opened', scope: 'durable' });
+    d.store('A', T0, { type: 'opened', scope: 'durable', held: [] });
     answer(d, after, denial(2));
     answer(d, before, denial(1));
     expect(of(results(d, [after, before]), 'one-consent').violations).toBe(1);
@@ -401,6 +401,36 @@ describe('replays, the store, conformance and the counters', () => {
     const x = of(results(c, []), 'verdicts-only');
     expect(x.summary).toBe('1 of 2 stored decisions hold verdicts only');
     expect(x.offenders[0]!.what).toBe("the decision for s:abc holds 'text' besides the verdict");
+  });
+
+  it('a store handed over holding decisions from after the clock breaks no-future-decisions', () => {
+    const c = new InvariantChecker({ cards });
+    // A run with nothing handed over does not list it.
+    c.store('B', T0, { type: 'opened', scope: 'durable', held: [] });
+    expect(results(c, []).some((r) => r.id === 'no-future-decisions')).toBe(false);
+    // A reload's namespace at t: its decisions of t and before are the run's own.
+    const t = T0 + 60_000;
+    c.store('B', t, {
+      type: 'opened',
+      scope: 'durable',
+      held: [decision({ decidedAt: T0 }), decision({ identity: 's:def', decidedAt: t })]
+    });
+    // Held: not listed (a re-simulation of the same timeline hands nothing over: handover.ts).
+    expect(results(c, []).some((r) => r.id === 'no-future-decisions')).toBe(false);
+    // Handed to a fresh clock: a decision from later is a future the run has not lived.
+    c.store('B', T0, {
+      type: 'opened',
+      scope: 'durable',
+      held: [decision({ identity: 's:ghi', decidedAt: t })]
+    });
+    const x = of(results(c, []), 'no-future-decisions');
+    expect(x).toMatchObject({ status: 'broken', violations: 1, checked: 3 });
+    expect(x.summary).toBe(
+      "1 of 3 stored decisions handed over were decided after the run's clock"
+    );
+    expect(x.offenders[0]!.what).toBe(
+      `the store handed over at ${new Date(T0).toISOString()} holds the decision for s:ghi, decided 60,000 ms later`
+    );
   });
 
   it('frames are held to the MCP SDK schema', () => {

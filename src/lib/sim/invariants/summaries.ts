@@ -5,6 +5,7 @@
  */
 import type { LaneCounters } from '../metrics';
 import { INVARIANTS, n, plural, Tally, type InvariantId, type InvariantResult } from './catalogue';
+import { handoverSummary } from './handover';
 
 /** A request the checker has seen arrive and not yet seen answered. */
 export interface Pending {
@@ -171,6 +172,8 @@ export function summarise(
           : 'no window claims yet'
     )
   );
+  const h = t['no-future-decisions'];
+  if (h.violations) out.push(result('no-future-decisions', h, h.checked, handoverSummary(h)));
   if (s.validating) {
     const f = t['frames-conform'];
     out.push(

@@ -27,6 +27,7 @@ export type ReplyTarget = Pick<
   | 'notice'
   | 'inspection'
   | 'inspecting'
+  | 'timeline'
 >;
 
 export class PlaygroundReplies {
@@ -56,7 +57,8 @@ export class PlaygroundReplies {
         this.#client()?.send({ type: 'timeline' });
         break;
       case 'timeline':
-        this.#runs.timeline(r.t, r.actions, r.fork);
+        this.#pg.timeline = r;
+        this.#runs.timeline(r.t, [...r.actions, ...r.ahead], r.fork);
         break;
       case 'fastForwardClamped':
         this.#pg.clamped = { message: r.message, extendTo: r.extendTo };
@@ -118,7 +120,7 @@ export class PlaygroundReplies {
     pg.human = r.human.length > 0;
     // A breakpoint held: the run stays where it stopped until Resume (time-travel.svelte.ts).
     if (r.paused) pg.pause();
-    // Where a reload resumes; an ended run (or one not yet started) starts over instead.
-    this.#runs.at(!r.done && r.now > r.start ? r.now : null);
+    // Where a reload resumes: at the end too, as a client restart there (run-memory.ts).
+    this.#runs.at(r.now);
   }
 }

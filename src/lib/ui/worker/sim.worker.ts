@@ -9,7 +9,6 @@
  */
 import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/protocol';
 import { Session } from '../../sim/session';
-import { parseFork } from '../../sim/fork';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
 import {
   auditReadBackFailed,
@@ -249,17 +248,6 @@ function handleLive(cmd: LiveCommand, id: number): void {
 const opening = openDbs();
 deleteLegacyDbs();
 
-/**
- * Whether a command re-simulates the run from its start (needs a fresh namespace first). A seek
- * back that an engine checkpoint serves restores in place instead: the run keeps its namespace.
- */
-function rewinds(cmd: Command): boolean {
-  const sim = session.sim;
-  if (!sim) return false;
-  if (cmd.type === 'seek') return cmd.t < sim.now && !session.canRestoreInPlace(cmd.t);
-  return cmd.type === 'fork' && parseFork(cmd.fork, sim.scenario).ok;
-}
-
 // Commands are handled in order.
 let queue = Promise.resolve();
 self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
@@ -296,7 +284,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       }
       // Time travel back (a seek back, a valid fork) re-simulates the run: into a fresh
       // namespace, so the durable decisions and audit rows of the abandoned branch stay behind.
-      const rewind = rewinds(cmd);
+      const rewind = session.rewinds(cmd);
       if (rewind) {
         session.setStorage(await startRun(undefined, true));
         lastStorage = '';
