@@ -129,7 +129,7 @@ describe('one-consent: an approval outlives a denial about when', () => {
 
   function run(carry: boolean) {
     const c = new InvariantChecker({ cards });
-    c.store('A', T0, { type: 'opened', scope: 'durable' } as never);
+    c.store('A', T0, { type: 'opened', scope: 'durable', held: [] } as never);
     c.store('A', T0 + 1_000, {
       type: 'commit',
       scope: 'durable',
