@@ -9,6 +9,7 @@
  * Exit codes: 0 done; 2 bad input (one line on standard error); 3 a guarantee broken;
  * 4 `run --break` stopped at a breakpoint (its facts as JSON on standard output).
  */
+import { quote } from '../lib/machine/excerpt';
 import { commands } from './commands';
 
 export class UsageError extends Error {}
@@ -25,7 +26,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (!command) {
     process.stderr.write(
-      `${name ? `lab: unknown command '${name}'` : 'lab: no command given'}\nusage:\n${usage}\n`
+      `${name ? `lab: unknown command ${quote(name)}` : 'lab: no command given'}\nusage:\n${usage}\n`
     );
     return 2;
   }
