@@ -14,11 +14,7 @@ import { z } from 'zod';
 import { depthExceeded, depthPathText } from '../machine/identity';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN } from '../machine/money';
 import { describeIssues, formatPath } from '../machine/policy';
-import {
-  duplicateMessage,
-  findDuplicateMember,
-  jsonSyntaxProblem
-} from '../machine/policy/json-strict';
+import { duplicateMessage, duplicateIn, jsonSyntaxProblem } from '../machine/policy/json-strict';
 import { lineColumn } from '../machine/policy/json-text';
 import { IncludeContextSchema, OnExceededSchema } from '../machine/vocabulary';
 import type { SamplingParams } from '../machine/types';
@@ -96,11 +92,11 @@ export type TraceParse =
 /** The largest trace accepted: a bound on what a pasted or uploaded file can make the page do. */
 const MAX_TRACE_EVENTS = 200_000;
 /**
- * The longest line (one event) of a trace: twice the longest prompt a scenario may hold, so a
- * file with no line breaks (`/dev/zero`, a binary) is refused after one bounded line, never read
- * whole into one string.
+ * The longest line (one event) of a trace: a quarter of the whole trace's bound, room for a
+ * 10-million-character prompt; a file with no line breaks (`/dev/zero` as a regular file, a
+ * binary) is refused after one bounded line, never read whole into one string.
  */
-export const MAX_TRACE_LINE_CHARS = 8_000_000;
+export const MAX_TRACE_LINE_CHARS = 16_000_000;
 
 function tooLong(chars: number): string {
   return `the trace is ${(chars / 1e6).toFixed(1)} million characters; the limit is ${LIMITS.traceChars / 1e6} million`;
@@ -147,7 +143,7 @@ export class TraceReader {
       const p = jsonSyntaxProblem(line);
       return fail(`not valid JSON at column ${p.column}: ${p.detail}`);
     }
-    const dup = findDuplicateMember(line);
+    const dup = duplicateIn(line, raw);
     if (dup) {
       const { column } = lineColumn(line, dup.at);
       return fail(

@@ -22,73 +22,200 @@ export interface JsonDuplicate {
   at: number;
 }
 
-const OBJECT = 0;
-const ARRAY = 1;
-/** Up to this many names, an object's are compared in a list; past it, in a set. */
-const SMALL = 12;
+/** Past this many names, an object's are also kept in a set (below it, a scan is faster). */
+const SMALL = 16;
 
 /**
  * The first member name given twice in one object of `text`, or null. `text` must be valid JSON
  * (call it after `JSON.parse` succeeded): the scan then needs to tell only strings from structure.
- * Linear and iterative (no recursion, whatever the depth); a string is skipped with `indexOf`, so
- * long prompt texts cost little.
+ * Linear and iterative (no recursion, whatever the depth). It runs beside `JSON.parse` on every
+ * line of a 64-million-character trace, so it allocates next to nothing: a string is skipped with
+ * `indexOf`, names are compared where they stand in the text (as spans, decoded only when they
+ * hold an escape), and the names of all open objects share one pair of arrays.
  */
 export function findDuplicateMember(text: string): JsonDuplicate | null {
-  const kinds: number[] = [];
-  /** Per open container: the current member name, or the current index. */
-  const names: PathSegment[] = [];
-  /** Per open object: the names seen so far. */
-  const seen: (string[] | Set<string>)[] = [];
+  // Stacks that never shrink (a depth and a count say how much is in use): truncating an array
+  // makes V8 trim its store, which costs more than the scan itself.
+  let depth = 0;
+  /** Per open container: the current member name (an index into the spans), or the index. */
+  const at: number[] = [];
+  const isObject: boolean[] = [];
+  /** Per open container: the index of its first name in the spans. */
+  const from: number[] = [];
+  /** An open object's names as a set, once it has more than SMALL. */
+  const sets: (Set<string> | null)[] = [];
+  /** The names of every open object, one after another, as spans of the text. */
+  let count = 0;
+  const starts: number[] = [];
+  const ends: number[] = [];
+  /** Whether a name holds an escape (it is then compared decoded). */
+  const escapes: boolean[] = [];
   let expectName = false;
+  /** The next backslash at or after where the scan is (-1: none left). */
+  let backslash = text.indexOf('\\');
   const n = text.length;
   for (let i = 0; i < n; i++) {
     const c = text.charCodeAt(i);
     if (c === 0x22) {
       let j = text.indexOf('"', i + 1);
+      if (backslash !== -1 && backslash < i) backslash = text.indexOf('\\', i);
+      const escaped = backslash !== -1 && backslash < j;
       // A quote preceded by an odd run of backslashes is escaped: look further.
-      for (;;) {
-        let b = j - 1;
+      while (escaped && text.charCodeAt(j - 1) === 0x5c) {
+        let b = j - 2;
         while (text.charCodeAt(b) === 0x5c) b--;
         if ((j - 1 - b) % 2 === 0) break;
         j = text.indexOf('"', j + 1);
       }
       if (expectName) {
-        let name = text.slice(i + 1, j);
-        if (name.includes('\\')) name = JSON.parse(text.slice(i, j + 1)) as string;
-        const top = kinds.length - 1;
-        const s = seen[top]!;
-        if (Array.isArray(s)) {
-          if (s.includes(name)) return { segments: [...names.slice(0, top), name], at: i };
-          if (s.length < SMALL) s.push(name);
-          else seen[top] = new Set([...s, name]);
-        } else {
-          if (s.has(name)) return { segments: [...names.slice(0, top), name], at: i };
-          s.add(name);
-        }
-        names[top] = name;
         expectName = false;
+        const top = depth - 1;
+        const k = count++;
+        starts[k] = i + 1;
+        ends[k] = j;
+        escapes[k] = escaped;
+        const first = from[top]!;
+        let dup = false;
+        const set = sets[top];
+        if (set) {
+          const name = nameAt(text, starts, ends, escapes, k);
+          dup = set.has(name);
+          set.add(name);
+        } else {
+          for (let m = first; m < k && !dup; m++) dup = sameName(text, starts, ends, escapes, m, k);
+          if (k - first >= SMALL) {
+            const names = new Set<string>();
+            for (let m = first; m <= k; m++) names.add(nameAt(text, starts, ends, escapes, m));
+            sets[top] = names;
+          }
+        }
+        if (dup) {
+          const segments: PathSegment[] = [];
+          for (let d = 0; d < top; d++)
+            segments.push(isObject[d] ? nameAt(text, starts, ends, escapes, at[d]!) : at[d]!);
+          segments.push(nameAt(text, starts, ends, escapes, k));
+          return { segments, at: i };
+        }
+        at[top] = k;
       }
       i = j;
-    } else if (c === 0x7b) {
-      kinds.push(OBJECT);
-      names.push('');
-      seen.push([]);
-      expectName = true;
-    } else if (c === 0x5b) {
-      kinds.push(ARRAY);
-      names.push(0);
-      seen.push([]);
+    } else if (c === 0x7b || c === 0x5b) {
+      const object = c === 0x7b;
+      at[depth] = object ? -1 : 0;
+      isObject[depth] = object;
+      from[depth] = count;
+      sets[depth] = null;
+      depth++;
+      expectName = object;
     } else if (c === 0x7d || c === 0x5d) {
-      kinds.pop();
-      names.pop();
-      seen.pop();
+      // `{}` leaves expectName set: what follows the close is a value or a comma, never a name.
+      expectName = false;
+      depth--;
+      count = from[depth]!;
+      sets[depth] = null;
     } else if (c === 0x2c) {
-      const top = kinds.length - 1;
-      if (kinds[top] === OBJECT) expectName = true;
-      else names[top] = (names[top] as number) + 1;
+      const top = depth - 1;
+      if (isObject[top]) expectName = true;
+      else at[top] = at[top]! + 1;
     }
   }
   return null;
+}
+
+/** The name at span k, decoded when it holds an escape. */
+function nameAt(
+  text: string,
+  starts: number[],
+  ends: number[],
+  escapes: boolean[],
+  k: number
+): string {
+  const raw = text.slice(starts[k]!, ends[k]!);
+  return escapes[k] ? (JSON.parse(`"${raw}"`) as string) : raw;
+}
+
+/** Whether spans a and b spell the same name: compared in place unless one holds an escape. */
+function sameName(
+  text: string,
+  starts: number[],
+  ends: number[],
+  escapes: boolean[],
+  a: number,
+  b: number
+): boolean {
+  if (escapes[a] || escapes[b])
+    return nameAt(text, starts, ends, escapes, a) === nameAt(text, starts, ends, escapes, b);
+  const sa = starts[a]!;
+  const sb = starts[b]!;
+  const len = ends[a]! - sa;
+  if (len !== ends[b]! - sb) return false;
+  for (let k = 0; k < len; k++)
+    if (text.charCodeAt(sa + k) !== text.charCodeAt(sb + k)) return false;
+  return true;
+}
+
+/**
+ * The first member name given twice in `text`, which `JSON.parse` turned into `value`; or null.
+ * Most texts have none, and that is cheaper to prove than to search: every member name in the
+ * text is followed by a `:` outside a string, and becomes one own key of the parsed value unless
+ * it repeats an earlier one. So when the text's colons and the value's keys are as many, no name
+ * repeats (about a third of the cost of the search on a trace); otherwise the search names it.
+ */
+export function duplicateIn(text: string, value: unknown): JsonDuplicate | null {
+  if (value === null || typeof value !== 'object') return null;
+  const keys = countKeys(value, 0);
+  if (keys >= 0 && keys === countColons(text)) return null;
+  return findDuplicateMember(text);
+}
+
+/** Colons outside strings: the member names of valid JSON text. */
+function countColons(text: string): number {
+  let colons = 0;
+  let backslash = text.indexOf('\\');
+  const n = text.length;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x3a) colons++;
+    else if (c === 0x22) {
+      let j = text.indexOf('"', i + 1);
+      if (backslash !== -1 && backslash < i) backslash = text.indexOf('\\', i);
+      while (backslash !== -1 && backslash < j && text.charCodeAt(j - 1) === 0x5c) {
+        let b = j - 2;
+        while (text.charCodeAt(b) === 0x5c) b--;
+        if ((j - 1 - b) % 2 === 0) break;
+        j = text.indexOf('"', j + 1);
+      }
+      i = j;
+    }
+  }
+  return colons;
+}
+
+/** Own keys in a parsed value, all levels; -1 past 200 levels (the search has no depth limit). */
+function countKeys(v: object, depth: number): number {
+  if (depth > 200) return -1;
+  let n = 0;
+  if (Array.isArray(v)) {
+    for (const x of v as unknown[]) {
+      if (x !== null && typeof x === 'object') {
+        const k = countKeys(x, depth + 1);
+        if (k < 0) return -1;
+        n += k;
+      }
+    }
+    return n;
+  }
+  // JSON.parse makes plain objects whose keys are all own, enumerable strings (`__proto__` too).
+  for (const key in v) {
+    n++;
+    const x = (v as Record<string, unknown>)[key];
+    if (x !== null && typeof x === 'object') {
+      const k = countKeys(x, depth + 1);
+      if (k < 0) return -1;
+      n += k;
+    }
+  }
+  return n;
 }
 
 export interface JsonTextProblem {
@@ -145,7 +272,7 @@ export function parseJsonText(text: string): JsonTextParse {
   } catch {
     return { ok: false, error: jsonSyntaxProblem(text) };
   }
-  const dup = findDuplicateMember(text);
+  const dup = duplicateIn(text, value);
   if (dup) {
     const { line, column } = lineColumn(text, dup.at);
     const name = String(dup.segments[dup.segments.length - 1]);
