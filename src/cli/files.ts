@@ -29,12 +29,13 @@ export function fileName(file: string): string {
 }
 
 function kind(s: Stats): string {
+  if (s.isFile()) return 'a file';
   if (s.isDirectory()) return 'a directory';
   if (s.isFIFO()) return 'a FIFO (named pipe)';
   if (s.isCharacterDevice()) return 'a character device';
   if (s.isBlockDevice()) return 'a block device';
   if (s.isSocket()) return 'a socket';
-  return 'not a regular file';
+  return 'neither a file nor a directory';
 }
 
 const CHUNK = 1 << 20;
@@ -174,7 +175,8 @@ export function makeOutDir(out: string): void {
       s = statSync(at);
       break;
     } catch (e) {
-      if (errCode(e) !== 'ENOENT')
+      // ENOTDIR: a file stands where a directory should; the walk up finds and names it.
+      if (errCode(e) !== 'ENOENT' && errCode(e) !== 'ENOTDIR')
         throw new CliError(`--out ${fileName(out)}: cannot use ${fileName(at)} (${errCode(e)})`);
     }
     missing.push(at);

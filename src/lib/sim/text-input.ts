@@ -36,7 +36,11 @@ export function sizeText(bytes: number): string {
 /** "the trace is 3.0 GB; the limit is 64 MB", or null when within `max`. */
 export function sizeRefusal(what: string, bytes: number, max: number): string | null {
   if (bytes <= max) return null;
-  return `the ${what} is ${sizeText(bytes)}; the limit is ${sizeText(max)}`;
+  const [a, b] = [sizeText(bytes), sizeText(max)];
+  // Just over the limit reads as the limit itself ("5.0 MB; the limit is 5 MB"): say the bytes.
+  if (a.split(' ')[1] === b.split(' ')[1] && parseFloat(a) === parseFloat(b))
+    return `the ${what} is ${bytes.toLocaleString('en-US')} bytes; the limit is ${b} (${max.toLocaleString('en-US')} bytes)`;
+  return `the ${what} is ${a}; the limit is ${b}`;
 }
 
 const SAVE = 'save it as UTF-8';
