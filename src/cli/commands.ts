@@ -132,6 +132,8 @@ function breakConditions(texts: string[]): BreakCondition[] | string {
 
 const run: Command = {
   usage: `run SCENARIO.json [--seed N] [--out DIR] [--twice] [--restart-at TIME]... [--break COND]...
+      SCENARIO.json      a file, or - for standard input
+      --seed N           a decimal integer from 0 to 4294967295
       --restart-at TIME  restart the client at that virtual time (30m, 1h30m, 90s, 1500 = ms):
                          connections drop and reopen, lane decisions on connections are lost,
                          durable ones kept (repeatable)
@@ -181,7 +183,8 @@ const run: Command = {
 };
 
 const replay: Command = {
-  usage: 'replay TRACE.jsonl --scenario SCENARIO.json [--out DIR] [--twice]',
+  usage:
+    'replay TRACE.jsonl --scenario SCENARIO.json [--out DIR] [--twice]   (either file may be -)',
   async run(args) {
     const a = parseArgs(args, { values: ['scenario', 'out'], flags: ['twice'] });
     if (!a.ok) return fail(`replay: ${a.error}`);

@@ -6,6 +6,8 @@
  *   replay TRACE.jsonl --scenario SCENARIO.json [--out DIR]
  *   help                              the usage, with every option and the exit codes
  *
+ * A file argument may be `-` for standard input. Inputs are bounded and decoded as in `files.ts`.
+ *
  * Exit codes: 0 done; 2 bad input (one line on standard error); 3 a guarantee broken;
  * 4 `run --break` stopped at a breakpoint (its facts as JSON on standard output).
  */
