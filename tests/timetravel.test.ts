@@ -250,7 +250,7 @@ test('a breakpoint on the first alert pauses at the right request and shows its 
   await open(page, 'retryable-loop');
   await page.getByLabel('Break when', { exact: true }).fill('alrt');
   await page.getByRole('button', { name: 'Add breakpoint' }).click();
-  await expect(page.getByRole('alert')).toContainText("unknown condition 'alrt'");
+  await expect(page.getByRole('alert')).toContainText('unknown condition "alrt"');
   await page.getByLabel('Break when', { exact: true }).fill('alert');
   await page.getByRole('button', { name: 'Add breakpoint' }).click();
   await expect(page.getByRole('list', { name: 'Breakpoints' })).toContainText('alert');

@@ -7,21 +7,25 @@ import {
   requestIdentity
 } from '../lib/machine/identity';
 import { parseBreak, BREAK_SYNTAX, type BreakCondition } from '../lib/sim/breakpoints';
-import { parseArgs, parseSpan, readStdin } from './io';
+import { quote } from '../lib/machine/excerpt';
+import { parseJsonText } from '../lib/machine/policy/json-strict';
+import { MAX_PARAMS_BYTES, MAX_SCENARIO_BYTES, MAX_TRACE_BYTES } from '../lib/sim/text-input';
+import { parseArgs, parseSeed, parseSpan, readStdin } from './io';
 import { formatSpan } from '../lib/sim/extend';
-import { CliError, loadScenario, loadTrace, reportRun, runAndWrite } from './run';
+import { CliError, loadScenario, loadTrace, reportRun, runAndWrite, type Source } from './run';
 
 /** Where a command reads and writes: the process, or a test capturing both streams. */
 export interface Io {
   out(s: string): void;
   err(s: string): void;
-  stdin(): Promise<string>;
+  /** Standard input's text, at most `maxBytes` (a `CliError` past that); `what` names it. */
+  stdin(maxBytes: number, what: string): Promise<string>;
 }
 
 const processIo: Io = {
   out: (s) => void process.stdout.write(s),
   err: (s) => void process.stderr.write(s),
-  stdin: readStdin
+  stdin: (maxBytes, what) => readStdin(maxBytes, what)
 };
 
 export interface Command {
@@ -54,13 +58,23 @@ const identity: Command = {
     if (!a.ok) return fail(a.error);
     const server = a.values.server;
     if (!server) return fail('identity: --server NAME is required');
-    const text = await io.stdin();
-    let params: unknown;
+    let text: string;
     try {
-      params = JSON.parse(text);
+      text = await io.stdin(MAX_PARAMS_BYTES, 'request params');
     } catch (e) {
-      return fail(`identity: standard input is not valid JSON (${(e as Error).message})`);
+      if (e instanceof CliError) return fail(`identity: ${e.message}`);
+      throw e;
     }
+    const json = parseJsonText(text);
+    if (!json.ok) {
+      const e = json.error;
+      return fail(
+        e.path === '$'
+          ? `identity: standard input is ${e.message}`
+          : `identity: standard input: ${e.path}: ${e.message}`
+      );
+    }
+    const params = json.value;
     if (params === null || typeof params !== 'object' || Array.isArray(params)) {
       return fail('identity: standard input must be a JSON object (the request params)');
     }
@@ -87,13 +101,18 @@ const identity: Command = {
   }
 };
 
-function guarded(f: () => number): number {
+async function guarded(f: () => number | Promise<number>): Promise<number> {
   try {
-    return f();
+    return await f();
   } catch (e) {
     if (e instanceof CliError) return fail(e.message);
     throw e;
   }
+}
+
+/** A file argument: `-` is standard input (read here, bounded), any other name a file. */
+async function source(file: string, what: string, maxBytes: number): Promise<Source> {
+  return file === '-' ? { file, stdin: await io.stdin(maxBytes, what) } : { file };
 }
 
 /** `--restart-at 30m` (repeatable, or comma-separated): virtual ms from the start, or an error. */
@@ -102,7 +121,7 @@ function restartTimes(texts: string[]): number[] | string {
   for (const text of texts.flatMap((t) => t.split(','))) {
     const ms = parseSpan(text);
     if (ms === null)
-      return `--restart-at: '${text}' is not a time such as 30m, 1h30m, 90s or 1500 (ms)`;
+      return `--restart-at: ${quote(text)} is not a time such as 30m, 1h30m, 90s or 1500 (ms)`;
     out.push(ms);
   }
   return out;
@@ -121,6 +140,8 @@ function breakConditions(texts: string[]): BreakCondition[] | string {
 
 const run: Command = {
   usage: `run SCENARIO.json [--seed N] [--out DIR] [--twice] [--restart-at TIME]... [--break COND]...
+      SCENARIO.json      a file, or - for standard input
+      --seed N           a decimal integer from 0 to 4294967295
       --restart-at TIME  restart the client at that virtual time (30m, 1h30m, 90s, 1500 = ms):
                          connections drop and reopen, lane decisions on connections are lost,
                          durable ones kept (repeatable)
@@ -138,16 +159,16 @@ const run: Command = {
     if (!file || extra) return fail('run: give exactly one scenario file');
     let seed: number | undefined;
     if (a.values.seed !== undefined) {
-      seed = Number(a.values.seed);
-      if (!Number.isInteger(seed) || seed < 0 || seed > 0xffffffff)
-        return fail(`run: --seed must be an integer from 0 to 4294967295, got '${a.values.seed}'`);
+      const s = parseSeed(a.values.seed);
+      if (!s.ok) return fail(`run: ${s.error}`);
+      seed = s.seed;
     }
     const restartAt = restartTimes(a.lists['restart-at'] ?? []);
     if (typeof restartAt === 'string') return fail(`run: ${restartAt}`);
     const breaks = breakConditions(a.lists.break ?? []);
     if (typeof breaks === 'string') return fail(`run: ${breaks}`);
-    return guarded(() => {
-      const scenario = loadScenario(file);
+    return guarded(async () => {
+      const scenario = loadScenario(await source(file, 'scenario', MAX_SCENARIO_BYTES));
       const late = restartAt.find((ms) => ms > scenario.durationMs);
       if (late !== undefined)
         return fail(
@@ -170,7 +191,8 @@ const run: Command = {
 };
 
 const replay: Command = {
-  usage: 'replay TRACE.jsonl --scenario SCENARIO.json [--out DIR] [--twice]',
+  usage:
+    'replay TRACE.jsonl --scenario SCENARIO.json [--out DIR] [--twice]   (either file may be -)',
   async run(args) {
     const a = parseArgs(args, { values: ['scenario', 'out'], flags: ['twice'] });
     if (!a.ok) return fail(`replay: ${a.error}`);
@@ -178,9 +200,11 @@ const replay: Command = {
     if (!file || extra) return fail('replay: give exactly one trace file');
     if (!a.values.scenario) return fail('replay: --scenario SCENARIO.json is required');
     const scenarioFile = a.values.scenario;
-    return guarded(() => {
-      const scenario = loadScenario(scenarioFile);
-      const trace = loadTrace(file);
+    if (file === '-' && scenarioFile === '-')
+      return fail('replay: only one of the trace and the scenario can be read from standard input');
+    return guarded(async () => {
+      const scenario = loadScenario(await source(scenarioFile, 'scenario', MAX_SCENARIO_BYTES));
+      const trace = loadTrace(await source(file, 'trace', MAX_TRACE_BYTES));
       const out = a.values.out;
       return reportRun(
         runAndWrite({ scenario, trace, ...(out ? { out } : {}), twice: !!a.flags.twice }),

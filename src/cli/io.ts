@@ -1,4 +1,8 @@
 /** Small IO helpers for the command line: argument parsing and standard input. */
+import { quote } from '../lib/machine/excerpt';
+import { MAX_SEED, seedFromText } from '../lib/sim/rng';
+import { decodeText, sizeText } from '../lib/sim/text-input';
+import { CliError } from './files';
 
 export type ParsedArgs =
   | {
@@ -37,7 +41,7 @@ export function parseArgs(
     } else if (spec.flags?.includes(name)) {
       flags[name] = true;
     } else {
-      return { ok: false, error: `unknown option --${name}` };
+      return { ok: false, error: `unknown option ${quote('--' + name)}` };
     }
   }
   return { ok: true, positional, values, flags, lists };
@@ -66,8 +70,34 @@ export function parseSpan(text: string): number | null {
   return Math.round(ms);
 }
 
-export async function readStdin(): Promise<string> {
+/**
+ * Standard input as text, at most `maxBytes` of it (refused past that as soon as it is), decoded
+ * by the lab's one rule (`text-input.ts`).
+ */
+export async function readStdin(maxBytes: number, what: string): Promise<string> {
   const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
+  let total = 0;
+  for await (const c of process.stdin) {
+    total += (c as Buffer).length;
+    if (total > maxBytes) {
+      process.stdin.destroy();
+      throw new CliError(
+        `standard input: the ${what} is more than ${sizeText(maxBytes)}, the limit`
+      );
+    }
+    chunks.push(c as Buffer);
+  }
+  const d = decodeText(Buffer.concat(chunks));
+  if (!d.ok) throw new CliError(`standard input: the ${what} cannot be read: ${d.error}`);
+  return d.text;
+}
+
+/** `--seed N`: the seed (see `seedFromText`), or a one-line error naming the accepted form. */
+export function parseSeed(text: string): { ok: true; seed: number } | { ok: false; error: string } {
+  const seed = seedFromText(text);
+  if (seed !== null) return { ok: true, seed };
+  return {
+    ok: false,
+    error: `--seed must be a decimal integer from 0 to ${MAX_SEED} (such as 42), got ${quote(text)}`
+  };
 }

@@ -6,9 +6,12 @@
  *   replay TRACE.jsonl --scenario SCENARIO.json [--out DIR]
  *   help                              the usage, with every option and the exit codes
  *
+ * A file argument may be `-` for standard input. Inputs are bounded and decoded as in `files.ts`.
+ *
  * Exit codes: 0 done; 2 bad input (one line on standard error); 3 a guarantee broken;
  * 4 `run --break` stopped at a breakpoint (its facts as JSON on standard output).
  */
+import { quote } from '../lib/machine/excerpt';
 import { commands } from './commands';
 
 export class UsageError extends Error {}
@@ -25,7 +28,7 @@ async function main(argv: string[]): Promise<number> {
   }
   if (!command) {
     process.stderr.write(
-      `${name ? `lab: unknown command '${name}'` : 'lab: no command given'}\nusage:\n${usage}\n`
+      `${name ? `lab: unknown command ${quote(name)}` : 'lab: no command given'}\nusage:\n${usage}\n`
     );
     return 2;
   }

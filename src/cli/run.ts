@@ -1,5 +1,5 @@
 /** `lab run` and `lab replay`: a scenario (or a trace against a scenario's lanes), written out. */
-import { closeSync, mkdirSync, openSync, readFileSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
@@ -16,7 +16,9 @@ import {
   summaryTable
 } from '../lib/sim/report';
 import { parseScenario, type Scenario } from '../lib/sim/scenario';
-import { parseTrace, type TraceEvent } from '../lib/sim/trace';
+import { MAX_TRACE_LINE_CHARS, parseTrace, TraceReader, type TraceEvent } from '../lib/sim/trace';
+import { MAX_SCENARIO_BYTES, MAX_TRACE_BYTES } from '../lib/sim/text-input';
+import { checkOutFile, CliError, fileName, makeOutDir, readLines, readTextFile } from './files';
 import { BreakpointWatcher, type BreakCondition, type BreakFacts } from '../lib/sim/breakpoints';
 import { restartNotice } from '../lib/sim/restart';
 import { formatSpan as spanText } from '../lib/sim/extend';
@@ -28,7 +30,7 @@ class LineFile {
   #buf: string[] = [];
   #size = 0;
   constructor(path: string) {
-    this.#fd = openSync(path, 'w');
+    this.#fd = openOut(path);
   }
   line(s: string): void {
     this.#buf.push(s);
@@ -46,31 +48,61 @@ class LineFile {
   }
 }
 
-export class CliError extends Error {}
+export { CliError };
 
-function readText(file: string, what: string): string {
+function openOut(path: string): number {
   try {
-    return readFileSync(file, 'utf8');
+    return openSync(path, 'w');
   } catch (e) {
-    throw new CliError(
-      `${file}: cannot read the ${what} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`
-    );
+    throw new CliError(`${fileName(path)}: cannot write (${(e as NodeJS.ErrnoException).code})`);
   }
 }
 
-export function loadScenario(file: string): Scenario {
-  const r = parseScenario(readText(file, 'scenario'));
+function writeOut(path: string, text: string): void {
+  const fd = openOut(path);
+  try {
+    writeSync(fd, text);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Where a command's input comes from: a file name, or `-` with standard input's text. */
+export interface Source {
+  file: string;
+  /** Standard input's text, when `file` is `-`. */
+  stdin?: string;
+}
+
+function shown(src: Source): string {
+  return src.file === '-' ? 'standard input' : fileName(src.file);
+}
+
+export function loadScenario(src: Source | string): Scenario {
+  const s = typeof src === 'string' ? { file: src } : src;
+  const text = s.stdin ?? readTextFile(s.file, 'scenario', MAX_SCENARIO_BYTES);
+  const r = parseScenario(text);
   if (!r.ok) {
     const first = r.errors[0]!;
     const more = r.errors.length > 1 ? ` (and ${r.errors.length - 1} more)` : '';
-    throw new CliError(`${file}: ${first.path}: ${first.message}${more}`);
+    throw new CliError(`${shown(s)}: ${first.path}: ${first.message}${more}`);
   }
   return r.scenario;
 }
 
-export function loadTrace(file: string): TraceEvent[] {
-  const r = parseTrace(readText(file, 'trace'));
-  if (!r.ok) throw new CliError(`${file}: ${r.error}`);
+/** A trace, streamed line by line from a file (never read whole), or from standard input's text. */
+export function loadTrace(src: Source | string): TraceEvent[] {
+  const s = typeof src === 'string' ? { file: src } : src;
+  let r;
+  if (s.stdin !== undefined) r = parseTrace(s.stdin);
+  else {
+    const reader = new TraceReader();
+    readLines(s.file, 'trace', MAX_TRACE_BYTES, MAX_TRACE_LINE_CHARS, (line, n) =>
+      reader.line(line, n)
+    );
+    r = reader.result();
+  }
+  if (!r.ok) throw new CliError(`${shown(s)}: ${r.error}`);
   return r.events;
 }
 
@@ -115,7 +147,8 @@ export function runAndWrite(o: RunOptions): RunOutcome {
   let frames: LineFile | null = null;
   let audit: LineFile | null = null;
   if (o.out) {
-    mkdirSync(o.out, { recursive: true });
+    makeOutDir(o.out);
+    for (const f of ['frames.jsonl', 'audit.jsonl', 'metrics.json']) checkOutFile(join(o.out, f));
     frames = new LineFile(join(o.out, 'frames.jsonl'));
     audit = new LineFile(join(o.out, 'audit.jsonl'));
   }
@@ -150,7 +183,7 @@ export function runAndWrite(o: RunOptions): RunOutcome {
     frames?.close();
     audit?.close();
     const guarantees = guard.results();
-    if (o.out) writeFileSync(join(o.out, 'metrics.json'), metricsJson(sim, guarantees));
+    if (o.out) writeOut(join(o.out, 'metrics.json'), metricsJson(sim, guarantees));
     return { text: JSON.stringify(watcher.hit, null, 2), broken: null, paused: watcher.hit };
   }
   frames?.close();
@@ -160,7 +193,7 @@ export function runAndWrite(o: RunOptions): RunOutcome {
     guard.checker.sameBytes({ frames: digest.frames.hex(), audit: digest.audit.hex() }, second);
   }
   const guarantees = guard.results();
-  if (o.out) writeFileSync(join(o.out, 'metrics.json'), metricsJson(sim, guarantees));
+  if (o.out) writeOut(join(o.out, 'metrics.json'), metricsJson(sim, guarantees));
   const restarts = sim.restarts.length
     ? '\n\nclient restarts\n' +
       sim.restarts.map((r) => `  at +${spanText(r.t - sim.start)}: ${restartNotice(r)}`).join('\n')

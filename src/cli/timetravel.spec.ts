@@ -81,9 +81,9 @@ describe('lab run --break', () => {
   });
 
   it.each([
-    [['--break', 'alarm'], "unknown condition 'alarm'"],
-    [['--break', 'alert@C'], "'@C' is not a lane"],
-    [['--restart-at', '3x'], "'3x' is not a time such as 30m"],
+    [['--break', 'alarm'], 'unknown condition "alarm"'],
+    [['--break', 'alert@C'], '"@C" is not a lane'],
+    [['--restart-at', '3x'], '"3x" is not a time such as 30m'],
     [['--restart-at', '2h'], "--restart-at 2 h is past the scenario's end (1 h)"]
   ])('refuses %j in one line, exit 2', async (args, message) => {
     const r = await lab([S, ...args]);

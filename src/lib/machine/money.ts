@@ -8,6 +8,7 @@
  * up to 2^53, i.e. about 9.007 billion units of currency in micros — far beyond any budget here;
  * amounts above that are rejected rather than silently rounded.
  */
+import { quote } from './excerpt';
 import type { Money } from './types';
 
 /** Micro-units per unit of currency. */
@@ -44,7 +45,7 @@ export function parseMoneyAmount(s: unknown): MoneyParse {
   // Pad the fraction to six digits, so "0.05" is 050000 micros, not 5.
   const micros = Number(whole) * MICROS_PER_UNIT + Number(frac.padEnd(MAX_DECIMALS, '0'));
   if (!Number.isSafeInteger(micros)) {
-    return { ok: false, error: `amount "${s}" is too large to hold exactly` };
+    return { ok: false, error: `amount ${quote(s)} is too large to hold exactly` };
   }
   return { ok: true, micros };
 }
@@ -52,17 +53,18 @@ export function parseMoneyAmount(s: unknown): MoneyParse {
 /** Why an amount string failed the grammar, in words a policy author can act on. */
 function explainBadAmount(s: string): string {
   if (s.trim() === '') return 'an amount must not be empty; write a decimal such as "0.05"';
-  if (s !== s.trim()) return `amount "${s}" has surrounding whitespace`;
+  if (s !== s.trim()) return `amount ${quote(s)} has surrounding whitespace`;
   if (/^[+-]/.test(s))
-    return `amount "${s}" has a sign; amounts are never negative and carry no sign`;
-  if (/[eE]/.test(s)) return `amount "${s}" uses exponent notation; write it out, e.g. "0.001"`;
+    return `amount ${quote(s)} has a sign; amounts are never negative and carry no sign`;
+  if (/[eE]/.test(s))
+    return `amount ${quote(s)} uses exponent notation; write it out, e.g. "0.001"`;
   if (/^\d+\.\d{7,}$/.test(s)) {
-    return `amount "${s}" has more than ${MAX_DECIMALS} decimals (the smallest unit is 0.000001)`;
+    return `amount ${quote(s)} has more than ${MAX_DECIMALS} decimals (the smallest unit is 0.000001)`;
   }
   if (/^\.\d+$/.test(s) || /^\d+\.$/.test(s)) {
-    return `amount "${s}" needs digits on both sides of the point, e.g. "0.5" or "5.0"`;
+    return `amount ${quote(s)} needs digits on both sides of the point, e.g. "0.5" or "5.0"`;
   }
-  return `amount "${s}" is not a decimal string such as "0.05"`;
+  return `amount ${quote(s)} is not a decimal string such as "0.05"`;
 }
 
 function typeOf(v: unknown): string {

@@ -54,12 +54,12 @@ describe('breakpoint conditions', () => {
   });
 
   it.each([
-    ['alarm', "unknown condition 'alarm'"],
-    ['alert@C', "'@C' is not a lane (A or B)"],
+    ['alarm', 'unknown condition "alarm"'],
+    ['alert@C', '"@C" is not a lane (A or B)'],
     ['reason:user.maybe', 'reason must be one of'],
-    ['spend>lots', "'lots' is not an amount such as 0.50"],
+    ['spend>lots', '"lots" is not an amount such as 0.50'],
     ['invariant:everything', 'invariant must be one of'],
-    ['consent:now', "'consent' takes no argument"]
+    ['consent:now', '"consent" takes no argument']
   ])('refuse %s, saying why', (text, why) => {
     const r = parseBreak(text);
     expect(r.ok).toBe(false);

@@ -22,6 +22,7 @@
  * earlier, as the dialog opens: the request is mid-flight, so its facts have no outcome, frame or
  * audit record yet — the params, identity and path so far, and the windows as they stand.
  */
+import { quote } from '../machine/excerpt';
 import type { AuthOutput, IncomingRequest } from '../machine/authorize';
 import { BREAK_SYNTAX } from './break-syntax';
 import { fromMicros, toMicros } from '../machine/money';
@@ -51,13 +52,13 @@ export type BreakParse = { ok: true; condition: BreakCondition } | { ok: false; 
 export function parseBreak(text: string): BreakParse {
   const fail = (why: string): BreakParse => ({
     ok: false,
-    error: `breakpoint '${text}': ${why} (conditions: ${BREAK_SYNTAX})`
+    error: `breakpoint ${quote(text)}: ${why} (conditions: ${BREAK_SYNTAX})`
   });
   let body = text.trim();
   let lane: LaneId | null = null;
   const at = /@([^@]*)$/.exec(body);
   if (at) {
-    if (at[1] !== 'A' && at[1] !== 'B') return fail(`'@${at[1]}' is not a lane (A or B)`);
+    if (at[1] !== 'A' && at[1] !== 'B') return fail(`${quote('@' + at[1])} is not a lane (A or B)`);
     lane = at[1];
     body = body.slice(0, at.index);
   }
@@ -65,13 +66,13 @@ export function parseBreak(text: string): BreakParse {
   if (spend) {
     const amount = spend[1]!.trim();
     if (!/^\d{1,9}(\.\d{1,6})?$/.test(amount))
-      return fail(`'${amount}' is not an amount such as 0.50`);
+      return fail(`${quote(amount)} is not an amount such as 0.50`);
     return { ok: true, condition: { text, lane, kind: 'spend', micros: toMicros(amount) } };
   }
   const colon = body.indexOf(':');
   const kind = colon === -1 ? body : body.slice(0, colon);
   const arg = colon === -1 ? null : body.slice(colon + 1);
-  const none = (k: string) => (arg === null ? null : fail(`'${k}' takes no argument`));
+  const none = (k: string) => (arg === null ? null : fail(`${quote(k)} takes no argument`));
   switch (kind) {
     case 'alert':
     case 'consent':
@@ -96,7 +97,7 @@ export function parseBreak(text: string): BreakParse {
       return { ok: true, condition: { text, lane, kind, id: arg as InvariantId } };
     }
     default:
-      return fail(`unknown condition '${kind}'`);
+      return fail(`unknown condition ${quote(kind)}`);
   }
 }
 

@@ -382,7 +382,11 @@ describe('the real lab process, a small sample', () => {
     writeFileSync(file, Buffer.from(Array.from({ length: 2048 }, (_, i) => (i * 7919 + 13) % 256)));
     const deepParams = `{"messages":[],"metadata":${'['.repeat(10_000)}${']'.repeat(10_000)}}`;
     for (const [args, input, expected] of [
-      [['run', file], '', /^lab: .*garbage\.json: \$: not valid JSON: /],
+      [
+        ['run', file],
+        '',
+        /^lab: .*garbage\.json: the scenario cannot be read: it is not UTF-8 text: the bytes at offset \d+ \(line \d+\)/
+      ],
       [
         ['identity', '--server', 'x'],
         deepParams,

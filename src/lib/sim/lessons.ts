@@ -13,6 +13,7 @@ import { z } from 'zod';
 import { fromMicros } from '../machine/money';
 import { formatPath } from '../machine/policy';
 import { SERIES_KEYS, type LaneCounters } from './metrics';
+import { quote } from '../machine/excerpt';
 import { jsonInput } from './json-input';
 import type { LaneId, ScenarioError } from './scenario';
 
@@ -156,7 +157,7 @@ export function parseLesson(input: unknown): LessonParse {
     for (const p of templateErrors(template))
       errors.push({
         path: formatPath(path),
-        message: `unknown placeholder ${p}: write {A.metric} or {B.metric} with one of ${METRIC_KEYS.join(', ')}`
+        message: `unknown placeholder ${quote(p)}: write {A.metric} or {B.metric} with one of ${METRIC_KEYS.join(', ')}`
       });
   };
   check(['explain'], r.data.explain);

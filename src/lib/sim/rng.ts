@@ -31,6 +31,20 @@ export function hashString(s: string): number {
 
 import type { CloneMap } from '../machine/clone';
 
+/** The largest seed: seeds are 32-bit. */
+export const MAX_SEED = 0xffffffff;
+
+/**
+ * A seed as a person types it, in `lab --seed` and the page's seed field alike: a plain decimal
+ * integer from 0 to {@link MAX_SEED}, else null. Not `Number()`, which takes '' as 0 and `0x10`,
+ * `1e3` or ' 7 ' as numbers: a typo then ran silently with another seed.
+ */
+export function seedFromText(text: string): number | null {
+  if (!/^(0|[1-9]\d{0,9})$/.test(text)) return null;
+  const n = Number(text);
+  return n <= MAX_SEED ? n : null;
+}
+
 export class Rng {
   readonly seed: number;
   #a: number;

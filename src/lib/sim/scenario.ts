@@ -18,6 +18,7 @@ import {
   type PathSegment,
   type Policy
 } from '../machine/policy';
+import { quote } from '../machine/excerpt';
 import { CURRENCY_PATTERN } from '../machine/money';
 import {
   AlertConfigSchema,
@@ -325,7 +326,7 @@ export function parseScenario(input: unknown): ScenarioParse {
       if (names.has(s.name)) {
         errors.push({
           path: formatPath(['servers', i, 'name']),
-          message: `duplicate server name '${s.name}'`
+          message: `duplicate server name ${quote(s.name)}`
         });
       }
       names.add(s.name);

@@ -97,7 +97,7 @@ describe('the session, time travel', () => {
       'breakpoints'
     );
     expect(bad[0]).toMatchObject({ ok: false });
-    expect(!bad[0]!.ok && bad[0]!.errors[0]).toContain("unknown condition 'nope'");
+    expect(!bad[0]!.ok && bad[0]!.errors[0]).toContain('unknown condition "nope"');
     s.handle({ type: 'setBreakpoints', conditions: ['alert'] });
     const rs = fastForwardAll(s, 3_600_000);
     const view = snap(rs);

@@ -13,7 +13,9 @@ import '../machine/names';
 import { z } from 'zod';
 import { depthExceeded, depthPathText, loneSurrogateAt, LONE_SURROGATE } from '../machine/identity';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN } from '../machine/money';
-import { describeIssues } from '../machine/policy';
+import { describeIssues, formatPath } from '../machine/policy';
+import { duplicateMessage, duplicateIn, jsonSyntaxProblem } from '../machine/policy/json-strict';
+import { lineColumn } from '../machine/policy/json-text';
 import { IncludeContextSchema, OnExceededSchema } from '../machine/vocabulary';
 import type { SamplingParams } from '../machine/types';
 import { LIMITS, workRefusal } from './limits';
@@ -89,42 +91,72 @@ export type TraceParse =
 
 /** The largest trace accepted: a bound on what a pasted or uploaded file can make the page do. */
 const MAX_TRACE_EVENTS = 200_000;
+/**
+ * The longest line (one event) of a trace: a quarter of the whole trace's bound, room for a
+ * 10-million-character prompt; a file with no line breaks (`/dev/zero` as a regular file, a
+ * binary) is refused after one bounded line, never read whole into one string.
+ */
+export const MAX_TRACE_LINE_CHARS = 16_000_000;
+
+function tooLong(chars: number): string {
+  return `the trace is ${(chars / 1e6).toFixed(1)} million characters; the limit is ${LIMITS.traceChars / 1e6} million`;
+}
 
 /**
- * Parse a JSONL trace. The first bad line stops the parse with an error naming the line, the JSON
- * path and the problem; blank lines are skipped. Events are ordered by `t` (stable).
+ * A trace read line by line, as `lab replay` streams a file: give it each line (without its line
+ * break) with its number, then ask for the result. The first bad line stops the parse with an
+ * error naming the line, the JSON path and the problem; blank lines are skipped.
  */
-export function parseTrace(text: string): TraceParse {
-  if (text.length > LIMITS.traceChars) {
-    return {
-      ok: false,
-      line: 0,
-      error: `the trace is ${(text.length / 1e6).toFixed(1)} million characters; the limit is ${LIMITS.traceChars / 1e6} million`
-    };
+export class TraceReader {
+  #events: TraceEvent[] = [];
+  #servers = new Set<string>();
+  #requests = 0;
+  #chars = 0;
+  #error: TraceParse | null = null;
+
+  /** One line; false when it ended the parse (see `result`). */
+  line(text: string, n: number): boolean {
+    if (this.#error) return false;
+    this.#chars += text.length + 1;
+    this.#error = this.#read(text, n);
+    return this.#error === null;
   }
-  const events: TraceEvent[] = [];
-  const servers = new Set<string>();
-  let requests = 0;
-  const lines = text.split(/\r?\n/);
-  for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.trim();
-    if (!line) continue;
-    const n = i + 1;
+
+  #read(text: string, n: number): TraceParse | null {
+    const fail = (error: string): TraceParse => ({
+      ok: false,
+      line: n,
+      error: `line ${n}: ${error}`
+    });
+    if (this.#chars > LIMITS.traceChars + 1)
+      return { ok: false, line: 0, error: tooLong(this.#chars) };
+    if (text.length > MAX_TRACE_LINE_CHARS)
+      return fail(
+        `longer than ${MAX_TRACE_LINE_CHARS.toLocaleString('en-US')} characters, the limit for one line of a trace`
+      );
+    const line = text.trim();
+    if (!line) return null;
     let raw: unknown;
     try {
       raw = JSON.parse(line);
-    } catch (e) {
-      return { ok: false, line: n, error: `line ${n}: not valid JSON (${(e as Error).message})` };
+    } catch {
+      const p = jsonSyntaxProblem(line);
+      return fail(`not valid JSON at column ${p.column}: ${p.detail}`);
+    }
+    const dup = duplicateIn(line, raw);
+    if (dup) {
+      const { column } = lineColumn(line, dup.at);
+      return fail(
+        `${formatPath(dup.segments)}: ${duplicateMessage(String(dup.segments.at(-1)), `column ${column}`)}`
+      );
     }
     // Depth first, before zod or anything recursive walks the params.
     const params = isObject(raw) && Object.hasOwn(raw, 'params') ? raw.params : undefined;
     const deep = depthExceeded(params, LIMITS.paramsDepth);
     if (deep) {
-      return {
-        ok: false,
-        line: n,
-        error: `line ${n}: ${depthPathText(['params', ...deep])}: nested deeper than ${LIMITS.paramsDepth} levels (the limit for a request's params)`
-      };
+      return fail(
+        `${depthPathText(['params', ...deep])}: nested deeper than ${LIMITS.paramsDepth} levels (the limit for a request's params)`
+      );
     }
     const lone = loneSurrogateAt(params);
     if (lone) {
@@ -137,37 +169,46 @@ export function parseTrace(text: string): TraceParse {
     const r = TraceEventSchema.safeParse(raw);
     if (!r.success) {
       const first = describeIssues(r.error.issues, raw)[0]!;
-      return { ok: false, line: n, error: `line ${n}: ${first.path}: ${first.message}` };
+      return fail(`${first.path}: ${first.message}`);
     }
     // The event as written, not zod's copy: zod drops a member named `__proto__` from the loose
     // params objects, and a request's identity must hash what the server sent.
     const event = raw as TraceEvent;
-    events.push(event);
-    if (event.type === 'request') requests++;
-    servers.add(event.server);
-    if (servers.size > LIMITS.traceServers) {
-      return {
-        ok: false,
-        line: n,
-        error: `line ${n}: a trace may name at most ${LIMITS.traceServers} distinct servers`
-      };
-    }
-    if (events.length > MAX_TRACE_EVENTS) {
-      return {
-        ok: false,
-        line: n,
-        error: `line ${n}: a trace may hold at most ${MAX_TRACE_EVENTS} events`
-      };
-    }
+    this.#events.push(event);
+    if (event.type === 'request') this.#requests++;
+    this.#servers.add(event.server);
+    if (this.#servers.size > LIMITS.traceServers)
+      return fail(`a trace may name at most ${LIMITS.traceServers} distinct servers`);
+    if (this.#events.length > MAX_TRACE_EVENTS)
+      return fail(`a trace may hold at most ${MAX_TRACE_EVENTS} events`);
+    return null;
   }
-  if (events.length === 0) return { ok: false, line: 0, error: 'the trace holds no events' };
-  const refused = workRefusal({
-    requests: 2 * requests,
-    megabytes: (2 * (requests * 2_048 + text.length)) / 1e6
-  });
-  if (refused) return { ok: false, line: 0, error: refused };
-  events.sort((a, b) => a.t - b.t);
-  return { ok: true, events };
+
+  /** The events ordered by `t` (stable), or the first error; `chars`: the text's length. */
+  result(chars = Math.max(0, this.#chars - 1)): TraceParse {
+    if (this.#error) return this.#error;
+    const events = this.#events;
+    if (events.length === 0) return { ok: false, line: 0, error: 'the trace holds no events' };
+    const refused = workRefusal({
+      requests: 2 * this.#requests,
+      megabytes: (2 * (this.#requests * 2_048 + chars)) / 1e6
+    });
+    if (refused) return { ok: false, line: 0, error: refused };
+    events.sort((a, b) => a.t - b.t);
+    return { ok: true, events };
+  }
+}
+
+/**
+ * Parse a JSONL trace (see {@link TraceReader}): the events ordered by `t`, or the first error
+ * with its line.
+ */
+export function parseTrace(text: string): TraceParse {
+  if (text.length > LIMITS.traceChars) return { ok: false, line: 0, error: tooLong(text.length) };
+  const reader = new TraceReader();
+  const lines = text.split(/\r?\n/);
+  for (let i = 0; i < lines.length; i++) if (!reader.line(lines[i]!, i + 1)) break;
+  return reader.result(text.length);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

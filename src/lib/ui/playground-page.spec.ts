@@ -150,6 +150,18 @@ describe('the playground page state', () => {
     page.pg.stop();
   });
 
+  it('undoes an emptied seed field and 0x10 as lab refuses them: neither runs with seed 0 or 16', async () => {
+    const { page } = await mounted();
+    const before = page.pg.seed;
+    for (const typed of ['', '0x10', '1e3', '4294967296']) {
+      page.seedText = typed;
+      page.commitSeed();
+      expect(page.seedText, typed).toBe(String(before));
+    }
+    expect(page.pg.seed).toBe(before);
+    page.pg.stop();
+  });
+
   it('keyboard: Space plays and pauses, ? and Escape the dialog, +/- the speed; never in a field', async () => {
     const { page } = await mounted();
     expect(page.key(key(' '))).toBe(true);

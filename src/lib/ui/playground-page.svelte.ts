@@ -9,6 +9,7 @@ import { fromMicros } from '$lib/machine/money';
 import type { LaneId } from '$lib/sim/scenario';
 import { nextSpeed, type Playground } from './playground.svelte';
 import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
+import { seedFromText } from '$lib/sim/rng';
 import { decodeScenarioHash } from './share';
 import { readLink, type LinkRead } from './link-run';
 
@@ -174,8 +175,8 @@ export class PlaygroundPage {
 
   /** The seed field was changed: a valid seed restarts the run with it, anything else is undone. */
   commitSeed(): void {
-    const n = Number(this.seedText);
-    if (Number.isInteger(n) && n >= 0 && n <= 0xffffffff) void this.pg.setSeed(n);
+    const n = seedFromText(this.seedText.trim());
+    if (n !== null) void this.pg.setSeed(n);
     else this.seedText = String(this.pg.seed);
   }
 

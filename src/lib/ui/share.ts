@@ -6,6 +6,8 @@
  */
 // lz-string is CommonJS: named imports fail under SvelteKit's prerender (Node ESM).
 import lzString from 'lz-string';
+import { quote } from '$lib/machine/excerpt';
+import { parseJsonText, type JsonTextProblem } from '$lib/machine/policy/json-strict';
 
 const { compressToEncodedURIComponent, decompressFromEncodedURIComponent } = lzString;
 
@@ -77,11 +79,11 @@ function decodeMember(
   }
   if (!json || json.length > MAX_JSON_CHARS)
     return { ok: false, error: `the ${what} in the link is corrupted: it does not decompress` };
-  try {
-    return { ok: true, value: JSON.parse(json) as unknown };
-  } catch (e) {
-    return { ok: false, error: `the ${what} in the link is not JSON (${(e as Error).message})` };
-  }
+  // The same strict reading as every other input: a duplicate member is refused, not dropped.
+  const parsed = parseJsonText(json);
+  if (!parsed.ok)
+    return { ok: false, error: `the ${what} in the link: ${jsonProblem(parsed.error)}` };
+  return { ok: true, value: parsed.value };
 }
 
 /**
@@ -122,7 +124,7 @@ export function decodeScenarioHash(hash: string): HashDecode {
   if (!h.startsWith(HASH_PREFIX)) {
     return {
       ok: false,
-      error: `not a scenario link: the address should end in "${HASH_PREFIX}…", not "${clip(hash)}"`
+      error: `not a scenario link: the address should end in "${HASH_PREFIX}…", not ${quote(hash, 24)}`
     };
   }
   // Mail and chat clients turn "+" into a space or percent-encode the odd character on the way.
@@ -151,7 +153,7 @@ export function decodeScenarioHash(hash: string): HashDecode {
     const bad = [...payload].find((c) => !ALPHABET.test(c)) ?? '';
     return {
       ok: false,
-      error: `the scenario link is corrupted: it contains ${JSON.stringify(bad)}, which a scenario link never does`
+      error: `the scenario link is corrupted: it contains ${quote(bad)}, which a scenario link never does`
     };
   }
   let json: string | null;
@@ -173,15 +175,11 @@ export function decodeScenarioHash(hash: string): HashDecode {
       error: `the scenario link expands to more than ${MAX_JSON_CHARS} characters, far larger than any scenario`
     };
   }
-  let data: unknown;
-  try {
-    data = JSON.parse(json) as unknown;
-  } catch (e) {
-    return {
-      ok: false,
-      error: `the scenario link is corrupted: its content is not JSON (${(e as Error).message})`
-    };
+  const parsed = parseJsonText(json);
+  if (!parsed.ok) {
+    return { ok: false, error: `the scenario link is corrupted: ${jsonProblem(parsed.error)}` };
   }
+  const data = parsed.value;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     const what = data === null ? 'null' : Array.isArray(data) ? 'an array' : `a ${typeof data}`;
     return {
@@ -192,6 +190,9 @@ export function decodeScenarioHash(hash: string): HashDecode {
   return { ok: true, data };
 }
 
-function clip(s: string): string {
-  return s.length > 24 ? `${s.slice(0, 24)}…` : s;
+/** A link's JSON refused: a syntax error, or a member name given twice (at its path). */
+function jsonProblem(e: JsonTextProblem): string {
+  return e.path === '$'
+    ? `its content is not JSON (line ${e.line}, column ${e.column}: ${e.detail})`
+    : `${e.path}: ${e.message}`;
 }

@@ -111,7 +111,7 @@ describe('TimeTravel: breakpoints', () => {
     const host = new SessionHost('retryable-loop');
     const tt = new TimeTravel(host);
     expect(await tt.addBreak('alrt')).toBe(false);
-    expect(tt.breakError).toContain("unknown condition 'alrt'");
+    expect(tt.breakError).toContain('unknown condition "alrt"');
     expect(host.sent).toHaveLength(0);
     expect(await tt.addBreak('alert')).toBe(true);
     expect(tt.conditions).toEqual(['alert']);

@@ -4,6 +4,7 @@
  * accepts. Written for the policy and shared by every format built from the same parts (a
  * scenario, a trace line).
  */
+import { quote } from '../excerpt';
 import { parseMoneyAmount } from '../money';
 import { formatPath, type PathSegment } from './path';
 import type { Span } from './json-text';
@@ -77,7 +78,7 @@ function editDistance(a: string, b: string): number {
 }
 
 function unknownKeyMessage(key: string, allowed: string[], segments: PathSegment[]): string {
-  let msg = `unknown member ${JSON.stringify(key)}`;
+  let msg = `unknown member ${quote(key)}`;
   if (allowed.includes(key) && segments[segments.length - 1] === 'perCallCap') {
     // Allowed in the other branch: the author mixed the two kinds of cap.
     return `${msg}: a per-call cap is either { "amount", "currency" } or { "tokens" }, not both`;
@@ -103,12 +104,18 @@ function valueAt(root: unknown, segments: PathSegment[]): unknown {
 function describeValue(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
-  if (typeof v === 'string')
-    return `the string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '…' : v)}`;
+  if (typeof v === 'string') return `the string ${quote(v)}`;
   if (typeof v === 'number') return `the number ${v}`;
   if (typeof v === 'boolean') return String(v);
   if (typeof v === 'object') return 'an object';
   return typeof v;
+}
+
+/** A scalar as written (`2`, `"v2"`, quoted and escaped); anything else described. */
+function valueText(v: unknown): string {
+  if (typeof v === 'string') return quote(v);
+  if (typeof v === 'number' || typeof v === 'boolean' || v === null) return String(v);
+  return describeValue(v);
 }
 
 const EXPECTED: Record<string, string> = {
@@ -161,7 +168,7 @@ function explain(
       issue.code === 'invalid_value' ||
       issue.code === 'invalid_union');
   if (missing) {
-    out.push({ segments, message: `missing required member ${JSON.stringify(String(last))}` });
+    out.push({ segments, message: `missing required member ${quote(String(last))}` });
     return;
   }
   switch (issue.code) {
@@ -185,7 +192,7 @@ function explain(
       const values = (issue.values ?? []).map((v) => JSON.stringify(v));
       const message =
         last === 'version'
-          ? `unsupported policy version ${JSON.stringify(value) ?? String(value)}: the only version is 1`
+          ? `unsupported policy version ${valueText(value)}: the only version is 1`
           : `expected ${values.length === 1 ? values[0] : `one of ${values.join(', ')}`}, got ${describeValue(value)}`;
       out.push({ segments, message });
       return;
@@ -196,7 +203,7 @@ function explain(
         const r = parseMoneyAmount(value);
         message = r.ok ? message : r.error;
       } else if (last === 'currency') {
-        message = `currency ${JSON.stringify(value)} must be three upper-case letters, e.g. "USD"`;
+        message = `currency ${valueText(value)} must be three upper-case letters, e.g. "USD"`;
       }
       out.push({ segments, message });
       return;
@@ -233,8 +240,8 @@ function explain(
           ? 'a server name must not be empty'
           : `invalid server name: ${inner?.message ?? issue.message}`
         : inner?.code === 'invalid_value' && inner.values
-          ? `unknown name ${JSON.stringify(String(last))}: expected one of ${inner.values.map((v) => JSON.stringify(v)).join(', ')}`
-          : `invalid name ${JSON.stringify(String(last))}: ${inner?.message ?? issue.message}`;
+          ? `unknown name ${quote(String(last))}: expected one of ${inner.values.map((v) => JSON.stringify(v)).join(', ')}`
+          : `invalid name ${quote(String(last))}: ${inner?.message ?? issue.message}`;
       out.push({ segments, message, atKey: true });
       return;
     }

@@ -19,3 +19,11 @@ export { formatPath, type PathSegment } from './path';
 export { describeIssues, policyKeysAt } from './errors';
 export { parsePolicy, type PolicyError, type PolicyParse } from './parse';
 export { changedServers, effectiveBlock, policyHash } from './effective';
+export {
+  duplicateMessage,
+  findDuplicateMember,
+  jsonSyntaxProblem,
+  parseJsonText,
+  type JsonTextParse,
+  type JsonTextProblem
+} from './json-strict';

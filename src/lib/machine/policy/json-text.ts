@@ -2,7 +2,8 @@
  * A strict JSON scanner that knows where everything is: what the policy editor needs to underline
  * an error at its place in the text, the same in every engine.
  */
-import { formatPath, type PathSegment } from './path';
+import { describeChar } from '../excerpt';
+import { pathKey, type PathSegment } from './path';
 
 /** A place in the text: 1-based lines and columns, columns in UTF-16 units as the editor counts. */
 export interface TextRange {
@@ -49,7 +50,11 @@ export class JsonScanner {
   readonly locations = new Map<string, Located>();
   readonly duplicates: { segments: PathSegment[]; key: Span }[] = [];
 
-  constructor(private readonly text: string) {}
+  /** `locate: false` skips recording places: a syntax check of a long text needs none. */
+  constructor(
+    private readonly text: string,
+    private readonly locate = true
+  ) {}
 
   scan(): void {
     this.ws();
@@ -73,9 +78,9 @@ export class JsonScanner {
   }
 
   private describeHere(): string {
-    const c = this.text[this.i];
+    const c = this.text.codePointAt(this.i);
     if (c === undefined) return 'the end of the text';
-    return `'${c}'`;
+    return describeChar(String.fromCodePoint(c));
   }
 
   /** Fail at the current character, recognising the usual non-JSON habits by name. */
@@ -98,7 +103,7 @@ export class JsonScanner {
     else if (!(this.literal('true') || this.literal('false') || this.literal('null'))) {
       this.unexpected('a value');
     }
-    this.locations.set(formatPath(path), { value: { start, end: this.i } });
+    if (this.locate) this.locations.set(pathKey(path), { value: { start, end: this.i } });
   }
 
   private literal(word: string): boolean {
@@ -141,7 +146,7 @@ export class JsonScanner {
       if (this.text[this.i] !== ':') this.unexpected("':' after the member name");
       this.i++;
       this.value([...path, key]);
-      const loc = this.locations.get(formatPath([...path, key]));
+      const loc = this.locate ? this.locations.get(pathKey([...path, key])) : undefined;
       if (loc) loc.key = span;
       this.ws();
       const c = this.text[this.i];
@@ -218,7 +223,8 @@ export class JsonScanner {
           }
           this.i += 6;
         } else if (e !== undefined && '"\\/bfnrt'.includes(e)) this.i += 2;
-        else this.fail(`invalid escape '\\${e ?? ''}'`);
+        else if (e === undefined) this.fail('unterminated string', start);
+        else this.fail(`invalid escape: a backslash before ${describeChar(e)}`);
       } else this.i++;
     }
   }

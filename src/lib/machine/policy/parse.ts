@@ -3,7 +3,8 @@
  */
 import { explainIssues, type RawError } from './errors';
 import { JsonScanner, JsonSyntaxError, lineColumn, spanPosition, type Located } from './json-text';
-import { formatPath } from './path';
+import { duplicateMessage } from './json-strict';
+import { formatPath, pathKey } from './path';
 import { PolicySchema, type Policy } from './schema';
 
 /**
@@ -67,7 +68,7 @@ export function parsePolicy(input: unknown): PolicyParse {
   }
   const raw: RawError[] = scanner.duplicates.map((d) => ({
     segments: d.segments,
-    message: `duplicate member ${JSON.stringify(d.segments[d.segments.length - 1])}: JSON would silently keep only the last one`,
+    message: duplicateMessage(String(d.segments[d.segments.length - 1])),
     span: d.key
   }));
   const r = validate(JSON.parse(text));
@@ -77,7 +78,7 @@ export function parsePolicy(input: unknown): PolicyParse {
     // The nearest place that exists in the text: a missing member is reported on its parent.
     let loc: Located | undefined;
     for (let n = e.segments.length; n >= 0 && !loc && !e.span; n--) {
-      loc = scanner.locations.get(formatPath(e.segments.slice(0, n)));
+      loc = scanner.locations.get(pathKey(e.segments.slice(0, n)));
     }
     const span = e.span ?? (loc ? (e.atKey && loc.key ? loc.key : loc.value) : undefined);
     const pos = span ? spanPosition(text, span) : undefined;

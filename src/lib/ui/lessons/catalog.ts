@@ -5,8 +5,11 @@
  */
 import { parseLesson, type LessonData } from '$lib/sim/lessons';
 
-const FILES = import.meta.glob<unknown>('/static/lessons/*.json', {
+// As text, not as Vite's parsed JSON: `JSON.parse` would silently keep the last of a member name
+// given twice, and the lesson parser refuses that with its path (as in every input).
+const FILES = import.meta.glob<string>('/static/lessons/*.json', {
   eager: true,
+  query: '?raw',
   import: 'default'
 });
 
