@@ -22,6 +22,8 @@ export const LIMITS = {
   minIntervalMs: 10,
   /** Tokens in one prompt or prefix, and `maxTokens`: a million, above any model's window. */
   tokens: 1_000_000,
+  /** Chunks in one streamed response (`maxTokens / chunkTokens`). */
+  chunksPerResponse: 10_000,
   /** Tasks per server. */
   tasks: 1_000_000,
   /** Servers in one run, after groups are expanded (`count`). */
