@@ -18,14 +18,26 @@ export const LIMITS = {
   durationMs: 30 * DAY_MS,
   /** Any other span (timeouts, TTLs, latencies, start delays): at most a year. */
   spanMs: 366 * DAY_MS,
-  /** A server's task interval: at least 10 ms (100 tasks a second per server). */
+  /**
+   * A server's task interval, and every wait a behaviour's parameters set between two attempts
+   * (intervals, backoffs, reconnects): at least 10 ms. A wait of 0 retried at one instant forever.
+   */
   minIntervalMs: 10,
   /** Tokens in one prompt or prefix, and `maxTokens`: a million, above any model's window. */
   tokens: 1_000_000,
-  /** Chunks in one streamed response (`maxTokens / chunkTokens`). */
-  chunksPerResponse: 10_000,
+  /**
+   * Chunks in one streamed response (`maxTokens / chunkTokens`): the largest maxTokens at the
+   * default 50 tokens a chunk. A million one-token chunks took 40 s and 1 GB for one request.
+   */
+  chunksPerResponse: 20_000,
   /** Tasks per server. */
   tasks: 1_000_000,
+  /** A behaviour's count caps (`maxRetries`, `maxReconnects`, `maxShrinks`). */
+  retries: 1_000_000,
+  /** The naive retrier's backoff `factor`. */
+  backoffFactor: 100,
+  /** The naive retrier's `jitter`: at most ±50 %, so a jittered wait keeps half its length. */
+  jitter: 0.5,
   /** Servers in one run, after groups are expanded (`count`). */
   servers: 1_000,
   /** Server groups in a scenario. */
@@ -41,13 +53,15 @@ export const LIMITS = {
   /** Characters of trace text (JSONL). */
   traceChars: 64_000_000,
   /**
-   * The work budget of one run (both lanes): estimated requests, and megabytes of request text.
-   * Set to admit the largest scenario in the repository (`bench/ui-50-servers.json`, a simulated
-   * day of 50 servers: about 5.1 million by the estimate, ~21 GB) and nothing an order of
-   * magnitude past it.
+   * The work budget of one run (both lanes): estimated requests, megabytes of request text, and
+   * clock events (each request's own, plus its stream's chunks). Set to admit the largest
+   * scenario in the repository (`bench/ui-50-servers.json`, a simulated day of 50 servers: about
+   * 6.6 million requests, 27,000 MB and 68 million events by the estimate) and nothing an order
+   * of magnitude past it.
    */
-  requests: 6_000_000,
-  megabytes: 25_000,
+  requests: 8_000_000,
+  megabytes: 32_000,
+  events: 80_000_000,
   /** Forks of forks a run may stand on (each is one more change on the same re-simulation). */
   forkDepth: 32
 } as const;
@@ -59,54 +73,93 @@ export const LIMITS = {
 const BYTES_PER_REQUEST = 2_048;
 /** Characters per stand-in token (as `buildParams` pads prompts). */
 const CHARS_PER_TOKEN = 4;
-/** What a behaviour whose retries are unbounded (`null`) is assumed to try per task. */
-const UNBOUNDED_ATTEMPTS = 100;
+/**
+ * Clock events of one request besides its stream's chunks: its send, the host's steps and
+ * timers, the stream's start and end, the frame's delivery. Measured at 2–3; 4 errs on the safe
+ * side.
+ */
+const EVENTS_PER_REQUEST = 4;
+/** Text one streamed chunk adds to the completion (two generated words). */
+const BYTES_PER_CHUNK = 16;
+
+/**
+ * One way a behaviour asks again: at most `cap` times per task (Infinity: unbounded), each at
+ * least `everyMs` after the attempt before (0: as soon as a frame says, so only the cap bounds
+ * it; the schemas allow an unbounded cap only with a floor on the wait).
+ */
+export interface RetryChannel {
+  cap: number;
+  everyMs: number;
+}
 
 export interface WorkEstimate {
   requests: number;
   megabytes: number;
+  events: number;
 }
 
-function finiteParam(params: Record<string, unknown>, key: string): number | null | undefined {
-  if (!Object.hasOwn(params, key)) return undefined;
-  const v = params[key];
-  return typeof v === 'number' && Number.isFinite(v) ? v : v === null ? null : undefined;
+/**
+ * Retries on one channel, summed over a server's tasks: task k starts about k × `intervalMs`
+ * into the `span` and makes at most min(cap, time left / everyMs) retries there.
+ */
+function channelRetries(c: RetryChannel, tasks: number, intervalMs: number, span: number): number {
+  if (tasks <= 0 || c.cap <= 0) return 0;
+  if (!(c.everyMs > 0)) return tasks * c.cap;
+  // Tasks 0 … full − 1 have time for the whole cap; the later ones for what time allows.
+  const full =
+    c.cap * c.everyMs > span
+      ? 0
+      : Math.min(tasks, Math.floor((span - c.cap * c.everyMs) / intervalMs) + 1);
+  const last = Math.min(tasks - 1, Math.floor(span / intervalMs));
+  let byTime = 0;
+  if (last >= full) {
+    const n = last - full + 1;
+    byTime = (n * span - (intervalMs * (full + last) * n) / 2) / c.everyMs;
+  }
+  return (full > 0 ? full * c.cap : 0) + byTime;
 }
 
 /**
  * How many requests one server may send in `durationMs`: its tasks (by `tasks` or by its
- * interval) times the attempts each may make (1 + `maxRetries` + `maxReconnects`, from the
- * behaviour's merged parameters; unbounded ones count as 100). An upper estimate: a run usually
- * sends fewer, since most tasks succeed on the first try.
+ * interval), each one first attempt plus what every retry channel of its behaviour allows in the
+ * time left (see {@link RetryChannel}). An upper estimate: a run usually sends fewer, since most
+ * tasks succeed on the first try.
  */
 export function serverRequests(
   s: Pick<ServerSpec, 'intervalMs' | 'tasks' | 'startAfterMs'>,
-  params: Record<string, unknown>,
+  channels: readonly RetryChannel[],
   durationMs: number
 ): number {
   const span = Math.max(0, durationMs - (s.startAfterMs ?? 0));
-  const byTime = Math.ceil(span / Math.max(s.intervalMs, LIMITS.minIntervalMs)) + 1;
+  const interval = Math.max(s.intervalMs, LIMITS.minIntervalMs);
+  const byTime = Math.ceil(span / interval) + 1;
   const tasks = Math.min(s.tasks ?? Infinity, byTime);
-  let attempts = 1;
-  for (const key of ['maxRetries', 'maxReconnects']) {
-    const v = finiteParam(params, key);
-    if (v === null) attempts += UNBOUNDED_ATTEMPTS;
-    else if (v !== undefined) attempts += Math.min(v, UNBOUNDED_ATTEMPTS);
-  }
-  return tasks * attempts;
+  let requests = tasks;
+  for (const c of channels) requests += channelRetries(c, tasks, interval, span);
+  return Math.ceil(requests);
 }
 
-/** The work estimate of a run, both lanes: requests × (bookkeeping + request text). */
+/** Chunks of one streamed response at most: `maxTokens` in chunks of `chunkTokens`. */
+export function responseChunks(maxTokens: number, chunkTokens: number): number {
+  return Math.ceil(maxTokens / Math.max(1, chunkTokens));
+}
+
+/**
+ * The work estimate of a run, both lanes: requests × (bookkeeping + request text + streamed
+ * text), and requests × (their own events + their stream's chunks).
+ */
 export function estimateWork(
-  perServer: readonly { requests: number; chars: number }[]
+  perServer: readonly { requests: number; chars: number; chunks: number }[]
 ): WorkEstimate {
   let requests = 0;
   let bytes = 0;
+  let events = 0;
   for (const s of perServer) {
     requests += 2 * s.requests;
-    bytes += 2 * s.requests * (BYTES_PER_REQUEST + s.chars);
+    bytes += 2 * s.requests * (BYTES_PER_REQUEST + s.chars + s.chunks * BYTES_PER_CHUNK);
+    events += 2 * s.requests * (EVENTS_PER_REQUEST + s.chunks);
   }
-  return { requests, megabytes: bytes / 1e6 };
+  return { requests, megabytes: bytes / 1e6, events };
 }
 
 /** The characters of one templated request: prompt or padding, prefix, system prompt. */
@@ -121,20 +174,31 @@ export function templateChars(t: {
 }
 
 function round(n: number): string {
+  if (!Number.isFinite(n)) return 'more than 10^308';
   if (n >= 100) return Math.round(n).toLocaleString('en-US');
   return n.toPrecision(2);
 }
 
+const count = (n: number) => n.toLocaleString('en-US');
+
 /**
  * `null` within the budget; otherwise the one line that refuses the run:
  * "this run would be about 7,000,000 requests / 14,336 MB; the limit is 6,000,000 requests /
- * 25,000 MB (…)".
+ * 25,000 MB (…)", or, when the streams are what is too much, the events.
  */
 export function workRefusal(w: WorkEstimate): string | null {
-  if (w.requests <= LIMITS.requests && w.megabytes <= LIMITS.megabytes) return null;
-  return (
-    `this run would be about ${round(w.requests)} requests / ${round(w.megabytes)} MB; ` +
-    `the limit is ${LIMITS.requests.toLocaleString('en-US')} requests / ${LIMITS.megabytes.toLocaleString('en-US')} MB ` +
-    '(fewer servers, a longer intervalMs, a shorter durationMs or fewer tokens)'
-  );
+  if (w.requests > LIMITS.requests || w.megabytes > LIMITS.megabytes) {
+    return (
+      `this run would be about ${round(w.requests)} requests / ${round(w.megabytes)} MB; ` +
+      `the limit is ${count(LIMITS.requests)} requests / ${count(LIMITS.megabytes)} MB ` +
+      '(fewer servers, a longer intervalMs, fewer retries, a shorter durationMs or fewer tokens)'
+    );
+  }
+  if (w.events > LIMITS.events) {
+    return (
+      `this run would be about ${round(w.events)} clock events (its ${round(w.requests)} requests and their streams' chunks); ` +
+      `the limit is ${count(LIMITS.events)} (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)`
+    );
+  }
+  return null;
 }

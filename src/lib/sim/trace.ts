@@ -128,7 +128,7 @@ export function parseTrace(text: string): TraceParse {
     }
     const r = TraceEventSchema.safeParse(raw);
     if (!r.success) {
-      const first = describeIssues(r.error.issues, raw)[0]!;
+      const first = describeIssues(r.error.issues, raw, undefined, TraceEventSchema)[0]!;
       return { ok: false, line: n, error: `line ${n}: ${first.path}: ${first.message}` };
     }
     // The event as written, not zod's copy: zod drops a member named `__proto__` from the loose
