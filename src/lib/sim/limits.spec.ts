@@ -6,7 +6,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { estimateWork, LIMITS, responseChunks, serverRequests, workRefusal } from './limits';
+import {
+  estimateWork,
+  LIMITS,
+  responseChunks,
+  serverRequests,
+  serverWork,
+  workRefusal
+} from './limits';
 import { parseScenario } from './scenario';
 import { BEHAVIOURS } from './servers/behaviours';
 import { BASE_SHAPE, PARAM_SPECS } from './servers/params';
@@ -55,7 +62,7 @@ const SCENARIO_CASES: [string, Mutate, string | RegExp][] = [
       s.servers = [{ ...s.servers[0], count: 1000, intervalMs: 1000 }];
       s.durationMs = 600_000;
     },
-    /^\$: this run would be about 25,242,000 requests \/ [\d,]+ MB; the limit is 8,000,000 requests \/ 32,000 MB/
+    /^\$: this run would be about 28,350,000 requests \/ [\d,]+ MB; the limit is 8,000,000 requests \/ 32,000 MB/
   ],
   // Before: V8 out of memory after 118 s (exit 134, native stack trace).
   [
@@ -82,7 +89,7 @@ const SCENARIO_CASES: [string, Mutate, string | RegExp][] = [
         }
       ];
     },
-    /^\$: this run would be about 1,516,200 requests \/ 609,826 MB; the limit is/
+    /^\$: this run would be about 1,755,600 requests \/ 706,115 MB; the limit is/
   ],
   // Before: "Invalid input: expected string, received undefined".
   [
@@ -221,7 +228,7 @@ const PARAM_CASES: [string, Mutate, string][] = [
       asServer('tight-loop', { intervalMs: 10 })(s);
       s.durationMs = LIMITS.durationMs;
     },
-    '$: this run would be about 1,120,003,571,606 requests / 2,528,968,060 MB; the limit is 8,000,000 requests / 32,000 MB (fewer servers, a longer intervalMs, fewer retries, a shorter durationMs or fewer tokens)'
+    '$: this run would be about 2,342,649,988,634 requests / 5,289,703,670 MB; the limit is 8,000,000 requests / 32,000 MB (fewer servers, a longer intervalMs, fewer retries, a shorter durationMs or fewer tokens)'
   ],
   // Before: admitted; 40 s and 1 GB for one request a lane.
   [
@@ -239,7 +246,7 @@ const PARAM_CASES: [string, Mutate, string][] = [
         { ...s.servers[0], count: 20, request: { ...s.servers[0].request, maxTokens: 1_000_000 } }
       ];
     },
-    "$: this run would be about 117,623,520 clock events (its 5,880 requests and their streams' chunks); the limit is 80,000,000 (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)"
+    "$: this run would be about 252,050,400 clock events (its 12,600 requests and their streams' chunks); the limit is 100,000,000 (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)"
   ]
 ];
 
@@ -440,8 +447,9 @@ describe('trace limits', () => {
 describe('the work estimate', () => {
   const every = (cap: number, everyMs: number) => [{ cap, everyMs }];
 
-  it('counts tasks by interval or by `tasks`, and each retry channel up to its cap', () => {
-    expect(serverRequests({ intervalMs: 60_000 }, [], 600_000)).toBe(11);
+  it('counts tasks by interval (three standard deviations above the mean) or by `tasks`, and each retry channel up to its cap', () => {
+    // Arrivals are random: 10 expected in 10 minutes, up to 10 + 3√10 counted.
+    expect(serverRequests({ intervalMs: 60_000 }, [], 600_000)).toBe(21);
     expect(serverRequests({ intervalMs: 60_000, tasks: 3 }, every(4, 0), 600_000)).toBe(15);
     expect(serverRequests({ intervalMs: 60_000, startAfterMs: 600_000 }, [], 600_000)).toBe(1);
     // Two channels add up (the reconnector: polite retries and reconnects).
@@ -459,10 +467,26 @@ describe('the work estimate', () => {
         360_001
       );
     expect(serverRequests({ intervalMs: 3_600_000, tasks: 1 }, every(5, 10), 3_600_000)).toBe(6);
-    // A task every 10 minutes, each retrying every 2 s until the end: 7 tasks, ∑ (3600 − 600k)/2.
+    // A task every 10 minutes (up to 15 in the hour), each of which may retry every 2 s to the end.
     expect(serverRequests({ intervalMs: 600_000 }, every(Infinity, 2_000), 3_600_000)).toBe(
-      7 + (1800 + 1500 + 1200 + 900 + 600 + 300 + 0)
+      15 * (1 + 1_800)
     );
+  });
+
+  it('counts the looks again of tasks waiting out a closed connection', () => {
+    const reconnects = (closesMs: number) => [{ cap: 3, everyMs: 1_000, closesMs }];
+    // 2 tasks × 3 reconnects × 1 s closed; both tasks may be waiting, looking every 500 ms.
+    expect(serverWork({ intervalMs: 600_000, tasks: 2 }, reconnects(1_000), 3_600_000)).toEqual({
+      requests: 8,
+      polls: 24
+    });
+    // Closed for a year at a time: no longer than the run.
+    expect(
+      serverWork({ intervalMs: 600_000, tasks: 2 }, reconnects(LIMITS.spanMs), 3_600_000)
+    ).toEqual({
+      requests: 8,
+      polls: 14_400
+    });
   });
 
   it('counts each request’s events and its stream’s chunks', () => {
@@ -481,7 +505,7 @@ describe('the work estimate', () => {
     );
     expect(line).not.toContain('\n');
     expect(workRefusal(estimateWork([{ requests: 10_000, chars: 0, chunks: 20_000 }]))).toBe(
-      "this run would be about 400,080,000 clock events (its 20,000 requests and their streams' chunks); the limit is 80,000,000 (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)"
+      "this run would be about 400,080,000 clock events (its 20,000 requests and their streams' chunks); the limit is 100,000,000 (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)"
     );
   });
 

@@ -56,12 +56,12 @@ export const LIMITS = {
    * The work budget of one run (both lanes): estimated requests, megabytes of request text, and
    * clock events (each request's own, plus its stream's chunks). Set to admit the largest
    * scenario in the repository (`bench/ui-50-servers.json`, a simulated day of 50 servers: about
-   * 6.6 million requests, 27,000 MB and 68 million events by the estimate) and nothing an order
+   * 6.9 million requests, 29,000 MB and 72 million events by the estimate) and nothing an order
    * of magnitude past it.
    */
   requests: 8_000_000,
   megabytes: 32_000,
-  events: 80_000_000,
+  events: 100_000_000,
   /** Forks of forks a run may stand on (each is one more change on the same re-simulation). */
   forkDepth: 32
 } as const;
@@ -85,11 +85,14 @@ const BYTES_PER_CHUNK = 16;
 /**
  * One way a behaviour asks again: at most `cap` times per task (Infinity: unbounded), each at
  * least `everyMs` after the attempt before (0: as soon as a frame says, so only the cap bounds
- * it; the schemas allow an unbounded cap only with a floor on the wait).
+ * it; the schemas allow an unbounded cap only with a floor on the wait). `closesMs`: each retry
+ * first closes the connection for that long (the reconnector), and the server's other tasks
+ * wait it out, looking again every 500 ms.
  */
 export interface RetryChannel {
   cap: number;
   everyMs: number;
+  closesMs?: number;
 }
 
 export interface WorkEstimate {
@@ -98,45 +101,62 @@ export interface WorkEstimate {
   events: number;
 }
 
+/** How often a task on a closed connection looks again (servers/base.ts). */
+const POLL_MS = 500;
+
 /**
- * Retries on one channel, summed over a server's tasks: task k starts about k × `intervalMs`
- * into the `span` and makes at most min(cap, time left / everyMs) retries there.
+ * Tasks a server may start in `span`: arrivals are random (exponential gaps of mean
+ * `intervalMs`), so the count is taken three standard deviations above its mean.
  */
-function channelRetries(c: RetryChannel, tasks: number, intervalMs: number, span: number): number {
-  if (tasks <= 0 || c.cap <= 0) return 0;
-  if (!(c.everyMs > 0)) return tasks * c.cap;
-  // Tasks 0 … full − 1 have time for the whole cap; the later ones for what time allows.
-  const full =
-    c.cap * c.everyMs > span
-      ? 0
-      : Math.min(tasks, Math.floor((span - c.cap * c.everyMs) / intervalMs) + 1);
-  const last = Math.min(tasks - 1, Math.floor(span / intervalMs));
-  let byTime = 0;
-  if (last >= full) {
-    const n = last - full + 1;
-    byTime = (n * span - (intervalMs * (full + last) * n) / 2) / c.everyMs;
-  }
-  return (full > 0 ? full * c.cap : 0) + byTime;
+function taskCount(s: Pick<ServerSpec, 'intervalMs' | 'tasks'>, span: number): number {
+  const mean = span / Math.max(s.intervalMs, LIMITS.minIntervalMs);
+  return Math.min(s.tasks ?? Infinity, Math.ceil(mean + 3 * Math.sqrt(mean)) + 1);
+}
+
+/** Retries of one task on one channel: its cap, and at most one per `everyMs` of the run. */
+function channelRetries(c: RetryChannel, span: number): number {
+  if (c.cap <= 0) return 0;
+  return c.everyMs > 0 ? Math.min(c.cap, span / c.everyMs) : c.cap;
+}
+
+/** What one server may cost: its requests, and the looks again of tasks on a closed connection. */
+export interface ServerWork {
+  requests: number;
+  polls: number;
 }
 
 /**
- * How many requests one server may send in `durationMs`: its tasks (by `tasks` or by its
- * interval), each one first attempt plus what every retry channel of its behaviour allows in the
- * time left (see {@link RetryChannel}). An upper estimate: a run usually sends fewer, since most
- * tasks succeed on the first try.
+ * The work of one server in `durationMs`: its tasks (by `tasks` or by its interval), each one
+ * first attempt plus what every retry channel of its behaviour allows — its cap, and no more
+ * than the run's time allows at its shortest wait (see {@link RetryChannel}). An upper estimate:
+ * a run usually sends far fewer, since most tasks succeed on the first try.
  */
+export function serverWork(
+  s: Pick<ServerSpec, 'intervalMs' | 'tasks' | 'startAfterMs'>,
+  channels: readonly RetryChannel[],
+  durationMs: number
+): ServerWork {
+  const span = Math.max(0, durationMs - (s.startAfterMs ?? 0));
+  const tasks = taskCount(s, span);
+  let perTask = 1;
+  let closed = 0;
+  for (const c of channels) {
+    const n = channelRetries(c, span);
+    perTask += n;
+    if (c.closesMs) closed += tasks * n * c.closesMs;
+  }
+  // While the connection is closed, every task of the server may be waiting on it.
+  const polls = closed > 0 ? (tasks * Math.min(span, closed)) / POLL_MS : 0;
+  return { requests: Math.ceil(tasks * perTask), polls: Math.ceil(polls) };
+}
+
+/** The requests of {@link serverWork}. */
 export function serverRequests(
   s: Pick<ServerSpec, 'intervalMs' | 'tasks' | 'startAfterMs'>,
   channels: readonly RetryChannel[],
   durationMs: number
 ): number {
-  const span = Math.max(0, durationMs - (s.startAfterMs ?? 0));
-  const interval = Math.max(s.intervalMs, LIMITS.minIntervalMs);
-  const byTime = Math.ceil(span / interval) + 1;
-  const tasks = Math.min(s.tasks ?? Infinity, byTime);
-  let requests = tasks;
-  for (const c of channels) requests += channelRetries(c, tasks, interval, span);
-  return Math.ceil(requests);
+  return serverWork(s, channels, durationMs).requests;
 }
 
 /** Chunks of one streamed response at most: `maxTokens` in chunks of `chunkTokens`. */
@@ -146,10 +166,11 @@ export function responseChunks(maxTokens: number, chunkTokens: number): number {
 
 /**
  * The work estimate of a run, both lanes: requests × (bookkeeping + request text + streamed
- * text), and requests × (their own events + their stream's chunks).
+ * text), and clock events: requests × (their own + their stream's chunks), and the looks again
+ * of tasks waiting on a closed connection.
  */
 export function estimateWork(
-  perServer: readonly { requests: number; chars: number; chunks: number }[]
+  perServer: readonly { requests: number; chars: number; chunks: number; polls?: number }[]
 ): WorkEstimate {
   let requests = 0;
   let bytes = 0;
@@ -157,7 +178,7 @@ export function estimateWork(
   for (const s of perServer) {
     requests += 2 * s.requests;
     bytes += 2 * s.requests * (BYTES_PER_REQUEST + s.chars + s.chunks * BYTES_PER_CHUNK);
-    events += 2 * s.requests * (EVENTS_PER_REQUEST + s.chunks);
+    events += 2 * (s.requests * (EVENTS_PER_REQUEST + s.chunks) + (s.polls ?? 0));
   }
   return { requests, megabytes: bytes / 1e6, events };
 }

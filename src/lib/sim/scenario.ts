@@ -34,7 +34,7 @@ import {
   estimateWork,
   LIMITS,
   responseChunks,
-  serverRequests,
+  serverWork,
   templateChars,
   workRefusal
 } from './limits';
@@ -353,7 +353,7 @@ export function parseScenario(input: unknown): ScenarioParse {
       }
       const channels = PARAM_SPECS[g.behaviour]!.retries(params, s);
       work.push({
-        requests: serverRequests(s, channels, data.durationMs),
+        ...serverWork(s, channels, data.durationMs),
         chars: templateChars(g.request),
         chunks
       });

@@ -74,7 +74,11 @@ export const PARAM_SPECS: Record<string, BehaviourParamSpec> = {
   },
   reconnector: {
     shape: { ...WELL_BEHAVED_SHAPE, reconnectMs: wait, maxReconnects: openCap },
-    retries: (p) => [polite(p), { cap: capOf(p.maxReconnects), everyMs: ms(p.reconnectMs) }]
+    // Each reconnect closes the connection for reconnectMs first.
+    retries: (p) => [
+      polite(p),
+      { cap: capOf(p.maxReconnects), everyMs: ms(p.reconnectMs), closesMs: ms(p.reconnectMs) }
+    ]
   },
   'prompt-mutator': {
     shape: { intervalMs: wait, maxRetries: openCap },
