@@ -436,6 +436,19 @@ describe('trace limits', () => {
     });
   });
 
+  // Before: accepted; each request streamed up to a million chunks at the scenario's chunk size.
+  it('refuses a trace whose requests would stream more chunks than the event budget', () => {
+    const text = Array.from({ length: 3_000 }, (_, i) =>
+      req(
+        `{"messages":[{"role":"user","content":{"type":"text","text":"x${i}"}}],"maxTokens":1000000}`
+      )
+    ).join('\n');
+    const r = parseTrace(text);
+    expect(r.ok ? 'accepted' : r.error).toBe(
+      "this run would be about 120,024,000 clock events (its 6,000 requests and their streams' chunks); the limit is 100,000,000 (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)"
+    );
+  });
+
   it('refuses text longer than the limit before reading a line', () => {
     const r = parseTrace(' '.repeat(LIMITS.traceChars + 1));
     expect(r.ok ? '' : r.error).toBe(

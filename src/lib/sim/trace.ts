@@ -105,6 +105,7 @@ export function parseTrace(text: string): TraceParse {
   const events: TraceEvent[] = [];
   const servers = new Set<string>();
   let requests = 0;
+  let chunks = 0;
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!.trim();
@@ -135,7 +136,11 @@ export function parseTrace(text: string): TraceParse {
     // params objects, and a request's identity must hash what the server sent.
     const event = raw as TraceEvent;
     events.push(event);
-    if (event.type === 'request') requests++;
+    if (event.type === 'request') {
+      requests++;
+      // The scenario's chunk size is not known here: as many chunks as a response may have.
+      chunks += Math.min(LIMITS.chunksPerResponse, event.params?.maxTokens ?? 0);
+    }
     servers.add(event.server);
     if (servers.size > LIMITS.traceServers) {
       return {
@@ -155,7 +160,8 @@ export function parseTrace(text: string): TraceParse {
   if (events.length === 0) return { ok: false, line: 0, error: 'the trace holds no events' };
   const refused = workRefusal({
     requests: 2 * requests,
-    megabytes: (2 * (requests * 2_048 + text.length)) / 1e6
+    megabytes: (2 * (requests * 2_048 + text.length)) / 1e6,
+    events: 2 * (4 * requests + chunks)
   });
   if (refused) return { ok: false, line: 0, error: refused };
   events.sort((a, b) => a.t - b.t);
