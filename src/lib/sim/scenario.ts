@@ -36,7 +36,8 @@ import {
   responseChunks,
   serverWork,
   templateChars,
-  workRefusal
+  workRefusal,
+  type WorkEstimate
 } from './limits';
 import { jsonInput } from './json-input';
 import { Rng } from './rng';
@@ -227,8 +228,10 @@ export interface ScenarioError {
   message: string;
 }
 
+/** A valid scenario, and the work estimate that admitted it (limits.ts). */
 export type ScenarioParse =
-  { ok: true; scenario: Scenario } | { ok: false; errors: ScenarioError[] };
+  | { ok: true; scenario: Scenario; work: WorkEstimate }
+  | { ok: false; errors: ScenarioError[] };
 
 /** Expand server groups: `count: 3` of `api` gives `api-1`, `api-2`, `api-3`. */
 function expandServers(data: ScenarioData): ServerSpec[] {
@@ -360,11 +363,13 @@ export function parseScenario(input: unknown): ScenarioParse {
     }
   });
   if (errors.length) return { ok: false, errors };
-  const refused = workRefusal(estimateWork(work));
+  const estimate = estimateWork(work);
+  const refused = workRefusal(estimate);
   if (refused) return { ok: false, errors: [{ path: '$', message: refused }] };
   const start = Date.parse(data.start);
   return {
     ok: true,
+    work: estimate,
     scenario: {
       data,
       name: data.name,
