@@ -6,6 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import lzString from 'lz-string';
+import { expect } from 'vitest';
+import { formatPath } from '../machine/policy';
+import { decodeScenarioHash, HASH_PREFIX } from '../ui/share';
+import { Simulation } from './engine';
+import { workRefusal } from './limits';
+import { parseScenario } from './scenario';
 import { BEHAVIOURS } from './servers/behaviours';
 
 const retryable = JSON.parse(
@@ -144,4 +151,60 @@ export function withLiteral(base: unknown, path: EdgePath, literal: string): str
     );
   parent[path[path.length - 1]!] = '\u0000edge\u0000';
   return JSON.stringify(copy).replace('"\\u0000edge\\u0000"', literal);
+}
+
+/**
+ * Work a case may do here: an admitted one whose estimate is larger is within the budget (that
+ * is what admitted means) and stops at RUN_EVENTS, or is not run for its megabytes of text
+ * (hashing a 4 MB prompt a thousand times takes a minute, as the budget allows).
+ */
+const RUN_EVENTS = 200_000;
+const RUN_MEGABYTES = 100;
+
+/**
+ * The scenario with `literal` at `path`, as a file and as a share link: refused at the number's
+ * path, or a place that depends on it; or admitted within the budget and run doing no more
+ * than its estimate.
+ */
+export function checkEdge(
+  path: EdgePath,
+  literal: string,
+  tally: { tried: number; accepted: number; refused: number },
+  expectPlainLine: (line: string) => void
+): void {
+  const text = withLiteral(EDGE_BASE, path, literal);
+  const where = `${formatPath(path)} = ${literal}`;
+  tally.tried++;
+  const r = parseScenario(text);
+  // The page's share link carries the same text, and meets the same parser.
+  const link = decodeScenarioHash(HASH_PREFIX + lzString.compressToEncodedURIComponent(text));
+  if (link.ok) expect(parseScenario(link.data)).toEqual(r);
+  else {
+    expect(r.ok).toBe(false);
+    expectPlainLine(link.error);
+  }
+  if (!r.ok) {
+    tally.refused++;
+    for (const e of r.errors) expectPlainLine(`${e.path}: ${e.message}`);
+    // At the number's own path, or a place that depends on it (samples, chunks a response,
+    // the object a union lost it in), or the whole run ($: not JSON, or the work).
+    const at = formatPath(path);
+    const places = r.errors.map((e) => e.path);
+    const near = places.some(
+      (p) => p === '$' || at.startsWith(p) || p === '$.sampleMs' || p.endsWith('.request.maxTokens')
+    );
+    expect(near, `${where}: ${places.join(', ')}`).toBe(true);
+    return;
+  }
+  tally.accepted++;
+  // Admitted: within the budget, and the run does no more than its estimate said.
+  expect(workRefusal(r.work)).toBeNull();
+  if (r.work.megabytes > RUN_MEGABYTES) return;
+  const sim = new Simulation(r.scenario);
+  sim.advanceTo(sim.end, Math.min(RUN_EVENTS, r.work.events + 1));
+  const requests = sim.lanes.A.metrics.counters.requests + sim.lanes.B.metrics.counters.requests;
+  expect(requests, where).toBeLessThanOrEqual(r.work.requests);
+  expect(sim.events, where).toBeLessThanOrEqual(r.work.events);
+  expect(Number.isFinite(sim.now), where).toBe(true);
+  if (!sim.done) expect(r.work.events, where).toBeGreaterThan(RUN_EVENTS);
 }

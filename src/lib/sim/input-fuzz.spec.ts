@@ -13,21 +13,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
-import lzString from 'lz-string';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commands, runCommand } from '../../cli/commands';
 import { DEFAULT_POLICY, parsePolicy } from '../machine/policy';
 import { Simulation } from './engine';
-import { formatPath } from '../machine/policy';
-import { decodeScenarioHash, HASH_PREFIX } from '../ui/share';
 import {
+  checkEdge,
   EDGE_BASE,
   EDGE_LITERALS,
   numericPaths,
-  withLiteral,
   type EdgePath
 } from './input-edges.testing';
-import { workRefusal } from './limits';
 import { parseScenario } from './scenario';
 import { parseTrace } from './trace';
 
@@ -301,53 +297,8 @@ describe('hostile inputs by hand', () => {
 describe("inputs at the limits' edges (issue #19): run within the estimate, or refused at their path", () => {
   const paths = numericPaths(EDGE_BASE);
   const edge = fc.record({ at: fc.nat(), literal: fc.constantFrom(...EDGE_LITERALS) });
-  /**
-   * Work a case may do here: an admitted one whose estimate is larger is within the budget (that
-   * is what admitted means) and stops at RUN_EVENTS, or is not run for its megabytes of text
-   * (hashing a 4 MB prompt a thousand times takes a minute, as the budget allows).
-   */
-  const RUN_EVENTS = 200_000;
-  const RUN_MEGABYTES = 100;
-
-  /** The scenario with `literal` at `path`, as a file and as a share link. */
-  function check(path: EdgePath, literal: string): void {
-    const text = withLiteral(EDGE_BASE, path, literal);
-    const where = `${formatPath(path)} = ${literal}`;
-    tally.tried++;
-    const r = parseScenario(text);
-    // The page's share link carries the same text, and meets the same parser.
-    const link = decodeScenarioHash(HASH_PREFIX + lzString.compressToEncodedURIComponent(text));
-    if (link.ok) expect(parseScenario(link.data)).toEqual(r);
-    else {
-      expect(r.ok).toBe(false);
-      expectPlainLine(link.error);
-    }
-    if (!r.ok) {
-      tally.refused++;
-      for (const e of r.errors) expectPlainLine(`${e.path}: ${e.message}`);
-      // At the number's own path, or a place that depends on it (samples, chunks a response,
-      // the object a union lost it in), or the whole run ($: not JSON, or the work).
-      const at = formatPath(path);
-      const places = r.errors.map((e) => e.path);
-      const near = places.some(
-        (p) =>
-          p === '$' || at.startsWith(p) || p === '$.sampleMs' || p.endsWith('.request.maxTokens')
-      );
-      expect(near, `${where}: ${places.join(', ')}`).toBe(true);
-      return;
-    }
-    tally.accepted++;
-    // Admitted: within the budget, and the run does no more than its estimate said.
-    expect(workRefusal(r.work)).toBeNull();
-    if (r.work.megabytes > RUN_MEGABYTES) return;
-    const sim = new Simulation(r.scenario);
-    sim.advanceTo(sim.end, Math.min(RUN_EVENTS, r.work.events + 1));
-    const requests = sim.lanes.A.metrics.counters.requests + sim.lanes.B.metrics.counters.requests;
-    expect(requests, where).toBeLessThanOrEqual(r.work.requests);
-    expect(sim.events, where).toBeLessThanOrEqual(r.work.events);
-    expect(Number.isFinite(sim.now), where).toBe(true);
-    if (!sim.done) expect(r.work.events, where).toBeGreaterThan(RUN_EVENTS);
-  }
+  const check = (path: EdgePath, literal: string) =>
+    checkEdge(path, literal, tally, expectPlainLine);
 
   it('any number: as files and as share links', () => {
     fc.assert(
