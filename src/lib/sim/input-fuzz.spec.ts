@@ -22,6 +22,7 @@ import {
   EDGE_BASE,
   EDGE_LITERALS,
   numericPaths,
+  withLiteral,
   type EdgePath
 } from './input-edges.testing';
 import { parseScenario } from './scenario';
