@@ -6,10 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import lzString from 'lz-string';
 import { expect } from 'vitest';
 import { formatPath } from '../machine/policy';
-import { decodeScenarioHash, HASH_PREFIX } from '../ui/share';
 import { Simulation } from './engine';
 import { workRefusal } from './limits';
 import { parseScenario } from './scenario';
@@ -170,14 +168,16 @@ export function checkEdge(
   path: EdgePath,
   literal: string,
   tally: { tried: number; accepted: number; refused: number },
-  expectPlainLine: (line: string) => void
+  expectPlainLine: (line: string) => void,
+  /** The text as a share link, opened as the page opens it (ui/share.ts). */
+  viaLink: (text: string) => { ok: true; data: unknown } | { ok: false; error: string }
 ): void {
   const text = withLiteral(EDGE_BASE, path, literal);
   const where = `${formatPath(path)} = ${literal}`;
   tally.tried++;
   const r = parseScenario(text);
   // The page's share link carries the same text, and meets the same parser.
-  const link = decodeScenarioHash(HASH_PREFIX + lzString.compressToEncodedURIComponent(text));
+  const link = viaLink(text);
   if (link.ok) expect(parseScenario(link.data)).toEqual(r);
   else {
     expect(r.ok).toBe(false);

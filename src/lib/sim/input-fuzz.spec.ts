@@ -13,9 +13,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import lzString from 'lz-string';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commands, runCommand } from '../../cli/commands';
 import { DEFAULT_POLICY, parsePolicy } from '../machine/policy';
+import { decodeScenarioHash, HASH_PREFIX } from '../ui/share';
 import { Simulation } from './engine';
 import {
   checkEdge,
@@ -298,8 +300,10 @@ describe('hostile inputs by hand', () => {
 describe("inputs at the limits' edges (issue #19): run within the estimate, or refused at their path", () => {
   const paths = numericPaths(EDGE_BASE);
   const edge = fc.record({ at: fc.nat(), literal: fc.constantFrom(...EDGE_LITERALS) });
+  const viaLink = (text: string) =>
+    decodeScenarioHash(HASH_PREFIX + lzString.compressToEncodedURIComponent(text));
   const check = (path: EdgePath, literal: string) =>
-    checkEdge(path, literal, tally, expectPlainLine);
+    checkEdge(path, literal, tally, expectPlainLine, viaLink);
 
   it('any number: as files and as share links', () => {
     fc.assert(

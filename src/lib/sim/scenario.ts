@@ -230,8 +230,7 @@ export interface ScenarioError {
 
 /** A valid scenario, and the work estimate that admitted it (limits.ts). */
 export type ScenarioParse =
-  | { ok: true; scenario: Scenario; work: WorkEstimate }
-  | { ok: false; errors: ScenarioError[] };
+  { ok: true; scenario: Scenario; work: WorkEstimate } | { ok: false; errors: ScenarioError[] };
 
 /** Expand server groups: `count: 3` of `api` gives `api-1`, `api-2`, `api-3`. */
 function expandServers(data: ScenarioData): ServerSpec[] {
