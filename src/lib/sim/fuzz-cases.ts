@@ -132,7 +132,7 @@ const PARAMS: Record<string, fc.Arbitrary<Record<string, unknown>>> = {
   'timeout-sensitive': fc.record(
     {
       maxRetries: fc.integer({ min: 1, max: 15 }),
-      retryDelayMs: fc.integer({ min: 0, max: 2_000 })
+      retryDelayMs: fc.integer({ min: 10, max: 2_000 })
     },
     { requiredKeys: [] }
   )

@@ -13,10 +13,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import lzString from 'lz-string';
 import { afterAll, describe, expect, it } from 'vitest';
 import { commands, runCommand } from '../../cli/commands';
 import { DEFAULT_POLICY, parsePolicy } from '../machine/policy';
+import { decodeScenarioHash, HASH_PREFIX } from '../ui/share';
 import { Simulation } from './engine';
+import {
+  checkEdge,
+  EDGE_BASE,
+  EDGE_LITERALS,
+  numericPaths,
+  withLiteral,
+  type EdgePath
+} from './input-edges.testing';
 import { parseScenario } from './scenario';
 import { parseTrace } from './trace';
 
@@ -288,6 +298,54 @@ describe('hostile inputs by hand', () => {
     tally.tried += 4;
     tally.accepted += 1;
     tally.refused += 3;
+  });
+});
+
+describe("inputs at the limits' edges (issue #19): run within the estimate, or refused at their path", () => {
+  const paths = numericPaths(EDGE_BASE);
+  const edge = fc.record({ at: fc.nat(), literal: fc.constantFrom(...EDGE_LITERALS) });
+  const viaLink = (text: string) =>
+    decodeScenarioHash(HASH_PREFIX + lzString.compressToEncodedURIComponent(text));
+  const check = (path: EdgePath, literal: string) =>
+    checkEdge(path, literal, tally, expectPlainLine, viaLink);
+
+  it('any number: as files and as share links', () => {
+    fc.assert(
+      fc.property(edge, ({ at, literal }) => check(paths[at % paths.length]!, literal)),
+      { numRuns: 150, seed: 1919 }
+    );
+  }, 120_000);
+
+  // Before, a tight loop at 10 ms sent 11,000 requests here against an estimate of 606.
+  it('every behaviour parameter at every edge', () => {
+    const params = EDGE_BASE.servers.flatMap((g, i) =>
+      Object.keys(g.params).map((k): EdgePath => ['servers', i, 'params', k])
+    );
+    const sharp = ['0', '10', '1000000', '1000001', '1e400', '-1e400', 'null', '"NaN"'];
+    for (const path of params) for (const literal of sharp) check(path, literal);
+  }, 120_000);
+
+  it('through lab run: exit 0, or exit 2 with the path in one line', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lab-edges-'));
+    await fc.assert(
+      fc.asyncProperty(edge, async ({ at, literal }) => {
+        const path = paths[at % paths.length]!;
+        const file = join(dir, `e${at}.json`);
+        writeFileSync(file, withLiteral(EDGE_BASE, path, literal));
+        tally.tried++;
+        const r = await lab('run', [file]);
+        if (r.code === 0) {
+          tally.accepted++;
+          expect(r.stdout).toMatch(/^requests\s+\d+\s+\d+$/m);
+        } else {
+          tally.refused++;
+          expect(r.code).toBe(2);
+          expect(r.stderr).toMatch(/: \$[^ ]*: /);
+          expectPlainLine(r.stderr.replace(/\n$/, ''));
+        }
+      }),
+      { numRuns: 20, seed: 1919 }
+    );
   });
 });
 

@@ -3,12 +3,22 @@
  * what happened then (in the comment) and the one line that refuses it now. The README's
  * scenario section documents the same limits.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { estimateWork, LIMITS, serverRequests, workRefusal } from './limits';
+import {
+  estimateWork,
+  LIMITS,
+  responseChunks,
+  serverRequests,
+  serverWork,
+  workRefusal
+} from './limits';
 import { parseScenario } from './scenario';
+import { BEHAVIOURS } from './servers/behaviours';
+import { BASE_SHAPE, PARAM_SPECS } from './servers/params';
 import { parseTrace } from './trace';
+import { parsePolicy } from '../machine/policy';
 
 const BASE = JSON.parse(
   readFileSync(
@@ -37,13 +47,13 @@ const SCENARIO_CASES: [string, Mutate, string | RegExp][] = [
   [
     'intervalMs 0.001',
     (s) => (s.servers[0].intervalMs = 0.001),
-    '$.servers[0].intervalMs: must be at least 10, got the number 0.001'
+    '$.servers[0].intervalMs: must be at least 10 ms, got the number 0.001'
   ],
   // Before: still running after 40 s at 1 GB.
   [
     'durationMs 1e12',
     (s) => (s.durationMs = 1e12),
-    '$.durationMs: must be at most 2592000000, got the number 1000000000000'
+    '$.durationMs: must be at most 2592000000 ms (30 days), got the number 1000000000000'
   ],
   // Before: not done after 400 s, 2.7 GB.
   [
@@ -52,7 +62,7 @@ const SCENARIO_CASES: [string, Mutate, string | RegExp][] = [
       s.servers = [{ ...s.servers[0], count: 1000, intervalMs: 1000 }];
       s.durationMs = 600_000;
     },
-    /^\$: this run would be about 25,242,000 requests \/ [\d,]+ MB; the limit is 6,000,000 requests \/ 25,000 MB/
+    /^\$: this run would be about 28,350,000 requests \/ [\d,]+ MB; the limit is 8,000,000 requests \/ 32,000 MB/
   ],
   // Before: V8 out of memory after 118 s (exit 134, native stack trace).
   [
@@ -79,7 +89,7 @@ const SCENARIO_CASES: [string, Mutate, string | RegExp][] = [
         }
       ];
     },
-    /^\$: this run would be about 1,516,200 requests \/ 609,632 MB; the limit is/
+    /^\$: this run would be about 1,755,600 requests \/ 706,115 MB; the limit is/
   ],
   // Before: "Invalid input: expected string, received undefined".
   [
@@ -133,6 +143,143 @@ const SCENARIO_CASES: [string, Mutate, string | RegExp][] = [
   ]
 ];
 
+/** Server 0 as `behaviour` with `params` (the base refuses it every request: it retries). */
+const asServer =
+  (behaviour: string, params: Record<string, unknown>): Mutate =>
+  (s) => {
+    s.servers[0].behaviour = behaviour;
+    s.servers[0].params = params;
+  };
+
+/** Issue #19, item 2: behaviour parameters the limits admitted. */
+const PARAM_CASES: [string, Mutate, string][] = [
+  // Before: admitted; the page's tab crashed after 98 s (worker 3.5 GB); `lab run` still running
+  // at 60 s (390 MB), the clock stuck at 0.
+  [
+    'a tight loop at intervalMs 0',
+    asServer('tight-loop', { intervalMs: 0 }),
+    '$.servers[0].params.intervalMs: must be at least 10 ms, got the number 0'
+  ],
+  // Before: admitted; `lab run` still running at 60 s (281 MB).
+  [
+    'a tight loop at intervalMs 1',
+    asServer('tight-loop', { intervalMs: 1 }),
+    '$.servers[0].params.intervalMs: must be at least 10 ms, got the number 1'
+  ],
+  // Before: admitted; the run threw "Invalid time value" (0 × 2^1024 is NaN), the page's clock
+  // stuck at 0:00:00, then NaN:NaN:NaN.
+  [
+    'a naive retrier with maxRetries 1e400 and baseMs 0',
+    (s) => {
+      asServer('naive-retrier', { baseMs: 0 })(s);
+      s.servers[0].params.maxRetries = Infinity; // what JSON.parse makes of 1e400
+    },
+    '$.servers[0].params.baseMs: must be at least 10 ms, got the number 0'
+  ],
+  [
+    'a naive retrier with maxRetries 1e400',
+    (s) => {
+      asServer('naive-retrier', {})(s);
+      s.servers[0].params.maxRetries = Infinity;
+    },
+    '$.servers[0].params.maxRetries: must be a finite number at most 1000000 (or null for no limit), got a number too large to represent (such as 1e400)'
+  ],
+  [
+    'a naive retrier whose backoff shrinks to 0 (factor 0)',
+    asServer('naive-retrier', { factor: 0 }),
+    '$.servers[0].params.factor: must be at least 1, got the number 0'
+  ],
+  [
+    'a naive retrier jittered down to 0 ms',
+    asServer('naive-retrier', { jitter: 1 }),
+    '$.servers[0].params.jitter: must be at most 0.5, got the number 1'
+  ],
+  // Before: admitted; `lab run` still running at 60 s (365 MB).
+  [
+    'a reconnector at reconnectMs 0',
+    asServer('reconnector', { reconnectMs: 0, maxReconnects: 1e9 }),
+    '$.servers[0].params.reconnectMs: must be at least 10 ms, got the number 0'
+  ],
+  [
+    'a reconnector with maxReconnects 1e9',
+    asServer('reconnector', { maxReconnects: 1e9 }),
+    '$.servers[0].params.maxReconnects: must be at most 1000000 (or null for no limit), got the number 1000000000'
+  ],
+  // Before: admitted; `lab run` still running at 60 s (465 MB).
+  [
+    'a prompt mutator at intervalMs 0',
+    asServer('prompt-mutator', { intervalMs: 0, maxRetries: 1e9 }),
+    '$.servers[0].params.intervalMs: must be at least 10 ms, got the number 0'
+  ],
+  [
+    'a polite retrier told to retry without end',
+    asServer('well-behaved', { maxRetries: null }),
+    '$.servers[0].params.maxRetries: must be a whole number from 0 to 1000000, got null: well-behaved retries as soon as a frame says, so only this cap bounds it'
+  ],
+  [
+    'a timeout-sensitive server at retryDelayMs 0',
+    asServer('timeout-sensitive', { retryDelayMs: 0 }),
+    '$.servers[0].params.retryDelayMs: must be at least 10 ms, got the number 0'
+  ],
+  // Before: admitted, and counted as 100 attempts a task: 2.5 million requests, minutes of work.
+  [
+    'a tight loop at 10 ms, unbounded, for 30 days',
+    (s) => {
+      asServer('tight-loop', { intervalMs: 10 })(s);
+      s.durationMs = LIMITS.durationMs;
+    },
+    '$: this run would be about 2,342,649,988,634 requests / 5,289,703,670 MB; the limit is 8,000,000 requests / 32,000 MB (fewer servers, a longer intervalMs, fewer retries, a shorter durationMs or fewer tokens)'
+  ],
+  // Before: admitted; 40 s and 1 GB for one request a lane.
+  [
+    'maxTokens 1,000,000 one token a chunk',
+    (s) => {
+      s.servers[0].request.maxTokens = 1_000_000;
+      s.provider = { chunkTokens: 1 };
+    },
+    '$.servers[0].request.maxTokens: 1000000 tokens in chunks of 1 is 1,000,000 chunks a response; the limit is 20,000 (provider.chunkTokens of at least 50, or fewer maxTokens)'
+  ],
+  [
+    'streams of 20,000 chunks for every request',
+    (s) => {
+      s.servers = [
+        { ...s.servers[0], count: 20, request: { ...s.servers[0].request, maxTokens: 1_000_000 } }
+      ];
+    },
+    "$: this run would be about 252,050,400 clock events (its 12,600 requests and their streams' chunks); the limit is 100,000,000 (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)"
+  ]
+];
+
+describe('behaviour parameters: bounded like every other number, counted by the estimate', () => {
+  it.each(PARAM_CASES)('%s', (_label, mutate, expected) => {
+    expect(firstError(mutate)).toBe(expected);
+  });
+
+  it('accepts every parameter at its bound, and null where a cap may be unbounded', () => {
+    // One task each: a retry every 5 ms for an hour is within the budget, a task every 10 minutes is not.
+    const once =
+      (behaviour: string, params: Record<string, unknown>): Mutate =>
+      (s) => {
+        asServer(behaviour, params)(s);
+        s.servers[0].tasks = 1;
+      };
+    const naive = { baseMs: 10, capMs: 10, factor: 100, jitter: 0.5, maxRetries: null };
+    expect(firstError(once('naive-retrier', naive))).toBe('accepted');
+    expect(firstError(once('tight-loop', { intervalMs: 10, maxRetries: null }))).toBe('accepted');
+    expect(firstError(once('reconnector', { reconnectMs: 10, maxReconnects: null }))).toBe(
+      'accepted'
+    );
+    expect(firstError(once('well-behaved', { maxRetries: LIMITS.retries }))).toBe('accepted');
+  });
+
+  it('knows the bounds of every parameter every behaviour reads', () => {
+    for (const [name, b] of Object.entries(BEHAVIOURS)) {
+      const shape = { ...BASE_SHAPE, ...PARAM_SPECS[name]!.shape };
+      expect(Object.keys(shape).sort(), name).toEqual(Object.keys(b.defaults).sort());
+    }
+  });
+});
+
 describe('scenario limits: refused before any work, with one line', () => {
   it.each(SCENARIO_CASES)('%s', (_label, mutate, expected) => {
     const e = firstError(mutate);
@@ -149,6 +296,77 @@ describe('scenario limits: refused before any work, with one line', () => {
       })
     ).toBe('accepted');
     expect(firstError((s) => (s.durationMs = LIMITS.durationMs))).toBe('accepted');
+  });
+});
+
+/** The first error for `base` as JSON text with `"__X__"` replaced by `literal`. */
+function firstErrorText(mutate: Mutate, literal: string): string {
+  const s = structuredClone(BASE);
+  mutate(s);
+  const r = parseScenario(JSON.stringify(s).replace('"__X__"', literal));
+  return r.ok ? 'accepted' : `${r.errors[0]!.path}: ${r.errors[0]!.message}`;
+}
+
+// Issue #19, item 7: JSON has no Infinity (1e400 parses to it), and zod's int() states the
+// safe-integer range as a bound of its own beside the real one.
+const MESSAGE_CASES: [string, Mutate, string, string][] = [
+  // Before: "expected a number, got the number Infinity".
+  [
+    'durationMs 1e400',
+    (s) => (s.durationMs = '__X__'),
+    '1e400',
+    '$.durationMs: must be a finite number at most 2592000000 ms (30 days), got a number too large to represent (such as 1e400)'
+  ],
+  [
+    'restarts[0] -1e400',
+    (s) => (s.restarts = ['__X__']),
+    '-1e400',
+    '$.restarts[0]: must be a finite number at least 0 ms, got a negative number too large to represent (such as -1e400)'
+  ],
+  [
+    "a policy's token cap 1e400",
+    (s) => (s.lanes.A.policy.defaults.perCallCap = { tokens: '__X__' }),
+    '1e400',
+    '$.lanes.A.policy.defaults.perCallCap.tokens: must be a finite number at most 100000000, got a number too large to represent (such as 1e400)'
+  ],
+  // Before: "must be at most 9007199254740991, got the number 100000000000000000000".
+  [
+    'startAfterMs 1e20',
+    (s) => (s.servers[0].startAfterMs = '__X__'),
+    '1e20',
+    '$.servers[0].startAfterMs: must be at most 31622400000 ms (366 days), got the number 100000000000000000000'
+  ],
+  [
+    'alert.windowMs 1e20',
+    (s) => (s.lanes.A.client = { alert: { windowMs: '__X__' } }),
+    '1e20',
+    '$.lanes.A.client.alert.windowMs: must be at most 31622400000 ms (366 days), got the number 100000000000000000000'
+  ],
+  [
+    'seed -1e20',
+    (s) => (s.seed = '__X__'),
+    '-1e20',
+    '$.seed: must be at least 0, got the number -100000000000000000000'
+  ]
+];
+
+describe('number messages name the real bound', () => {
+  it.each(MESSAGE_CASES)('%s', (_label, mutate, literal, expected) => {
+    expect(firstErrorText(mutate, literal)).toBe(expected);
+  });
+
+  it('in a policy file and a trace line too', () => {
+    const policyText = JSON.stringify((BASE as Record<string, any>).lanes.A.policy); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const policy = parsePolicy(
+      policyText.replace('"rateLimit":null', '"rateLimit":{"requests":1e400,"windowMs":1000}')
+    );
+    expect(policy.ok ? 'accepted' : policy.errors[0]!.message).toBe(
+      'must be a finite number at most 1000000000, got a number too large to represent (such as 1e400)'
+    );
+    const trace = parseTrace(req(`{"messages":${MSG},"maxTokens":1e400}`));
+    expect(trace.ok ? 'accepted' : trace.error).toBe(
+      'line 1: $.params.maxTokens: must be a finite number at most 1000000, got a number too large to represent (such as 1e400)'
+    );
   });
 });
 
@@ -218,6 +436,19 @@ describe('trace limits', () => {
     });
   });
 
+  // Before: accepted; each request streamed up to a million chunks at the scenario's chunk size.
+  it('refuses a trace whose requests would stream more chunks than the event budget', () => {
+    const text = Array.from({ length: 3_000 }, (_, i) =>
+      req(
+        `{"messages":[{"role":"user","content":{"type":"text","text":"x${i}"}}],"maxTokens":1000000}`
+      )
+    ).join('\n');
+    const r = parseTrace(text);
+    expect(r.ok ? 'accepted' : r.error).toBe(
+      "this run would be about 120,024,000 clock events (its 6,000 requests and their streams' chunks); the limit is 100,000,000 (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)"
+    );
+  });
+
   it('refuses text longer than the limit before reading a line', () => {
     const r = parseTrace(' '.repeat(LIMITS.traceChars + 1));
     expect(r.ok ? '' : r.error).toBe(
@@ -227,31 +458,77 @@ describe('trace limits', () => {
 });
 
 describe('the work estimate', () => {
-  it('counts tasks by interval or by `tasks`, times the attempts each may make', () => {
-    expect(serverRequests({ intervalMs: 60_000 }, {}, 600_000)).toBe(11);
-    expect(serverRequests({ intervalMs: 60_000, tasks: 3 }, { maxRetries: 4 }, 600_000)).toBe(15);
-    expect(serverRequests({ intervalMs: 60_000, tasks: 1 }, { maxRetries: null }, 600_000)).toBe(
-      101
+  const every = (cap: number, everyMs: number) => [{ cap, everyMs }];
+
+  it('counts tasks by interval (three standard deviations above the mean) or by `tasks`, and each retry channel up to its cap', () => {
+    // Arrivals are random: 10 expected in 10 minutes, up to 10 + 3√10 counted.
+    expect(serverRequests({ intervalMs: 60_000 }, [], 600_000)).toBe(21);
+    expect(serverRequests({ intervalMs: 60_000, tasks: 3 }, every(4, 0), 600_000)).toBe(15);
+    expect(serverRequests({ intervalMs: 60_000, startAfterMs: 600_000 }, [], 600_000)).toBe(1);
+    // Two channels add up (the reconnector: polite retries and reconnects).
+    expect(
+      serverRequests({ intervalMs: 60_000, tasks: 2 }, [...every(1, 0), ...every(3, 100)], 600_000)
+    ).toBe(10);
+  });
+
+  // Before: an unbounded cap (null) counted as 100 attempts, and the tight loop's default
+  // (Infinity) as none at all; a cap of 1e9 as 100.
+  it('counts attempts over time: a cap no task has the time to reach counts as the time allows', () => {
+    // One task, a retry every 10 ms for an hour: 360,000 retries, whatever the cap above that.
+    for (const cap of [Infinity, 1_000_000, 360_000])
+      expect(serverRequests({ intervalMs: 3_600_000, tasks: 1 }, every(cap, 10), 3_600_000)).toBe(
+        360_001
+      );
+    expect(serverRequests({ intervalMs: 3_600_000, tasks: 1 }, every(5, 10), 3_600_000)).toBe(6);
+    // A task every 10 minutes (up to 15 in the hour), each of which may retry every 2 s to the end.
+    expect(serverRequests({ intervalMs: 600_000 }, every(Infinity, 2_000), 3_600_000)).toBe(
+      15 * (1 + 1_800)
     );
-    expect(serverRequests({ intervalMs: 60_000, startAfterMs: 600_000 }, {}, 600_000)).toBe(1);
+  });
+
+  it('counts the looks again of tasks waiting out a closed connection', () => {
+    const reconnects = (closesMs: number) => [{ cap: 3, everyMs: 1_000, closesMs }];
+    // 2 tasks × 3 reconnects × 1 s closed; both tasks may be waiting, looking every 500 ms.
+    expect(serverWork({ intervalMs: 600_000, tasks: 2 }, reconnects(1_000), 3_600_000)).toEqual({
+      requests: 8,
+      polls: 24
+    });
+    // Closed for a year at a time: no longer than the run.
+    expect(
+      serverWork({ intervalMs: 600_000, tasks: 2 }, reconnects(LIMITS.spanMs), 3_600_000)
+    ).toEqual({
+      requests: 8,
+      polls: 14_400
+    });
+  });
+
+  it('counts each request’s events and its stream’s chunks', () => {
+    expect(estimateWork([{ requests: 10, chars: 0, chunks: 20_000 }]).events).toBe(
+      2 * 10 * (4 + 20_000)
+    );
+    expect(responseChunks(1_000_000, 1)).toBe(1_000_000);
+    expect(responseChunks(401, 50)).toBe(9);
   });
 
   it('says how much and what the limit is, in one line', () => {
-    expect(workRefusal(estimateWork([{ requests: 10, chars: 100 }]))).toBeNull();
-    const line = workRefusal(estimateWork([{ requests: 3_500_000, chars: 0 }]))!;
+    expect(workRefusal(estimateWork([{ requests: 10, chars: 100, chunks: 1 }]))).toBeNull();
+    const line = workRefusal(estimateWork([{ requests: 4_500_000, chars: 0, chunks: 1 }]))!;
     expect(line).toBe(
-      'this run would be about 7,000,000 requests / 14,336 MB; the limit is 6,000,000 requests / 25,000 MB (fewer servers, a longer intervalMs, a shorter durationMs or fewer tokens)'
+      'this run would be about 9,000,000 requests / 18,576 MB; the limit is 8,000,000 requests / 32,000 MB (fewer servers, a longer intervalMs, fewer retries, a shorter durationMs or fewer tokens)'
     );
     expect(line).not.toContain('\n');
+    expect(workRefusal(estimateWork([{ requests: 10_000, chars: 0, chunks: 20_000 }]))).toBe(
+      "this run would be about 400,080,000 clock events (its 20,000 requests and their streams' chunks); the limit is 100,000,000 (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)"
+    );
   });
 
   it('lets the ready-made scenarios and the UI benchmark run', () => {
     const dir = fileURLToPath(new URL('../../../static/scenarios/', import.meta.url));
-    for (const f of ['budget-window', 'prompt-mutator', 'transient-marked-permanent']) {
-      expect(parseScenario(readFileSync(`${dir}${f}.json`, 'utf8')).ok).toBe(true);
-    }
+    for (const f of readdirSync(dir))
+      expect(parseScenario(readFileSync(`${dir}${f}`, 'utf8')).ok).toBe(true);
     // And the largest one here: the UI benchmark's simulated day of 50 servers.
-    const bench = fileURLToPath(new URL('../../../bench/ui-50-servers.json', import.meta.url));
-    expect(parseScenario(readFileSync(bench, 'utf8')).ok).toBe(true);
+    const bench = fileURLToPath(new URL('../../../bench/', import.meta.url));
+    for (const f of readdirSync(bench))
+      expect(parseScenario(readFileSync(`${bench}${f}`, 'utf8')).ok).toBe(true);
   });
 });

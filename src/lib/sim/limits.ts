@@ -18,12 +18,26 @@ export const LIMITS = {
   durationMs: 30 * DAY_MS,
   /** Any other span (timeouts, TTLs, latencies, start delays): at most a year. */
   spanMs: 366 * DAY_MS,
-  /** A server's task interval: at least 10 ms (100 tasks a second per server). */
+  /**
+   * A server's task interval, and every wait a behaviour's parameters set between two attempts
+   * (intervals, backoffs, reconnects): at least 10 ms. A wait of 0 retried at one instant forever.
+   */
   minIntervalMs: 10,
   /** Tokens in one prompt or prefix, and `maxTokens`: a million, above any model's window. */
   tokens: 1_000_000,
+  /**
+   * Chunks in one streamed response (`maxTokens / chunkTokens`): the largest maxTokens at the
+   * default 50 tokens a chunk. A million one-token chunks took 40 s and 1 GB for one request.
+   */
+  chunksPerResponse: 20_000,
   /** Tasks per server. */
   tasks: 1_000_000,
+  /** A behaviour's count caps (`maxRetries`, `maxReconnects`, `maxShrinks`). */
+  retries: 1_000_000,
+  /** The naive retrier's backoff `factor`. */
+  backoffFactor: 100,
+  /** The naive retrier's `jitter`: at most ±50 %, so a jittered wait keeps half its length. */
+  jitter: 0.5,
   /** Servers in one run, after groups are expanded (`count`). */
   servers: 1_000,
   /** Server groups in a scenario. */
@@ -39,13 +53,15 @@ export const LIMITS = {
   /** Characters of trace text (JSONL). */
   traceChars: 64_000_000,
   /**
-   * The work budget of one run (both lanes): estimated requests, and megabytes of request text.
-   * Set to admit the largest scenario in the repository (`bench/ui-50-servers.json`, a simulated
-   * day of 50 servers: about 5.1 million by the estimate, ~21 GB) and nothing an order of
-   * magnitude past it.
+   * The work budget of one run (both lanes): estimated requests, megabytes of request text, and
+   * clock events (each request's own, plus its stream's chunks). Set to admit the largest
+   * scenario in the repository (`bench/ui-50-servers.json`, a simulated day of 50 servers: about
+   * 6.9 million requests, 29,000 MB and 72 million events by the estimate) and nothing an order
+   * of magnitude past it.
    */
-  requests: 6_000_000,
-  megabytes: 25_000,
+  requests: 8_000_000,
+  megabytes: 32_000,
+  events: 100_000_000,
   /** Forks of forks a run may stand on (each is one more change on the same re-simulation). */
   forkDepth: 32
 } as const;
@@ -57,54 +73,114 @@ export const LIMITS = {
 const BYTES_PER_REQUEST = 2_048;
 /** Characters per stand-in token (as `buildParams` pads prompts). */
 const CHARS_PER_TOKEN = 4;
-/** What a behaviour whose retries are unbounded (`null`) is assumed to try per task. */
-const UNBOUNDED_ATTEMPTS = 100;
+/**
+ * Clock events of one request besides its stream's chunks: its send, the host's steps and
+ * timers, the stream's start and end, the frame's delivery. Measured at 2–3; 4 errs on the safe
+ * side.
+ */
+const EVENTS_PER_REQUEST = 4;
+/** Text one streamed chunk adds to the completion (two generated words). */
+const BYTES_PER_CHUNK = 16;
+
+/**
+ * One way a behaviour asks again: at most `cap` times per task (Infinity: unbounded), each at
+ * least `everyMs` after the attempt before (0: as soon as a frame says, so only the cap bounds
+ * it; the schemas allow an unbounded cap only with a floor on the wait). `closesMs`: each retry
+ * first closes the connection for that long (the reconnector), and the server's other tasks
+ * wait it out, looking again every 500 ms.
+ */
+export interface RetryChannel {
+  cap: number;
+  everyMs: number;
+  closesMs?: number;
+}
 
 export interface WorkEstimate {
   requests: number;
   megabytes: number;
+  events: number;
 }
 
-function finiteParam(params: Record<string, unknown>, key: string): number | null | undefined {
-  if (!Object.hasOwn(params, key)) return undefined;
-  const v = params[key];
-  return typeof v === 'number' && Number.isFinite(v) ? v : v === null ? null : undefined;
+/** How often a task on a closed connection looks again (servers/base.ts). */
+const POLL_MS = 500;
+
+/**
+ * Tasks a server may start in `span`: arrivals are random (exponential gaps of mean
+ * `intervalMs`), so the count is taken three standard deviations above its mean.
+ */
+function taskCount(s: Pick<ServerSpec, 'intervalMs' | 'tasks'>, span: number): number {
+  const mean = span / Math.max(s.intervalMs, LIMITS.minIntervalMs);
+  return Math.min(s.tasks ?? Infinity, Math.ceil(mean + 3 * Math.sqrt(mean)) + 1);
+}
+
+/** Retries of one task on one channel: its cap, and at most one per `everyMs` of the run. */
+function channelRetries(c: RetryChannel, span: number): number {
+  if (c.cap <= 0) return 0;
+  return c.everyMs > 0 ? Math.min(c.cap, span / c.everyMs) : c.cap;
+}
+
+/** What one server may cost: its requests, and the looks again of tasks on a closed connection. */
+export interface ServerWork {
+  requests: number;
+  polls: number;
 }
 
 /**
- * How many requests one server may send in `durationMs`: its tasks (by `tasks` or by its
- * interval) times the attempts each may make (1 + `maxRetries` + `maxReconnects`, from the
- * behaviour's merged parameters; unbounded ones count as 100). An upper estimate: a run usually
- * sends fewer, since most tasks succeed on the first try.
+ * The work of one server in `durationMs`: its tasks (by `tasks` or by its interval), each one
+ * first attempt plus what every retry channel of its behaviour allows — its cap, and no more
+ * than the run's time allows at its shortest wait (see {@link RetryChannel}). An upper estimate:
+ * a run usually sends far fewer, since most tasks succeed on the first try.
  */
-export function serverRequests(
+export function serverWork(
   s: Pick<ServerSpec, 'intervalMs' | 'tasks' | 'startAfterMs'>,
-  params: Record<string, unknown>,
+  channels: readonly RetryChannel[],
   durationMs: number
-): number {
+): ServerWork {
   const span = Math.max(0, durationMs - (s.startAfterMs ?? 0));
-  const byTime = Math.ceil(span / Math.max(s.intervalMs, LIMITS.minIntervalMs)) + 1;
-  const tasks = Math.min(s.tasks ?? Infinity, byTime);
-  let attempts = 1;
-  for (const key of ['maxRetries', 'maxReconnects']) {
-    const v = finiteParam(params, key);
-    if (v === null) attempts += UNBOUNDED_ATTEMPTS;
-    else if (v !== undefined) attempts += Math.min(v, UNBOUNDED_ATTEMPTS);
+  const tasks = taskCount(s, span);
+  let perTask = 1;
+  let closed = 0;
+  for (const c of channels) {
+    const n = channelRetries(c, span);
+    perTask += n;
+    if (c.closesMs) closed += tasks * n * c.closesMs;
   }
-  return tasks * attempts;
+  // While the connection is closed, every task of the server may be waiting on it.
+  const polls = closed > 0 ? (tasks * Math.min(span, closed)) / POLL_MS : 0;
+  return { requests: Math.ceil(tasks * perTask), polls: Math.ceil(polls) };
 }
 
-/** The work estimate of a run, both lanes: requests × (bookkeeping + request text). */
+/** The requests of {@link serverWork}. */
+export function serverRequests(
+  s: Pick<ServerSpec, 'intervalMs' | 'tasks' | 'startAfterMs'>,
+  channels: readonly RetryChannel[],
+  durationMs: number
+): number {
+  return serverWork(s, channels, durationMs).requests;
+}
+
+/** Chunks of one streamed response at most: `maxTokens` in chunks of `chunkTokens`. */
+export function responseChunks(maxTokens: number, chunkTokens: number): number {
+  return Math.ceil(maxTokens / Math.max(1, chunkTokens));
+}
+
+/**
+ * The work estimate of a run, both lanes: requests × (bookkeeping + request text + streamed
+ * text), and clock events: requests × (their own + their stream's chunks), and the looks again
+ * of tasks waiting on a closed connection.
+ */
 export function estimateWork(
-  perServer: readonly { requests: number; chars: number }[]
+  perServer: readonly { requests: number; chars: number; chunks: number; polls?: number }[]
 ): WorkEstimate {
   let requests = 0;
   let bytes = 0;
+  let events = 0;
   for (const s of perServer) {
     requests += 2 * s.requests;
-    bytes += 2 * s.requests * (BYTES_PER_REQUEST + s.chars);
+    bytes += 2 * s.requests * (BYTES_PER_REQUEST + s.chars + s.chunks * BYTES_PER_CHUNK);
+    events += 2 * (s.requests * (EVENTS_PER_REQUEST + s.chunks) + (s.polls ?? 0));
   }
-  return { requests, megabytes: bytes / 1e6 };
+  return { requests, megabytes: bytes / 1e6, events };
 }
 
 /** The characters of one templated request: prompt or padding, prefix, system prompt. */
@@ -119,20 +195,31 @@ export function templateChars(t: {
 }
 
 function round(n: number): string {
+  if (!Number.isFinite(n)) return 'more than 10^308';
   if (n >= 100) return Math.round(n).toLocaleString('en-US');
   return n.toPrecision(2);
 }
 
+const count = (n: number) => n.toLocaleString('en-US');
+
 /**
  * `null` within the budget; otherwise the one line that refuses the run:
  * "this run would be about 7,000,000 requests / 14,336 MB; the limit is 6,000,000 requests /
- * 25,000 MB (…)".
+ * 25,000 MB (…)", or, when the streams are what is too much, the events.
  */
 export function workRefusal(w: WorkEstimate): string | null {
-  if (w.requests <= LIMITS.requests && w.megabytes <= LIMITS.megabytes) return null;
-  return (
-    `this run would be about ${round(w.requests)} requests / ${round(w.megabytes)} MB; ` +
-    `the limit is ${LIMITS.requests.toLocaleString('en-US')} requests / ${LIMITS.megabytes.toLocaleString('en-US')} MB ` +
-    '(fewer servers, a longer intervalMs, a shorter durationMs or fewer tokens)'
-  );
+  if (w.requests > LIMITS.requests || w.megabytes > LIMITS.megabytes) {
+    return (
+      `this run would be about ${round(w.requests)} requests / ${round(w.megabytes)} MB; ` +
+      `the limit is ${count(LIMITS.requests)} requests / ${count(LIMITS.megabytes)} MB ` +
+      '(fewer servers, a longer intervalMs, fewer retries, a shorter durationMs or fewer tokens)'
+    );
+  }
+  if (w.events > LIMITS.events) {
+    return (
+      `this run would be about ${round(w.events)} clock events (its ${round(w.requests)} requests and their streams' chunks); ` +
+      `the limit is ${count(LIMITS.events)} (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)`
+    );
+  }
+  return null;
 }

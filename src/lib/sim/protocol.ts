@@ -283,7 +283,8 @@ export type Reply =
     }
   | { type: 'loaded'; ok: false; errors: ScenarioError[] }
   | { type: 'progress'; done: number; total: number }
-  | { type: 'fastForwardDone'; cancelled: boolean }
+  /** `error`: the engine threw, and the fast-forward stopped there (what broke, and when). */
+  | { type: 'fastForwardDone'; cancelled: boolean; error?: string }
   // ---- time travel (issue #10) ----
   /** `notice`: "Client restarted: lane A lost 5 stored decisions, lane B kept 14". */
   | { type: 'restarted'; report: RestartReport; notice: string }

@@ -10,6 +10,7 @@ import type { ProviderEvent, ProviderInput } from '../machine/authorize';
 import { estimateTokens, type RateCard } from '../machine/budget';
 import type { SamplingParams } from '../machine/types';
 import { revivable, type CloneMap } from '../machine/clone';
+import { LIMITS } from './limits';
 import { hashString, type Rng } from './rng';
 import type { HostClock, ProviderSource } from './client';
 
@@ -124,12 +125,148 @@ function fire(emit: (e: ProviderEvent) => void, event: ProviderEvent): () => voi
   );
 }
 
-/** Stop a stream: its timers still pending are cleared (the ids stay valid in a copy). */
+/** Stop a failed call: its one timer, if still pending, is cleared (ids stay valid in a copy). */
 function cancelAll(clock: HostClock, timers: unknown[]): () => void {
   return revivable(
     () => timers.forEach((t) => clock.clearTimeout(t)),
     (m) => cancelAll(m.get(clock), m.box(timers))
   );
+}
+
+/** What {@link Stream} needs of the clock to place its chunks lazily, in their eager order. */
+interface BlockClock {
+  reserveBlock(n: number): number;
+  insert(r: { at: number; seq: number }, fn: () => void): unknown;
+}
+
+function blockClock(clock: HostClock): BlockClock | null {
+  const c = clock as HostClock & Partial<BlockClock>;
+  return typeof c.reserveBlock === 'function' && typeof c.insert === 'function'
+    ? (c as HostClock & BlockClock)
+    : null;
+}
+
+/**
+ * One completion's stream: `provider.started`, `chunks` chunks, `provider.done`. Only the next
+ * event is ever on the clock — a response of 10,000 chunks is one pending timer, not 10,000 set
+ * at once (which took 30 s and 900 MB for a million). On the virtual clock each event takes the
+ * place it would have had if all were set when the call was made (`reserveBlock`), so the run
+ * is the same event for event; the texts are drawn at the call, as before.
+ */
+class Stream {
+  /** The next event: 0 = started, 1 … chunks = chunk k − 1, chunks + 1 = done. */
+  next = 0;
+  timer: unknown = null;
+  stopped = false;
+
+  constructor(
+    public clock: HostClock,
+    public emit: (e: ProviderEvent) => void,
+    /** Virtual time of the call, and the latency to the first token. */
+    readonly calledAt: number,
+    readonly latency: number,
+    readonly intervalMs: number,
+    readonly cached: number,
+    readonly chunks: number,
+    readonly chunkTokens: number,
+    readonly target: number,
+    readonly stopReason: 'maxTokens' | 'endTurn',
+    /** Chunk texts: the scenario's, cycled, or two words per chunk (indices into WORDS). */
+    readonly texts: readonly string[] | null,
+    readonly words: Uint8Array | null,
+    /** The first reserved place (`reserveBlock`), or null on a clock without them. */
+    readonly firstSeq: number | null
+  ) {}
+
+  /** A copy over the copies of the clock and the host's listener (clone.ts). */
+  clone(m: CloneMap): Stream {
+    // Registered before its clock and listener are copied: they may lead back here.
+    const c = m.set(
+      this,
+      new Stream(
+        this.clock,
+        this.emit,
+        this.calledAt,
+        this.latency,
+        this.intervalMs,
+        this.cached,
+        this.chunks,
+        this.chunkTokens,
+        this.target,
+        this.stopReason,
+        this.texts,
+        this.words,
+        this.firstSeq
+      )
+    );
+    c.clock = m.get(this.clock);
+    c.emit = m.fn(this.emit);
+    c.next = this.next;
+    c.timer = this.timer;
+    c.stopped = this.stopped;
+    return c;
+  }
+
+  /** The delay (from the call) of event `k`, as the eager schedule computed it. */
+  #delay(k: number): number {
+    const last = this.chunks - 1;
+    const i = k === 0 ? 0 : k <= this.chunks ? k - 1 : last;
+    return this.latency + i * this.intervalMs;
+  }
+
+  #event(k: number): ProviderEvent {
+    if (k === 0) return { type: 'provider.started', cachedInputTokens: this.cached };
+    if (k > this.chunks) return { type: 'provider.done', stopReason: this.stopReason };
+    const i = k - 1;
+    const tokens = Math.min(this.chunkTokens, this.target - i * this.chunkTokens);
+    const text = this.texts
+      ? this.texts[i % this.texts.length]!
+      : `${WORDS[this.words![2 * i]!]} ${WORDS[this.words![2 * i + 1]!]} `;
+    return { type: 'provider.chunk', text, tokens };
+  }
+
+  /** Put event `next` on the clock. */
+  schedule(): void {
+    const k = this.next;
+    const delay = this.#delay(k);
+    const block = this.firstSeq === null ? null : blockClock(this.clock);
+    if (block) {
+      const at = this.calledAt + Math.max(0, Math.round(delay));
+      this.timer = block.insert({ at, seq: this.firstSeq! + k }, this.#fireLater());
+    } else {
+      this.timer = this.clock.setTimeout(
+        this.#fireLater(),
+        delay - (this.clock.now() - this.calledAt)
+      );
+    }
+  }
+
+  #fireLater(): () => void {
+    return revivable(
+      () => this.#fire(),
+      (m) => m.get(this as Stream).#fireLater()
+    );
+  }
+
+  #fire(): void {
+    this.timer = null;
+    if (this.stopped) return;
+    const k = this.next++;
+    // The next one first: what this event makes the host do (cancel, at the cap) stops it.
+    if (k <= this.chunks) this.schedule();
+    this.emit(this.#event(k));
+  }
+
+  stopLater(): () => void {
+    return revivable(
+      () => {
+        this.stopped = true;
+        if (this.timer !== null) this.clock.clearTimeout(this.timer);
+        this.timer = null;
+      },
+      (m) => m.get(this as Stream).stopLater()
+    );
+  }
 }
 
 /**
@@ -221,20 +358,35 @@ export class SimProvider {
         Math.round(input.maxTokens * spec.outputFraction * rng.jitter(1, 0.3))
       )
     );
-    const chunks = Math.ceil(target / spec.chunkTokens);
-    at(latency, { type: 'provider.started', cachedInputTokens: cached });
-    let sent = 0;
-    for (let i = 0; i < chunks; i++) {
-      const tokens = Math.min(spec.chunkTokens, target - sent);
-      sent += tokens;
-      const text = spec.chunkTexts?.length
-        ? spec.chunkTexts[i % spec.chunkTexts.length]!
-        : `${rng.pick(WORDS)} ${rng.pick(WORDS)} `;
-      at(latency + i * spec.chunkIntervalMs, { type: 'provider.chunk', text, tokens });
+    // A request from a trace is not checked against the scenario's chunk size (a scenario is:
+    // limits.ts): past MAX_CHUNKS a chunk carries more tokens, so no response is more chunks.
+    const chunkTokens = Math.max(spec.chunkTokens, Math.ceil(target / LIMITS.chunksPerResponse));
+    const chunks = Math.ceil(target / chunkTokens);
+    let words: Uint8Array | null = null;
+    if (!spec.chunkTexts?.length) {
+      // Drawn now, in the order the eager schedule drew them (two words a chunk).
+      words = new Uint8Array(2 * chunks);
+      for (let j = 0; j < words.length; j++) words[j] = Math.floor(rng.next() * WORDS.length);
     }
-    const stopReason = target >= input.maxTokens ? 'maxTokens' : 'endTurn';
-    at(latency + (chunks - 1) * spec.chunkIntervalMs, { type: 'provider.done', stopReason });
-    return stop;
+    const block = blockClock(clock);
+    const stream = new Stream(
+      clock,
+      emit,
+      clock.now(),
+      latency,
+      spec.chunkIntervalMs,
+      cached,
+      chunks,
+      chunkTokens,
+      target,
+      target >= input.maxTokens ? 'maxTokens' : 'endTurn',
+      spec.chunkTexts?.length ? spec.chunkTexts : null,
+      words,
+      // started, the chunks, done: the places they had when all were set at the call.
+      block ? block.reserveBlock(chunks + 2) : null
+    );
+    stream.schedule();
+    return stream.stopLater();
   }
 }
 

@@ -31,10 +31,19 @@ import {
   type LaneId
 } from '../machine/vocabulary';
 import { DEFAULT_PROVIDER, type ProviderSpec } from './provider';
-import { estimateWork, LIMITS, serverRequests, templateChars, workRefusal } from './limits';
+import {
+  estimateWork,
+  LIMITS,
+  responseChunks,
+  serverWork,
+  templateChars,
+  workRefusal,
+  type WorkEstimate
+} from './limits';
 import { jsonInput } from './json-input';
 import { Rng } from './rng';
 import { BEHAVIOURS, BEHAVIOUR_NAMES, createServer } from './servers/behaviours';
+import { openCaps, PARAM_SPECS, paramsSchema } from './servers/params';
 import { DEFAULT_USER, type UserSpec } from './user';
 import type { ServerEnv, ServerSpec } from './world';
 
@@ -228,8 +237,9 @@ export interface ScenarioError {
   message: string;
 }
 
+/** A valid scenario, and the work estimate that admitted it (limits.ts). */
 export type ScenarioParse =
-  { ok: true; scenario: Scenario } | { ok: false; errors: ScenarioError[] };
+  { ok: true; scenario: Scenario; work: WorkEstimate } | { ok: false; errors: ScenarioError[] };
 
 /** Expand server groups: `count: 3` of `api` gives `api-1`, `api-2`, `api-3`. */
 function expandServers(data: ScenarioData): ServerSpec[] {
@@ -310,7 +320,8 @@ export function parseScenario(input: unknown): ScenarioParse {
     });
   }
   if (errors.length) return { ok: false, errors };
-  const work: { requests: number; chars: number }[] = [];
+  const provider = { ...DEFAULT_PROVIDER, ...stripUndefined(data.provider) };
+  const work: { requests: number; chars: number; chunks: number }[] = [];
   data.servers.forEach((g, i) => {
     const known = BEHAVIOURS[g.behaviour]!.defaults;
     for (const key of Object.keys(g.params)) {
@@ -322,6 +333,22 @@ export function parseScenario(input: unknown): ScenarioParse {
         });
       }
     }
+    const bad = paramErrors(g.behaviour, g.params, ['servers', i, 'params']);
+    const chunks = responseChunks(g.request.maxTokens, provider.chunkTokens);
+    if (chunks > LIMITS.chunksPerResponse) {
+      const at = data.provider.chunkTokens === undefined ? ' (the default)' : '';
+      bad.push({
+        path: formatPath(['servers', i, 'request', 'maxTokens']),
+        message:
+          `${g.request.maxTokens} tokens in chunks of ${provider.chunkTokens}${at} is ${chunks.toLocaleString('en-US')} chunks a response; ` +
+          `the limit is ${LIMITS.chunksPerResponse.toLocaleString('en-US')} (provider.chunkTokens of at least ${Math.ceil(g.request.maxTokens / LIMITS.chunksPerResponse)}, or fewer maxTokens)`
+      });
+    }
+    errors.push(...bad);
+    // Out-of-bounds parameters would only make the behaviour's own checks throw, or the estimate
+    // meaningless.
+    if (bad.length) return;
+    const params = { ...known, ...g.params };
     for (const s of expandServers({ ...data, servers: [g] })) {
       if (names.has(s.name)) {
         errors.push({
@@ -335,18 +362,22 @@ export function parseScenario(input: unknown): ScenarioParse {
       } catch (e) {
         errors.push({ path: formatPath(['servers', i, 'params']), message: (e as Error).message });
       }
+      const channels = PARAM_SPECS[g.behaviour]!.retries(params, s);
       work.push({
-        requests: serverRequests(s, { ...known, ...g.params }, data.durationMs),
-        chars: templateChars(g.request)
+        ...serverWork(s, channels, data.durationMs),
+        chars: templateChars(g.request),
+        chunks
       });
     }
   });
   if (errors.length) return { ok: false, errors };
-  const refused = workRefusal(estimateWork(work));
+  const estimate = estimateWork(work);
+  const refused = workRefusal(estimate);
   if (refused) return { ok: false, errors: [{ path: '$', message: refused }] };
   const start = Date.parse(data.start);
   return {
     ok: true,
+    work: estimate,
     scenario: {
       data,
       name: data.name,
@@ -355,7 +386,7 @@ export function parseScenario(input: unknown): ScenarioParse {
       durationMs: data.durationMs,
       sampleMs: data.sampleMs ?? Math.max(1_000, Math.round(data.durationMs / 240)),
       servers: expandServers(data),
-      provider: { ...DEFAULT_PROVIDER, ...stripUndefined(data.provider) },
+      provider,
       user: { ...DEFAULT_USER, ...stripUndefined(data.user) },
       lanes: {
         A: {
@@ -378,9 +409,32 @@ export function parseScenario(input: unknown): ScenarioParse {
 /** zod issues as plain messages with their paths; a lane's policy gets the policy's wording. */
 function scenarioIssues(issues: readonly unknown[], raw: unknown): ScenarioError[] {
   const inPolicy = (s: PathSegment[]) => s[0] === 'lanes' && s[2] === 'policy';
-  return describeIssues(issues, raw, (s) => (inPolicy(s) ? policyKeysAt(3)(s) : [])).map(
-    ({ path, message }) => ({ path, message })
-  );
+  return describeIssues(
+    issues,
+    raw,
+    (s) => (inPolicy(s) ? policyKeysAt(3)(s) : []),
+    ScenarioSchema
+  ).map(({ path, message }) => ({ path, message }));
+}
+
+/** A server group's behaviour parameters checked against their bounds, with their paths. */
+function paramErrors(
+  behaviour: string,
+  params: Record<string, unknown>,
+  at: PathSegment[]
+): ScenarioError[] {
+  const schema = paramsSchema(behaviour);
+  const r = schema.safeParse(params);
+  if (r.success) return [];
+  const open = openCaps(behaviour);
+  return describeIssues(r.error.issues, params, () => [], schema).map(({ segments, message }) => {
+    const key = String(segments[0]);
+    if (open.includes(key)) message = message.replace(/(, got |$)/, ' (or null for no limit)$1');
+    else if (params[key] === null && key.startsWith('max'))
+      // The polite caps: their waits are what a frame says, 0 included.
+      message = `must be a whole number from 0 to ${LIMITS.retries}, got null: ${behaviour} retries as soon as a frame says, so only this cap bounds it`;
+    return { path: formatPath([...at, ...segments]), message };
+  });
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

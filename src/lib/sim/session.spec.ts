@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { Reply, Snapshot } from './protocol';
 import { Session } from './session';
 import { only } from './replies.testing';
@@ -68,6 +68,43 @@ describe('the worker session', () => {
       cancelled: true
     });
     expect(t.fastForwarding).toBe(false);
+  });
+
+  // Issue #19: the fast-forward loop did not catch an engine error (live play did): the page
+  // kept showing its progress bar, the clock stuck where the error was.
+  it('a fast-forward the engine throws in ends, saying what broke and when', () => {
+    const s = new Session();
+    const l = loaded(s);
+    const toIso = Date.prototype.toISOString;
+    let calls = 0;
+    const spy = vi.spyOn(Date.prototype, 'toISOString').mockImplementation(function (this: Date) {
+      if (++calls > 40) throw new RangeError('Invalid time value');
+      return toIso.call(this);
+    });
+    try {
+      s.handle({ type: 'fastForward', ms: 3_600_000 });
+      const replies: Reply[] = [];
+      for (let i = 0; s.fastForwarding && i < 1_000; i++) replies.push(...s.fastForwardSlice(500));
+      expect(s.fastForwarding).toBe(false);
+      const done = only(replies, 'fastForwardDone');
+      expect(done).toHaveLength(1);
+      expect(done[0]!.error).toMatch(
+        /^the engine failed at 0:\d\d:\d\d \(simulated\): Invalid time value$/
+      );
+      const snap = only(replies, 'snapshot').at(-1)!;
+      expect(Number.isFinite(snap.now)).toBe(true);
+      expect(snap.now).toBeGreaterThan(l.start);
+      expect(snap.now).toBeLessThan(l.start + 3_600_000);
+      // Half-way through an event, the engine goes no further: every way on says the same.
+      expect(() => s.handle({ type: 'advance', to: l.end })).toThrow(done[0]!.error);
+      expect(() => s.handle({ type: 'fastForward', ms: 60_000 })).toThrow(done[0]!.error);
+    } finally {
+      spy.mockRestore();
+    }
+    // A run loaded again is a new engine.
+    loaded(s);
+    const [snap] = only(s.handle({ type: 'advance', to: l.start + 60_000 }), 'snapshot');
+    expect(snap!.now).toBe(l.start + 60_000);
   });
 
   it('routes consent dialogs to a person in "you are the user" mode', () => {

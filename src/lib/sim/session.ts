@@ -40,6 +40,14 @@ import {
   type RunStorage
 } from './session-view';
 
+/** Virtual time as h:mm:ss, as the page's clock shows it. */
+function clockText(ms: number): string {
+  if (!Number.isFinite(ms)) return 'an unknown time';
+  const s = Math.floor(Math.max(0, ms) / 1000);
+  const mm = String(Math.floor((s % 3600) / 60)).padStart(2, '0');
+  return `${Math.floor(s / 3600)}:${mm}:${String(s % 60).padStart(2, '0')}`;
+}
+
 /** How many finished requests per lane the inspector can look up (the most recent ones). */
 export const INSPECT_WINDOW = 5_000;
 /** Events per fast-forward slice by default (the worker adapts it to wall time). */
@@ -72,6 +80,11 @@ export class Session {
   readonly #tokens = new DialogTokens();
   #events = 0;
   #ff: { target: number; total: number; from: number } | null = null;
+  /**
+   * What broke, once the engine threw mid-event: its state is then half-way through that event,
+   * so the run goes no further (a seek back or a new load builds a new engine).
+   */
+  #broken: string | null = null;
   // Time travel (issue #10): what the run was loaded from, so it can be re-simulated.
   #run: LoadedRun | null = null;
   /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
@@ -182,7 +195,7 @@ export class Session {
       }
       case 'step':
         this.#applyDue();
-        this.#events = this.#need().step() ? 1 : 0;
+        this.#events = this.#running(() => (this.#need().step() ? 1 : 0));
         this.#checkpoint();
         return [this.snapshot()];
       case 'restart':
@@ -194,6 +207,7 @@ export class Session {
       case 'extend':
         return this.#timeTravel(cmd);
       case 'fastForward': {
+        if (this.#broken) throw new Error(this.#broken);
         const sim = this.#need();
         const plan = planFastForward(sim.scenario, sim.now, sim.end, cmd.ms);
         const target = plan.target;
@@ -278,7 +292,16 @@ export class Session {
     const ff = this.#ff;
     const sim = this.sim;
     if (!ff || !sim) return [];
-    this.#events = this.#advance(ff.target, maxEvents);
+    try {
+      this.#events = this.#advance(ff.target, maxEvents);
+    } catch (e) {
+      // As live play does: the fast-forward ends, and says what broke and where.
+      this.#ff = null;
+      return [
+        { type: 'fastForwardDone', cancelled: false, error: (e as Error).message },
+        this.snapshot()
+      ];
+    }
     // A breakpoint that held ends the fast-forward where it held.
     const done = sim.now >= ff.target || this.#watcher?.hit != null;
     const progress: Reply = { type: 'progress', done: sim.now - ff.from, total: ff.total };
@@ -471,6 +494,7 @@ export class Session {
    * log only while not re-simulating. `create` builds it (from the start, by replay, by fork).
    */
   #build(storage: RunStorage | null, create: Create, from?: RestoreFrom): Simulation {
+    this.#broken = null;
     const auditLog = storage?.audit ?? null;
     const shown = () => !((this.#quiet && (!this.replayAudit || this.#inPlace)) || this.#resuming);
     const wired = wireEngine(
@@ -594,12 +618,30 @@ export class Session {
     const sim = this.#need();
     const held = () => this.#watcher?.hit != null;
     let n = 0;
-    for (;;) {
-      const limit = Math.min(maxEvents - n, this.#useCopies ? this.#copies.room(sim) : Infinity);
-      const ran = this.#future.advance(sim, to, limit, held);
-      n += ran;
-      if (ran > 0) this.#checkpoint();
-      if (ran < limit || n >= maxEvents || held()) return n;
+    return this.#running(() => {
+      for (;;) {
+        const limit = Math.min(maxEvents - n, this.#useCopies ? this.#copies.room(sim) : Infinity);
+        const ran = this.#future.advance(sim, to, limit, held);
+        n += ran;
+        if (ran > 0) this.#checkpoint();
+        if (ran < limit || n >= maxEvents || held()) return n;
+      }
+    });
+  }
+
+  /**
+   * Run the engine; an error it throws becomes one line saying when and what ("the run stopped
+   * at 2:13:07 (simulated): …"), and the run stays stopped there.
+   */
+  #running<T>(fn: () => T): T {
+    if (this.#broken) throw new Error(this.#broken);
+    try {
+      return fn();
+    } catch (e) {
+      const sim = this.#need();
+      const what = e instanceof Error ? e.message : String(e);
+      this.#broken = `the engine failed at ${clockText(sim.now - sim.start)} (simulated): ${what}`;
+      throw new Error(this.#broken, { cause: e });
     }
   }
 

@@ -111,6 +111,7 @@ export class TraceReader {
   #events: TraceEvent[] = [];
   #servers = new Set<string>();
   #requests = 0;
+  #chunks = 0;
   #chars = 0;
   #error: TraceParse | null = null;
 
@@ -159,23 +160,21 @@ export class TraceReader {
       );
     }
     const lone = loneSurrogateAt(params);
-    if (lone) {
-      return {
-        ok: false,
-        line: n,
-        error: `line ${n}: ${depthPathText(['params', ...lone])}: ${LONE_SURROGATE}`
-      };
-    }
+    if (lone) return fail(`${depthPathText(['params', ...lone])}: ${LONE_SURROGATE}`);
     const r = TraceEventSchema.safeParse(raw);
     if (!r.success) {
-      const first = describeIssues(r.error.issues, raw)[0]!;
+      const first = describeIssues(r.error.issues, raw, undefined, TraceEventSchema)[0]!;
       return fail(`${first.path}: ${first.message}`);
     }
     // The event as written, not zod's copy: zod drops a member named `__proto__` from the loose
     // params objects, and a request's identity must hash what the server sent.
     const event = raw as TraceEvent;
     this.#events.push(event);
-    if (event.type === 'request') this.#requests++;
+    if (event.type === 'request') {
+      this.#requests++;
+      // The scenario's chunk size is not known here: as many chunks as a response may have.
+      this.#chunks += Math.min(LIMITS.chunksPerResponse, event.params?.maxTokens ?? 0);
+    }
     this.#servers.add(event.server);
     if (this.#servers.size > LIMITS.traceServers)
       return fail(`a trace may name at most ${LIMITS.traceServers} distinct servers`);
@@ -191,7 +190,8 @@ export class TraceReader {
     if (events.length === 0) return { ok: false, line: 0, error: 'the trace holds no events' };
     const refused = workRefusal({
       requests: 2 * this.#requests,
-      megabytes: (2 * (this.#requests * 2_048 + chars)) / 1e6
+      megabytes: (2 * (this.#requests * 2_048 + chars)) / 1e6,
+      events: 2 * (4 * this.#requests + this.#chunks)
     });
     if (refused) return { ok: false, line: 0, error: refused };
     events.sort((a, b) => a.t - b.t);

@@ -117,6 +117,23 @@ describe('the playground page state', () => {
     bad.page.pg.stop();
   });
 
+  // Issue #19: a link whose tight loop retried every 0 ms passed, and crashed the tab.
+  it('refuses a shared link or an upload whose behaviour parameter is out of bounds, with its path', async () => {
+    const data = JSON.parse(scenarioText('budget-window')) as {
+      servers: Record<string, unknown>[];
+    };
+    data.servers[1] = { ...data.servers[1], params: { intervalMs: 0 } };
+    const link = await mounted({ hash: encodeScenarioHash(data) });
+    expect(link.page.pg.name).toBe('reconnect-bypass');
+    expect(link.page.loadError).toContain(
+      '$.servers[1].params.intervalMs: must be at least 10 ms, got the number 0'
+    );
+    expect(await link.page.loadData(data)).toBe(
+      'Scenario not loaded: $.servers[1].params.intervalMs: must be at least 10 ms, got the number 0'
+    );
+    link.page.pg.stop();
+  });
+
   it('refuses an invalid upload with where and what, and keeps the running scenario', async () => {
     const { page } = await mounted();
     expect(await page.loadData([1, 2])).toBe('The file is not a scenario object.');
@@ -189,6 +206,8 @@ describe('the page formats', () => {
   it('virtual time, ratios, figures and the auditWindow knob', () => {
     expect(formatSimTime(0)).toBe('0:00:00');
     expect(formatSimTime(25 * 3_600_000 + 61_500)).toBe('25:01:01');
+    // Before: NaN:NaN:NaN (a naive retrier's wait of 0 × 2^1024).
+    expect(formatSimTime(NaN)).toBe('–:––:––');
     expect([ratio(3, 3), ratio(0, 4), ratio(7, 2), ratio(2, 30)]).toEqual([
       'same',
       '',

@@ -1,6 +1,7 @@
-/** Virtual time since the scenario's start as h:mm:ss. */
+/** Virtual time since the scenario's start as h:mm:ss ("–:––:––" for a time that is not one). */
 export function formatSimTime(ms: number): string {
-  const s = Math.floor(ms / 1000);
+  if (!Number.isFinite(ms)) return '–:––:––';
+  const s = Math.floor(Math.max(0, ms) / 1000);
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   const sec = s % 60;

@@ -105,7 +105,12 @@ function describeValue(v: unknown): string {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'an array';
   if (typeof v === 'string') return `the string ${quote(v)}`;
-  if (typeof v === 'number') return `the number ${v}`;
+  if (typeof v === 'number') {
+    // JSON has no Infinity: 1e400 and the like parse to it.
+    if (v === Infinity) return 'a number too large to represent (such as 1e400)';
+    if (v === -Infinity) return 'a negative number too large to represent (such as -1e400)';
+    return Number.isNaN(v) ? 'NaN (not a number)' : `the number ${v}`;
+  }
   if (typeof v === 'boolean') return String(v);
   if (typeof v === 'object') return 'an object';
   return typeof v;
@@ -145,13 +150,97 @@ const UNION_SHAPES: Record<string, string> = {
 
 export type KeysAt = (segments: PathSegment[]) => string[];
 
+/** A schema whose issues for a value say what bound holds at each path. */
+export interface Checkable {
+  safeParse(v: unknown): { success: boolean; error?: { issues: readonly unknown[] } };
+}
+
+/**
+ * The bound a schema states at each place where `root` holds a number that is not finite
+ * (Infinity is what JSON's 1e400 parses to): the value is not a number to zod, so its own issue
+ * says only "expected a number". Parsing a copy with ±Number.MAX_VALUE there makes it say
+ * "at most …" — the bound to name. Keyed by the path's segments joined with NUL.
+ */
+function boundsOfNonFinite(root: unknown, schema: Checkable | undefined): Map<string, Issue> {
+  const out = new Map<string, Issue>();
+  if (!schema) return out;
+  let found = false;
+  const finite = (v: unknown): unknown => {
+    if (typeof v === 'number' && !Number.isFinite(v)) {
+      found = true;
+      return v < 0 ? -Number.MAX_VALUE : Number.MAX_VALUE;
+    }
+    if (Array.isArray(v)) return v.map(finite);
+    if (v === null || typeof v !== 'object') return v;
+    const o: Record<string, unknown> = Object.create(Object.getPrototypeOf(v) as object | null);
+    for (const k of Object.keys(v))
+      Object.defineProperty(o, k, {
+        value: finite((v as Record<string, unknown>)[k]),
+        enumerable: true,
+        writable: true,
+        configurable: true
+      });
+    return o;
+  };
+  const copy = finite(root);
+  if (!found) return out;
+  const collect = (issues: readonly Issue[], prefix: PropertyKey[]) => {
+    for (const i of issues) {
+      const path = [...prefix, ...i.path];
+      // A union's branches (perCallCap's { tokens }) state theirs inside.
+      for (const branch of i.errors ?? []) collect(branch, path);
+      if (i.code !== 'too_big' && i.code !== 'too_small') continue;
+      const key = path.map(String).join('\u0000');
+      if (!out.has(key) || !isImplicitBound(i)) out.set(key, i);
+    }
+  };
+  collect((schema.safeParse(copy).error?.issues ?? []) as Issue[], []);
+  return out;
+}
+
+/** zod's `int()` states the safe-integer range as a bound of its own, beside the real one. */
+function isImplicitBound(i: Issue): boolean {
+  return (
+    (i.code === 'too_big' && Number(i.maximum) === Number.MAX_SAFE_INTEGER) ||
+    (i.code === 'too_small' && Number(i.minimum) === Number.MIN_SAFE_INTEGER)
+  );
+}
+
+const DAY = 86_400_000;
+
+/** A bound with its unit where the member is a span: "2592000000 ms (30 days)". */
+function boundText(n: number | bigint | undefined, segments: PathSegment[]): string {
+  const v = Number(n);
+  const last = segments[segments.length - 1];
+  const name = typeof last === 'string' ? last : String(segments[segments.length - 2] ?? '');
+  const span = /Ms$/.test(name) || name === 'ms' || name === 'restarts';
+  if (!span) return String(n);
+  const exact = (unit: number, one: string, many: string) =>
+    v >= unit && v % unit === 0 ? ` (${v / unit} ${v === unit ? one : many})` : null;
+  const human =
+    exact(DAY, 'day', 'days') ??
+    exact(3_600_000, 'hour', 'hours') ??
+    exact(60_000, 'minute', 'minutes') ??
+    exact(1_000, 'second', 'seconds') ??
+    '';
+  return `${v} ms${human}`;
+}
+
+/** "must be at most 2592000000 ms (30 days)" for a too_big or too_small issue. */
+function boundMessage(i: Issue, segments: PathSegment[]): string {
+  return i.code === 'too_big'
+    ? `must be ${i.inclusive === false ? 'less than' : 'at most'} ${boundText(i.maximum, segments)}`
+    : `must be ${i.inclusive === false ? 'greater than' : 'at least'} ${boundText(i.minimum, segments)}`;
+}
+
 /** One zod issue → errors with paths and plain messages, checked against the raw value. */
 function explain(
   issue: Issue,
   prefix: PathSegment[],
   root: unknown,
   out: RawError[],
-  keysAt: KeysAt = allowedKeysAt
+  keysAt: KeysAt = allowedKeysAt,
+  bounds: Map<string, Issue> = new Map()
 ): void {
   const segments = [
     ...prefix,
@@ -184,6 +273,13 @@ function explain(
       return;
     }
     case 'invalid_type': {
+      if (typeof value === 'number' && !Number.isFinite(value)) {
+        const bound = bounds.get(segments.map(String).join('\u0000'));
+        const whole = issue.expected === 'int' ? 'a finite whole number' : 'a finite number';
+        const within = bound ? ` ${boundMessage(bound, segments).replace(/^must be /, '')}` : '';
+        out.push({ segments, message: `must be ${whole}${within}, got ${describeValue(value)}` });
+        return;
+      }
       const expected = EXPECTED[issue.expected ?? ''] ?? issue.expected ?? 'another type';
       out.push({ segments, message: `expected ${expected}, got ${describeValue(value)}` });
       return;
@@ -192,7 +288,7 @@ function explain(
       const values = (issue.values ?? []).map((v) => JSON.stringify(v));
       const message =
         last === 'version'
-          ? `unsupported policy version ${valueText(value)}: the only version is 1`
+          ? `unsupported policy version ${typeof value === 'number' && !Number.isFinite(value) ? describeValue(value) : valueText(value)}: the only version is 1`
           : `expected ${values.length === 1 ? values[0] : `one of ${values.join(', ')}`}, got ${describeValue(value)}`;
       out.push({ segments, message });
       return;
@@ -216,7 +312,7 @@ function explain(
             : `must be at least ${String(issue.minimum)} characters long`
           : issue.origin === 'array'
             ? `must hold at least ${String(issue.minimum)} item${Number(issue.minimum) === 1 ? '' : 's'}`
-            : `must be ${issue.inclusive === false ? 'greater than' : 'at least'} ${String(issue.minimum)}, got ${describeValue(value)}`;
+            : `${boundMessage(issue, segments)}, got ${describeValue(value)}`;
       out.push({ segments, message });
       return;
     }
@@ -227,7 +323,7 @@ function explain(
           ? `must be at most ${max} characters long`
           : issue.origin === 'array'
             ? `must hold at most ${max} items`
-            : `must be ${issue.inclusive === false ? 'less than' : 'at most'} ${max}, got ${describeValue(value)}`;
+            : `${boundMessage(issue, segments)}, got ${describeValue(value)}`;
       out.push({ segments, message });
       return;
     }
@@ -271,7 +367,7 @@ function explain(
         return;
       }
       const best = [...branches].sort((a, b) => a.length - b.length)[0] ?? [];
-      for (const i of best) explain(i, segments, root, out, keysAt);
+      for (const i of stated(best)) explain(i, segments, root, out, keysAt, bounds);
       return;
     }
     default:
@@ -280,18 +376,28 @@ function explain(
 }
 
 /**
+ * The issues worth a message: zod's `int()` adds the safe-integer range as a bound of its own
+ * ("at most 9007199254740991") beside the one the schema states; only the stated one is named.
+ */
+function stated(issues: readonly Issue[]): Issue[] {
+  const key = (i: Issue) => `${i.code}\u0000${i.path.map(String).join('\u0000')}`;
+  const explicit = new Set(issues.filter((i) => !isImplicitBound(i)).map(key));
+  return issues.filter((i) => !isImplicitBound(i) || !explicit.has(key(i)));
+}
+
+/**
  * Plain messages for zod issues of any format built from these parts (a scenario, a trace line):
  * "missing required member", "expected an integer, got the string …", the shapes a union
- * accepts. `keysAt` lists the members allowed where an unknown one was found, for suggestions.
+ * accepts. `keysAt` lists the members allowed where an unknown one was found, for suggestions;
+ * `schema` (the one that gave the issues) names the bound where a number is not finite.
  */
 export function describeIssues(
   issues: readonly unknown[],
   root: unknown,
-  keysAt: KeysAt = () => []
+  keysAt: KeysAt = () => [],
+  schema?: Checkable
 ): { path: string; segments: PathSegment[]; message: string }[] {
-  const out: RawError[] = [];
-  for (const issue of issues as Issue[]) explain(issue, [], root, out, keysAt);
-  return out.map((e) => ({
+  return explainIssues(issues, root, keysAt, schema).map((e) => ({
     path: formatPath(e.segments),
     segments: e.segments,
     message: e.message
@@ -307,9 +413,12 @@ export function policyKeysAt(prefixLength: number): KeysAt {
 export function explainIssues(
   issues: readonly unknown[],
   root: unknown,
-  keysAt: KeysAt = allowedKeysAt
+  keysAt: KeysAt = allowedKeysAt,
+  schema?: Checkable
 ): RawError[] {
   const out: RawError[] = [];
-  for (const issue of issues as Issue[]) explain(issue, [], root, out, keysAt);
+  const list = stated(issues as Issue[]);
+  const bounds = boundsOfNonFinite(root, schema);
+  for (const issue of list) explain(issue, [], root, out, keysAt, bounds);
   return out;
 }

@@ -28,7 +28,7 @@ function validate(
 ): { ok: true; policy: Policy } | { ok: false; errors: RawError[] } {
   const result = PolicySchema.safeParse(value);
   if (result.success) return { ok: true, policy: result.data };
-  return { ok: false, errors: explainIssues(result.error.issues, value) };
+  return { ok: false, errors: explainIssues(result.error.issues, value, undefined, PolicySchema) };
 }
 
 /**

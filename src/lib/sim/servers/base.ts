@@ -154,21 +154,26 @@ export class BehaviourParams {
   }
 
   #fail(key: string, what: string): never {
-    throw new Error(
-      `${this.#where}: parameter '${key}' must be ${what}, got ${JSON.stringify(this.values[key])}`
-    );
+    const v = this.values[key];
+    const got = typeof v === 'number' && !Number.isFinite(v) ? String(v) : JSON.stringify(v);
+    throw new Error(`${this.#where}: parameter '${key}' must be ${what}, got ${got}`);
   }
 
-  /** A non-negative number (Infinity allowed). */
+  /**
+   * A finite non-negative number. The scenario's schema bounds each parameter (params.ts); this
+   * is for a server made without one, so a NaN or an Infinity never reaches a timer.
+   */
   num(key: string): number {
     const v = this.values[key];
-    if (typeof v !== 'number' || Number.isNaN(v) || v < 0) this.#fail(key, 'a non-negative number');
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
+      this.#fail(key, 'a non-negative number');
     return v;
   }
 
   /** A count cap: a non-negative number, or null for unbounded (JSON has no Infinity). */
   cap(key: string): number {
-    return this.values[key] === null ? Infinity : this.num(key);
+    const v = this.values[key];
+    return v === null || v === Infinity ? Infinity : this.num(key);
   }
 
   bool(key: string): boolean {

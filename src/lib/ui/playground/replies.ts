@@ -77,7 +77,11 @@ export class PlaygroundReplies {
         break;
       case 'fastForwardDone':
         this.#pg.ff = null;
-        this.#pg.notice = r.cancelled ? 'Fast-forward cancelled.' : '';
+        this.#pg.notice = r.error
+          ? `Fast-forward stopped: ${r.error}`
+          : r.cancelled
+            ? 'Fast-forward cancelled.'
+            : '';
         break;
       case 'inspection':
         this.#pg.inspection = r;

@@ -110,8 +110,16 @@ let fastForwardRe: number | null = null;
 function pump() {
   if (!session.fastForwarding) return;
   const t0 = performance.now();
-  post(session.fastForwardSlice(sliceEvents), fastForwardRe);
-  takeAudit(session.drainAudit());
+  try {
+    // An engine error ends the fast-forward in the session, with what broke (as live play's).
+    post(session.fastForwardSlice(sliceEvents), fastForwardRe);
+    takeAudit(session.drainAudit());
+  } catch (err) {
+    // Anything else: the fast-forward still ends, and says why, instead of spinning silently.
+    session.handle({ type: 'cancel' });
+    const error = err instanceof Error ? err.message : String(err);
+    post([{ type: 'fastForwardDone', cancelled: false, error }], fastForwardRe);
+  }
   const took = Math.max(1, performance.now() - t0);
   sliceEvents = Math.max(50, Math.min(50_000, Math.round((sliceEvents * SLICE_MS) / took)));
   void flush();
