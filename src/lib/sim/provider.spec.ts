@@ -77,8 +77,9 @@ describe('provider streams', () => {
   it('stops at once when the host cancels it mid-stream', () => {
     const s = stream({ chunkTokens: 1, chunkIntervalMs: 10 }, 100);
     s.clock.runUntil(400 + 10 * 9);
-    s.stop();
+    s.stop?.();
     s.clock.runUntil(Infinity);
+    expect(s.stop).toBeTypeOf('function');
     expect(s.events.filter((e) => e.type === 'provider.chunk')).toHaveLength(10);
     expect(s.events.some((e) => e.type === 'provider.done')).toBe(false);
   });

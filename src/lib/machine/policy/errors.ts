@@ -275,9 +275,11 @@ function explain(
     case 'invalid_type': {
       if (typeof value === 'number' && !Number.isFinite(value)) {
         const bound = bounds.get(segments.map(String).join('\u0000'));
-        const whole = issue.expected === 'int' ? 'a finite whole number' : 'a finite number';
         const within = bound ? ` ${boundMessage(bound, segments).replace(/^must be /, '')}` : '';
-        out.push({ segments, message: `must be ${whole}${within}, got ${describeValue(value)}` });
+        out.push({
+          segments,
+          message: `must be a finite number${within}, got ${describeValue(value)}`
+        });
         return;
       }
       const expected = EXPECTED[issue.expected ?? ''] ?? issue.expected ?? 'another type';
