@@ -108,7 +108,13 @@ export type Command =
   /** Every matching row as a file (a Blob), with progress reports. */
   | { type: 'auditExport'; id: number; kind: 'jsonl' | 'csv' }
   /** How many full records the worker keeps in memory beyond those not yet on disk. */
-  | { type: 'auditWindow'; window: number };
+  | { type: 'auditWindow'; window: number }
+  /**
+   * Memory budgets of a long run (issue #19; the page's `?checkpointBudgetKb=` and
+   * `?heldRecords=` knobs, for tests): the engine checkpoints' estimated bytes, and the audit rows
+   * held in memory only at which a run stops.
+   */
+  | { type: 'memoryBudget'; checkpointBytes?: number; heldRecords?: number };
 
 /** "The rows behind" a guarantee, as data the worker can evaluate (see guarantees.ts). */
 export type AuditFocusSpec =
@@ -216,6 +222,8 @@ export interface Snapshot {
   guarantees: InvariantResult[];
   /** A breakpoint held: the run is paused on this decision until `resume`. */
   paused?: BreakFacts | null;
+  /** What a long run gave up to stay within its memory budgets, in words (long-run.ts). */
+  longRun?: string[];
 }
 
 export interface Inspection {

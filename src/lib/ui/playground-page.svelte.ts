@@ -54,6 +54,23 @@ export function auditWindowOf(search: string): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
+/** The `?checkpointBudgetKb=N` and `?heldRecords=N` knobs (tests): a long run's budgets. */
+export function memoryBudgetOf(
+  search: string
+): { checkpointBytes?: number; heldRecords?: number } | undefined {
+  const whole = (name: string) => {
+    const n = Number(param(search, name));
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  };
+  const kb = whole('checkpointBudgetKb');
+  const held = whole('heldRecords');
+  if (kb === undefined && held === undefined) return undefined;
+  return {
+    ...(kb !== undefined ? { checkpointBytes: kb * 1024 } : {}),
+    ...(held !== undefined ? { heldRecords: held } : {})
+  };
+}
+
 export class PlaygroundPage {
   readonly pg: Playground;
   readonly #host: PageHost;
@@ -79,7 +96,8 @@ export class PlaygroundPage {
   async mount(): Promise<void> {
     const { search, hash } = this.#host.location();
     const auditWindow = auditWindowOf(search);
-    await this.pg.start(auditWindow ? { auditWindow } : {});
+    const memory = memoryBudgetOf(search);
+    await this.pg.start({ ...(auditWindow ? { auditWindow } : {}), ...(memory ? { memory } : {}) });
     let linkError = '';
     if (hash.startsWith('#s=')) {
       const d = decodeScenarioHash(hash);

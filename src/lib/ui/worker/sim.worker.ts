@@ -9,6 +9,7 @@
  */
 import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/protocol';
 import { Session } from '../../sim/session';
+import { thinningWords } from '../../sim/long-run';
 import { parseFork } from '../../sim/fork';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
 import {
@@ -44,6 +45,10 @@ const post = (replies: Reply[], re: number | null, withView = true) => {
       takeAudit(r.audit);
       r.audit = [];
       if (withView) r.auditView = auditRows.view();
+      // What the run thinned to stay within its memory (engine checkpoints: the worker's, so the
+      // session's own snapshots stay the same with copies or without).
+      const th = session.engineCheckpoints.thinning;
+      if (th) r.longRun = [thinningWords(th, r.start)];
     }
     self.postMessage({ re, reply: r } satisfies WorkerReply);
   }
@@ -60,25 +65,30 @@ function postStorage(): void {
   post([{ type: 'storage', ...view }], null);
 }
 
-let flushing = false;
+let flushing: Promise<void> | null = null;
 let again = false;
-/** Group commit: one batch per store after each command or slice; a call while busy runs once more. */
-async function flush(): Promise<void> {
+/**
+ * Group commit: one batch per store after each command or slice; a call while busy runs once
+ * more. Resolves when what was queued before the call is written (or storage has failed).
+ */
+function flush(): Promise<void> {
   if (flushing) {
     again = true;
-    return;
+    return flushing;
   }
-  flushing = true;
-  try {
-    do {
-      again = false;
-      const current = currentRun();
-      if (current) await flushRun(current);
-      postStorage();
-    } while (again);
-  } finally {
-    flushing = false;
-  }
+  flushing = (async () => {
+    try {
+      do {
+        again = false;
+        const current = currentRun();
+        if (current) await flushRun(current);
+        postStorage();
+      } while (again);
+    } finally {
+      flushing = null;
+    }
+  })();
+  return flushing;
 }
 
 async function retryStorage(): Promise<void> {
@@ -96,6 +106,16 @@ let fastForwardRe: number | null = null;
 
 function pump() {
   if (!session.fastForwarding) return;
+  const memory = memoryCheck();
+  if (memory === 'wait') {
+    // The run is ahead of the disk: let the writes catch up before the next slice.
+    void flush().then(() => setTimeout(pump, 0));
+    return;
+  }
+  if (memory) {
+    post([memory, ...session.handle({ type: 'cancel' })], fastForwardRe);
+    return;
+  }
   const t0 = performance.now();
   post(session.fastForwardSlice(sliceEvents), fastForwardRe);
   takeAudit(session.drainAudit());
@@ -103,6 +123,38 @@ function pump() {
   sliceEvents = Math.max(50, Math.min(50_000, Math.round((sliceEvents * SLICE_MS) / took)));
   void flush();
   if (session.fastForwarding) setTimeout(pump, 0);
+}
+
+/**
+ * Audit rows the run may be ahead of the disk before a fast-forward waits for the writes (about
+ * 1 KB of memory each while they wait: on a slow or busy machine a week's run got ever further
+ * ahead of IndexedDB, and everything it had not written stayed in memory).
+ */
+const MAX_BACKLOG = 10_000;
+/**
+ * Audit rows kept in memory only (storage failed, or none) at which a run stops rather than grow
+ * until the tab crashes (issue #19): about 1 KB each, this is a few hundred MB.
+ */
+let maxHeld = 250_000;
+
+/**
+ * Whether the run may go on: 'wait' while the audit log's writes are far behind, a notice to stop
+ * on when too many rows are held in memory with nowhere to go, else null.
+ */
+function memoryCheck(): Extract<Reply, { type: 'fastForwardClamped' }> | 'wait' | null {
+  const log = currentRun()?.audit;
+  const failed = !log || log.status().failure !== null;
+  if (!failed && log.pendingWrites > MAX_BACKLOG) return 'wait';
+  const held = auditRows.memory.recordsHeld;
+  if (held < maxHeld) return null;
+  const n = held.toLocaleString('en-US');
+  return {
+    type: 'fastForwardClamped',
+    message: log
+      ? `Stopped: ${n} audit records are held in memory because the browser's storage is not saving them; going on would fill the tab's memory. Retry storage, then go on.`
+      : `Stopped: this run's audit log is kept in memory only (the browser's storage did not open) and holds ${n} records; going on would fill the tab's memory. Reset to start again.`,
+    extendTo: null
+  };
 }
 
 // ---- Live play (issue #9; live.ts): the worker runs on its own clock, the page only shows ----
@@ -159,6 +211,17 @@ function liveBatch(): void {
     l.pacer.due(performance.now());
     l.pacer.owed = 0;
     scheduleLive(LIVE_WAIT_FF_MS);
+    return;
+  }
+  const memory = memoryCheck();
+  if (memory === 'wait') {
+    void flush();
+    scheduleLive(LIVE_WAIT_FF_MS);
+    return;
+  }
+  if (memory) {
+    stopLive();
+    post([memory, session.snapshot()], l.re);
     return;
   }
   const t0 = performance.now();
@@ -264,6 +327,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         else await answerAudit(audit, id, post, flush);
         return;
       }
+      if (cmd.type === 'memoryBudget' && cmd.heldRecords !== undefined) maxHeld = cmd.heldRecords;
       let resumedRows = 0;
       // A new run never goes on playing the old one (the page pauses first; this makes sure).
       if (cmd.type === 'load') stopLive();
