@@ -56,7 +56,7 @@ describe('engine checkpoints within a memory budget', () => {
     expect(th.from).toBe(cps.list[0]!.at.t);
     expect(th.to).toBe(cps.list.at(-1)!.at.t);
     expect(thinningWords(th, l.start)).toMatch(
-      /^Long run: to keep memory bounded \(at most 48 engine copies, \d+ MB\), the copies a seek back starts from are thinned to \d+, about one every .+; a seek back re-simulates up to .+ from the nearest one before it/
+      /^Long run: to keep memory bounded \(at most 48 engine copies, \d+ [KM]B\), the copies a seek back starts from are thinned to \d+, about one every .+; a seek back re-simulates up to .+ from the nearest one before it/
     );
   });
 

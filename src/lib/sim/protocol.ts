@@ -110,11 +110,11 @@ export type Command =
   /** How many full records the worker keeps in memory beyond those not yet on disk. */
   | { type: 'auditWindow'; window: number }
   /**
-   * Memory budgets of a long run (issue #19; the page's `?checkpointBudgetKb=` and
-   * `?heldRecords=` knobs, for tests): the engine checkpoints' estimated bytes, and the audit rows
-   * held in memory only at which a run stops.
+   * Memory budgets of a long run (issue #19; the page's `?checkpointBudgetKb=`, `?heldRecords=`
+   * and `?chartPoints=` knobs, for tests): the engine checkpoints' estimated bytes, the audit rows
+   * held in memory only at which a run stops, and the chart points per lane sent to the page.
    */
-  | { type: 'memoryBudget'; checkpointBytes?: number; heldRecords?: number };
+  | { type: 'memoryBudget'; checkpointBytes?: number; heldRecords?: number; chartPoints?: number };
 
 /** "The rows behind" a guarantee, as data the worker can evaluate (see guarantees.ts). */
 export type AuditFocusSpec =

@@ -54,20 +54,22 @@ export function auditWindowOf(search: string): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
-/** The `?checkpointBudgetKb=N` and `?heldRecords=N` knobs (tests): a long run's budgets. */
+/** The `?checkpointBudgetKb=N`, `?heldRecords=N`, `?chartPoints=N` knobs (tests): a long run's budgets. */
 export function memoryBudgetOf(
   search: string
-): { checkpointBytes?: number; heldRecords?: number } | undefined {
+): { checkpointBytes?: number; heldRecords?: number; chartPoints?: number } | undefined {
   const whole = (name: string) => {
     const n = Number(param(search, name));
     return Number.isInteger(n) && n > 0 ? n : undefined;
   };
   const kb = whole('checkpointBudgetKb');
   const held = whole('heldRecords');
-  if (kb === undefined && held === undefined) return undefined;
+  const points = whole('chartPoints');
+  if (kb === undefined && held === undefined && points === undefined) return undefined;
   return {
     ...(kb !== undefined ? { checkpointBytes: kb * 1024 } : {}),
-    ...(held !== undefined ? { heldRecords: held } : {})
+    ...(held !== undefined ? { heldRecords: held } : {}),
+    ...(points !== undefined ? { chartPoints: points } : {})
   };
 }
 

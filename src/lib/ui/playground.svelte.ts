@@ -127,10 +127,14 @@ export class Playground {
   /**
    * `auditWindow`: how many full audit records the worker keeps in memory (the rest are read back
    * from IndexedDB). A test and benchmark knob (`?auditWindow=N`); it changes memory, not numbers.
-   * `memory`: a long run's budgets (`?checkpointBudgetKb=N`, `?heldRecords=N`), likewise.
+   * `memory`: a long run's budgets (`?checkpointBudgetKb=N`, `?heldRecords=N`, `?chartPoints=N`),
+   * likewise.
    */
   async start(
-    opts: { auditWindow?: number; memory?: { checkpointBytes?: number; heldRecords?: number } } = {}
+    opts: {
+      auditWindow?: number;
+      memory?: { checkpointBytes?: number; heldRecords?: number; chartPoints?: number };
+    } = {}
   ): Promise<void> {
     this.#client = await SimClient.start();
     this.#client.on((r, re) => this.#replies.handle(r, re));

@@ -9,7 +9,9 @@
  */
 import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/protocol';
 import { Session } from '../../sim/session';
-import { thinningWords } from '../../sim/long-run';
+import { chartWords, thinningWords } from '../../sim/long-run';
+import { LANE_IDS } from '../../sim/scenario';
+import { MAX_CHART_POINTS, thinSeries, type ThinnedSeries } from '../chart-thin';
 import { parseFork } from '../../sim/fork';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
 import {
@@ -46,9 +48,21 @@ const post = (replies: Reply[], re: number | null, withView = true) => {
       r.audit = [];
       if (withView) r.auditView = auditRows.view();
       // What the run thinned to stay within its memory (engine checkpoints: the worker's, so the
-      // session's own snapshots stay the same with copies or without).
+      // session's own snapshots stay the same with copies or without), and the charts' points.
+      const notes: string[] = [];
       const th = session.engineCheckpoints.thinning;
-      if (th) r.longRun = [thinningWords(th, r.start)];
+      if (th) notes.push(thinningWords(th, r.start));
+      let chart: ThinnedSeries | null = null;
+      for (const id of LANE_IDS) {
+        const thin = thinSeries(r.lanes[id].series, chartPoints);
+        r.lanes[id].series = thin.series;
+        if (thin.stride > 1) chart = thin;
+      }
+      if (chart && session.sim)
+        notes.push(
+          chartWords(chart.stride, session.sim.scenario.sampleMs, chart.fullFrom - r.start)
+        );
+      if (notes.length) r.longRun = notes;
     }
     self.postMessage({ re, reply: r } satisfies WorkerReply);
   }
@@ -76,18 +90,20 @@ function flush(): Promise<void> {
     again = true;
     return flushing;
   }
-  flushing = (async () => {
-    try {
+  // Started from a microtask, so `flushing` is set before the loop can end (with nothing to
+  // write it would end at once, and a `finally` run before the assignment left it set for good).
+  flushing = Promise.resolve()
+    .then(async () => {
       do {
         again = false;
         const current = currentRun();
         if (current) await flushRun(current);
         postStorage();
       } while (again);
-    } finally {
+    })
+    .finally(() => {
       flushing = null;
-    }
-  })();
+    });
   return flushing;
 }
 
@@ -101,6 +117,8 @@ async function retryStorage(): Promise<void> {
  */
 const SLICE_MS = 40;
 let sliceEvents = 500;
+/** Bumped by every fast-forward started: a pump waiting on the disk belongs to one of them. */
+let pumpGen = 0;
 /** The `fastForward` request the running fast-forward's slices answer. */
 let fastForwardRe: number | null = null;
 
@@ -108,8 +126,12 @@ function pump() {
   if (!session.fastForwarding) return;
   const memory = memoryCheck();
   if (memory === 'wait') {
-    // The run is ahead of the disk: let the writes catch up before the next slice.
-    void flush().then(() => setTimeout(pump, 0));
+    // The run is ahead of the disk: let the writes catch up before the next slice (unless a
+    // new fast-forward has started its own pump meanwhile).
+    const gen = pumpGen;
+    void flush().then(() => {
+      if (gen === pumpGen) setTimeout(pump, 0);
+    });
     return;
   }
   if (memory) {
@@ -130,12 +152,14 @@ function pump() {
  * 1 KB of memory each while they wait: on a slow or busy machine a week's run got ever further
  * ahead of IndexedDB, and everything it had not written stayed in memory).
  */
-const MAX_BACKLOG = 10_000;
+const MAX_BACKLOG = 5_000;
 /**
  * Audit rows kept in memory only (storage failed, or none) at which a run stops rather than grow
  * until the tab crashes (issue #19): about 1 KB each, this is a few hundred MB.
  */
 let maxHeld = 250_000;
+/** Chart points per lane sent to the page (chart-thin.ts). */
+let chartPoints = MAX_CHART_POINTS;
 
 /**
  * Whether the run may go on: 'wait' while the audit log's writes are far behind, a notice to stop
@@ -145,14 +169,15 @@ function memoryCheck(): Extract<Reply, { type: 'fastForwardClamped' }> | 'wait' 
   const log = currentRun()?.audit;
   const failed = !log || log.status().failure !== null;
   if (!failed && log.pendingWrites > MAX_BACKLOG) return 'wait';
-  const held = auditRows.memory.recordsHeld;
-  if (held < maxHeld) return null;
+  // Not on disk: a failed log's backlog, or (no log at all) every row the table holds.
+  const held = log ? log.pendingWrites : auditRows.memory.recordsHeld;
+  if (!failed || held < maxHeld) return null;
   const n = held.toLocaleString('en-US');
   return {
     type: 'fastForwardClamped',
     message: log
       ? `Stopped: ${n} audit records are held in memory because the browser's storage is not saving them; going on would fill the tab's memory. Retry storage, then go on.`
-      : `Stopped: this run's audit log is kept in memory only (the browser's storage did not open) and holds ${n} records; going on would fill the tab's memory. Reset to start again.`,
+      : `Stopped: this run's audit log is kept in memory only (the browser's storage is not available to it) and holds ${n} records; going on would fill the tab's memory. Reset to start again.`,
     extendTo: null
   };
 }
@@ -327,7 +352,10 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         else await answerAudit(audit, id, post, flush);
         return;
       }
-      if (cmd.type === 'memoryBudget' && cmd.heldRecords !== undefined) maxHeld = cmd.heldRecords;
+      if (cmd.type === 'memoryBudget') {
+        if (cmd.heldRecords !== undefined) maxHeld = cmd.heldRecords;
+        if (cmd.chartPoints !== undefined) chartPoints = cmd.chartPoints;
+      }
       let resumedRows = 0;
       // A new run never goes on playing the old one (the page pauses first; this makes sure).
       if (cmd.type === 'load') stopLive();
@@ -391,7 +419,10 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       if (cmd.type === 'retryStorage') await retryStorage();
       else void flush();
       if (session.fastForwarding && cmd.type === 'fastForward') fastForwardRe = id;
-      if (!wasRunning && session.fastForwarding) setTimeout(pump, 0);
+      if (!wasRunning && session.fastForwarding) {
+        pumpGen++;
+        setTimeout(pump, 0);
+      }
     } catch (err) {
       post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }], id);
     }
