@@ -79,3 +79,19 @@ test('a run whose audit rows cannot be saved stops, in words, before it fills me
   const clock = (await page.getByLabel('Simulated time', { exact: true }).textContent())!;
   expect(Number(clock.split(':')[0])).toBeLessThan(24);
 });
+
+test('a fast-forward writes its audit rows as it goes: none is left in memory only', async ({
+  page
+}) => {
+  // The group commit chased a fast-forward that never paused, past its time limit, and storage
+  // was reported failed while it was writing fine; every later row then stayed in memory.
+  test.setTimeout(180_000);
+  await openStorm(page, '');
+  await simulate(page, 6);
+  await expect(page.getByLabel('Simulated time', { exact: true })).toHaveText('6:00:00', {
+    timeout: 150_000
+  });
+  await expect(page.getByRole('progressbar', { name: 'Fast-forward progress' })).toBeHidden();
+  await expect(page.getByRole('alert')).toHaveCount(0);
+  await expect(page.getByRole('button', { name: 'Retry storage' })).toHaveCount(0);
+});

@@ -81,6 +81,8 @@ function postStorage(): void {
 
 let flushing: Promise<void> | null = null;
 let again = false;
+/** When the group commit under way started (each has a time limit: run-storage.ts). */
+let flushStarted = 0;
 /**
  * Group commit: one batch per store after each command or slice; a call while busy runs once
  * more. Resolves when what was queued before the call is written (or storage has failed).
@@ -97,6 +99,7 @@ function flush(): Promise<void> {
       do {
         again = false;
         const current = currentRun();
+        flushStarted = performance.now();
         if (current) await flushRun(current);
         postStorage();
       } while (again);
@@ -154,6 +157,13 @@ function pump() {
  */
 const MAX_BACKLOG = 5_000;
 /**
+ * How long a group commit may run while the run goes on adding rows. A commit writes until the
+ * queue is empty, so a fast-forward that never pauses kept one commit going past the write time
+ * limit (8 s), and storage was reported failed while it was writing fine: then every later row
+ * stayed in memory (a week of the retry storm on a busy machine: all 2.8 million of them).
+ */
+const FLUSH_PATIENCE_MS = 2_000;
+/**
  * Audit rows kept in memory only (storage failed, or none) at which a run stops rather than grow
  * until the tab crashes (issue #19): about 1 KB each, this is a few hundred MB.
  */
@@ -169,6 +179,7 @@ function memoryCheck(): Extract<Reply, { type: 'fastForwardClamped' }> | 'wait' 
   const log = currentRun()?.audit;
   const failed = !log || log.status().failure !== null;
   if (!failed && log.pendingWrites > MAX_BACKLOG) return 'wait';
+  if (!failed && flushing && performance.now() - flushStarted > FLUSH_PATIENCE_MS) return 'wait';
   // Not on disk: a failed log's backlog, or (no log at all) every row the table holds.
   const held = log ? log.pendingWrites : auditRows.memory.recordsHeld;
   if (!failed || held < maxHeld) return null;
