@@ -5,11 +5,18 @@
 // GC) and what the site holds in IndexedDB. Then, with every row in the log, it times the audit
 // table: a filter change until the new count and the first rows are on screen, and a scroll to
 // the middle until the rows there are shown. Figures, not assertions (issue #8).
+// `npm run bench:memory -- --week [days] [scenario]`: a long run's memory instead
+// (bench-memory-week.mjs).
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chromium } from '@playwright/test';
 import { chromiumArgs, findChromium } from './chromium.mjs';
+import { attachHeaps, mb } from './bench-heaps.mjs';
 
+if (process.argv.includes('--week')) {
+  await import('./bench-memory-week.mjs');
+  process.exit(process.exitCode ?? 0);
+}
 const [name = 'audit-storm', rowsArg = '1000000'] = process.argv.slice(2);
 const target = Number(rowsArg);
 const port = Number(process.env.BENCH_PORT ?? 4195);
@@ -24,56 +31,10 @@ const server = spawn(process.execPath, ['scripts/serve.mjs'], {
 });
 await new Promise((r) => setTimeout(r, 600));
 const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
-const mb = (b) => `${(b / 2 ** 20).toFixed(1)} MB`;
 const num = (text) => Number(String(text).replace(/[^0-9]/g, ''));
 try {
   const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
-  const cdp = await page.context().newCDPSession(page);
-  await cdp.send('Performance.enable');
-  // The worker is a target of its own: attach to it to read its heap.
-  let workerSession = null;
-  let nextId = 1;
-  const waiting = new Map();
-  cdp.on('Target.attachedToTarget', (e) => {
-    if (e.targetInfo.type === 'worker' && e.targetInfo.url.includes('sim.worker'))
-      workerSession = e.sessionId;
-  });
-  cdp.on('Target.receivedMessageFromTarget', (e) => {
-    const msg = JSON.parse(e.message);
-    waiting.get(msg.id)?.(msg.result);
-    waiting.delete(msg.id);
-  });
-  await cdp.send('Target.setAutoAttach', {
-    autoAttach: true,
-    waitForDebuggerOnStart: false,
-    flatten: false
-  });
-  const inWorker = (method, params = {}) =>
-    new Promise((resolve) => {
-      const id = nextId++;
-      waiting.set(id, resolve);
-      void cdp.send('Target.sendMessageToTarget', {
-        sessionId: workerSession,
-        message: JSON.stringify({ id, method, params })
-      });
-    });
-  async function heaps() {
-    await cdp.send('HeapProfiler.collectGarbage');
-    const m = await cdp.send('Performance.getMetrics');
-    const pageHeap = m.metrics.find((x) => x.name === 'JSHeapUsedSize').value;
-    let workerHeap = NaN;
-    // ArrayBuffer backing stores (the worker's column index) live outside the V8 heap: Chromium
-    // reports them separately, as `backingStorageSize`, where it does.
-    let workerBuffers = NaN;
-    if (workerSession) {
-      await inWorker('HeapProfiler.collectGarbage');
-      const u = await inWorker('Runtime.getHeapUsage');
-      workerHeap = u.usedSize;
-      workerBuffers = u.backingStorageSize ?? NaN;
-    }
-    const idb = await page.evaluate(async () => (await navigator.storage.estimate()).usage ?? 0);
-    return { pageHeap, workerHeap, workerBuffers, idb };
-  }
+  const { heaps } = await attachHeaps(page);
 
   const matching = page.locator('dt:text-is("Matching records") + dd').first();
   const clock = page.getByLabel('Simulated time', { exact: true });

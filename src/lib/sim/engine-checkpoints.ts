@@ -6,8 +6,11 @@
  * A checkpoint is never run itself: restoring copies it again, so it serves any number of seeks.
  * It is taken every {@link EngineCheckpoints.everyEvents} clock events (the engine's work, not
  * virtual time: a storm's hour costs far more than a quiet one), at most {@link MAX_ENGINE_CHECKPOINTS}
- * of them; past that every other one goes and the spacing doubles, so a long run keeps an even
- * cover of its whole length within a bounded memory (about 1–1.5 MiB each for the retry storm).
+ * of them and at most {@link COPY_BUDGET_BYTES} of them by their estimated size (engine-size.ts);
+ * past either every other one goes and the spacing doubles, so a long run keeps an even cover of
+ * its whole length within a bounded memory. The size matters as much as the count: a copy grows
+ * with the run (2 MiB at 2 h of the retry storm, 6 MiB at a day, about 9 MiB at three), and 48 of
+ * a week's copies were most of the 2.7 GB a simulated week took before the tab crashed (issue #19).
  *
  * Checkpoints belong to one timeline. A change (an edit, a restart, an answer) at position p
  * starts a new branch from p: the checkpoints after p were of the abandoned one and go.
@@ -16,11 +19,34 @@ import { NotCloneable } from '../machine/clone';
 import type { Simulation } from './engine';
 import type { RunPosition } from './engine-types';
 import type { RunGuard } from './guard';
+import { estimateCopyBytes } from './engine-size';
 
 /** Clock events between checkpoints at first (about 0.3 s of re-simulation at most). */
 export const CHECKPOINT_EVERY_EVENTS = 25_000;
 /** Checkpoints kept at most (the spacing doubles past it). */
 export const MAX_ENGINE_CHECKPOINTS = 48;
+/** Estimated bytes all checkpoints may hold together (the spacing doubles past it). */
+export const COPY_BUDGET_BYTES = 256 * 2 ** 20;
+
+export interface EngineCheckpointOptions {
+  /** Clock events between checkpoints at first. */
+  everyEvents?: number;
+  /** Estimated bytes all checkpoints may hold (the tests force a small one). */
+  budgetBytes?: number;
+}
+
+/** How far a long run has thinned its checkpoints, for the page to say (null: not at all). */
+export interface CheckpointThinning {
+  /** Checkpoints kept. */
+  kept: number;
+  /** Their estimated bytes together, and the budget. */
+  bytes: number;
+  budgetBytes: number;
+  /** The virtual time they cover, first to last, and their mean spacing there (ms). */
+  from: number;
+  to: number;
+  spacingMs: number;
+}
 
 export interface EngineCheckpoint {
   at: RunPosition;
@@ -30,6 +56,8 @@ export interface EngineCheckpoint {
   guard: RunGuard;
   /** Audit rows and frame lines written up to `at`. */
   counts: { auditRows: number; frames: number };
+  /** Its estimated size in memory (engine-size.ts). */
+  bytes: number;
 }
 
 export class EngineCheckpoints {
@@ -37,9 +65,38 @@ export class EngineCheckpoints {
   /** Set when the run cannot be copied (XState actors): seeks then re-simulate. */
   #unavailable: string | null = null;
   everyEvents: number;
+  readonly #firstEvery: number;
+  budgetBytes: number;
+  #bytes = 0;
+  /** Times the spacing doubled since the last clear. */
+  #thinned = 0;
 
-  constructor(everyEvents = CHECKPOINT_EVERY_EVENTS) {
-    this.everyEvents = everyEvents;
+  constructor(opts: EngineCheckpointOptions | number = {}) {
+    const o = typeof opts === 'number' ? { everyEvents: opts } : opts;
+    this.#firstEvery = o.everyEvents ?? CHECKPOINT_EVERY_EVENTS;
+    this.everyEvents = this.#firstEvery;
+    this.budgetBytes = o.budgetBytes ?? COPY_BUDGET_BYTES;
+  }
+
+  /** Estimated bytes the checkpoints hold together. */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** How far they were thinned to stay in their budget and count, or null when never. */
+  get thinning(): CheckpointThinning | null {
+    const list = this.#list;
+    if (this.#thinned === 0 || list.length === 0) return null;
+    const from = list[0]!.at.t;
+    const to = list.at(-1)!.at.t;
+    return {
+      kept: list.length,
+      bytes: this.#bytes,
+      budgetBytes: this.budgetBytes,
+      from,
+      to,
+      spacingMs: list.length > 1 ? (to - from) / (list.length - 1) : 0
+    };
   }
 
   /** Why the run's engine cannot be copied, or null. */
@@ -66,17 +123,36 @@ export class EngineCheckpoints {
     const newest = sim.actions.at(-1);
     if (newest && newest.t === at.t && newest.events === at.events) return;
     try {
-      this.#list.push({ at, sim: sim.clone({}), guard: guard.clone(), counts: { ...counts } });
+      const bytes = estimateCopyBytes(sim, guard);
+      this.#list.push({
+        at,
+        sim: sim.clone({}),
+        guard: guard.clone(),
+        counts: { ...counts },
+        bytes
+      });
+      this.#bytes += bytes;
     } catch (e) {
       if (!(e instanceof NotCloneable)) throw e;
       this.#unavailable = e.message;
-      this.#list = [];
+      this.#set([]);
       return;
     }
-    if (this.#list.length > MAX_ENGINE_CHECKPOINTS) {
-      this.#list = this.#list.filter((_, i) => i % 2 === 1);
+    // Keep every other one (the newest stays) until within both bounds; one is always kept.
+    while (
+      this.#list.length > 1 &&
+      (this.#list.length > MAX_ENGINE_CHECKPOINTS || this.#bytes > this.budgetBytes)
+    ) {
+      const odd = this.#list.length % 2 === 0 ? 1 : 0;
+      this.#set(this.#list.filter((_, i) => i % 2 === odd));
       this.everyEvents *= 2;
+      this.#thinned++;
     }
+  }
+
+  #set(list: EngineCheckpoint[]): void {
+    this.#list = list;
+    this.#bytes = list.reduce((n, c) => n + c.bytes, 0);
   }
 
   /** Events `sim` may run before the next checkpoint falls due (at least 1). */
@@ -101,15 +177,16 @@ export class EngineCheckpoints {
 
   /** A new branch starts at `p`: the checkpoints after it were the old branch's. */
   dropAfter(p: RunPosition): void {
-    this.#list = this.#list.filter(
-      (c) => c.at.t < p.t || (c.at.t === p.t && c.at.events <= p.events)
+    this.#set(
+      this.#list.filter((c) => c.at.t < p.t || (c.at.t === p.t && c.at.events <= p.events))
     );
   }
 
   /** Forget them all (a new run, a fork). */
-  clear(everyEvents = CHECKPOINT_EVERY_EVENTS): void {
-    this.#list = [];
+  clear(): void {
+    this.#set([]);
     this.#unavailable = null;
-    this.everyEvents = everyEvents;
+    this.everyEvents = this.#firstEvery;
+    this.#thinned = 0;
   }
 }

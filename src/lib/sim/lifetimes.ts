@@ -59,6 +59,10 @@ export function lifetimeBroken(r: Repeat): string {
 const PRUNE_EVERY = 4096;
 
 const copySpan = (s: Span): Span => ({ from: s.from, to: s.to, seq: s.seq });
+/** Memory of a key's state (map entry, record, its two arrays; the key string is shared). */
+const KEY_BYTES = 200;
+/** Memory of one span (an object of three numbers, boxed where they are not small integers). */
+const SPAN_BYTES = 72;
 
 export class LifetimeTracker {
   readonly #scope = new Map<string, StoreScope>();
@@ -233,6 +237,19 @@ export class LifetimeTracker {
     c.#longest = this.#longest;
     c.#since = this.#since;
     return c;
+  }
+
+  /**
+   * Roughly what the tracker holds in memory, bytes (engine-size.ts: a checkpoint's budget). A
+   * stored span that never expires stays as long as the run: this is one of the parts of an engine
+   * copy that grows with a long run.
+   */
+  approxBytes(): number {
+    let spans = 0;
+    for (const s of this.#keys.values()) spans += s.stored.length + s.dialogs.length;
+    let ends = 0;
+    for (const e of this.#ends.values()) ends += e.length;
+    return this.#keys.size * KEY_BYTES + spans * SPAN_BYTES + ends * 8;
   }
 
   /** Forget spans no future dialog can start inside (dialogs are at most `#longest` long). */

@@ -10,7 +10,7 @@
  */
 import type { AuditRecord } from '../machine/types';
 import type { CloneMap } from '../machine/clone';
-import { RETAIN_AT_LEAST } from './presentations';
+import { ENTRY_BYTES, RETAIN_AT_LEAST } from './presentations';
 
 export interface AlertSettings {
   threshold: number;
@@ -60,6 +60,14 @@ export class LoopTracker {
     c.#since = this.#since;
     c.#longestWindow = this.#longestWindow;
     return c;
+  }
+
+  /** Roughly what the tracker holds in memory, bytes (engine-size.ts: a checkpoint's budget). */
+  approxBytes(): number {
+    let n = 0;
+    for (const times of this.#times.values()) n += times.length;
+    // Its keys are made here (lane + identity), not shared with the host's.
+    return this.#times.size * (ENTRY_BYTES + 160) + n * 8;
   }
 
   /** Forget identities whose last presentation left every window. */

@@ -44,6 +44,9 @@ export function saneAlert(alert: Partial<AlertConfig> | undefined): AlertConfig 
 /** Times kept per identity even under a lower threshold, so a raised threshold has some past. */
 export const RETAIN_AT_LEAST = 64;
 
+/** A map entry with its array of times, before the times themselves (engine-size.ts). */
+export const ENTRY_BYTES = 96;
+
 export class PresentationHistory {
   /** key → presentation times, oldest first; Map order = least recently presented first. */
   readonly #times = new Map<string, number[]>();
@@ -76,6 +79,13 @@ export class PresentationHistory {
 
   clear(): void {
     this.#times.clear();
+  }
+
+  /** Roughly what this history holds in memory, bytes (engine-size.ts: a checkpoint's budget). */
+  approxBytes(): number {
+    let n = 0;
+    for (const times of this.#times.values()) n += times.length;
+    return this.#times.size * ENTRY_BYTES + n * 8;
   }
 
   /** A copy with its own history, in the same (least recently presented first) order. */

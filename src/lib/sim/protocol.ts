@@ -115,7 +115,13 @@ export type Command =
   /** Every matching row as a file (a Blob), with progress reports. */
   | { type: 'auditExport'; id: number; kind: 'jsonl' | 'csv' }
   /** How many full records the worker keeps in memory beyond those not yet on disk. */
-  | { type: 'auditWindow'; window: number };
+  | { type: 'auditWindow'; window: number }
+  /**
+   * Memory budgets of a long run (issue #19; the page's `?checkpointBudgetKb=`, `?heldRecords=`
+   * and `?chartPoints=` knobs, for tests): the engine checkpoints' estimated bytes, the audit rows
+   * held in memory only at which a run stops, and the chart points per lane sent to the page.
+   */
+  | { type: 'memoryBudget'; checkpointBytes?: number; heldRecords?: number; chartPoints?: number };
 
 /** "The rows behind" a guarantee, as data the worker can evaluate (see guarantees.ts). */
 export type AuditFocusSpec =
@@ -225,6 +231,8 @@ export interface Snapshot {
   guarantees: InvariantResult[];
   /** A breakpoint held: the run is paused on this decision until `resume`. */
   paused?: BreakFacts | null;
+  /** What a long run gave up to stay within its memory budgets, in words (long-run.ts). */
+  longRun?: string[];
 }
 
 export interface Inspection {

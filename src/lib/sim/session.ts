@@ -65,6 +65,8 @@ export interface SessionOptions {
   copies?: boolean;
   /** Clock events between engine checkpoints at first (the tests take them closer). */
   copyEvery?: number;
+  /** Estimated bytes the engine checkpoints may hold (the tests force a small budget). */
+  copyBudgetBytes?: number;
 }
 
 export class Session {
@@ -117,13 +119,14 @@ export class Session {
   /** Copies of the engine along the run's timeline: a seek back restores from one. */
   readonly #copies: EngineCheckpoints;
   readonly #useCopies: boolean;
-  readonly #copyEvery: number | undefined;
 
   constructor(opts: SessionOptions = {}) {
     this.#next = opts.storage ?? null;
     this.#useCopies = opts.copies ?? true;
-    this.#copyEvery = opts.copyEvery;
-    this.#copies = new EngineCheckpoints(opts.copyEvery);
+    this.#copies = new EngineCheckpoints({
+      ...(opts.copyEvery !== undefined ? { everyEvents: opts.copyEvery } : {}),
+      ...(opts.copyBudgetBytes !== undefined ? { budgetBytes: opts.copyBudgetBytes } : {})
+    });
   }
 
   /** Seeks back restored from an engine checkpoint so far (the rest re-simulated). */
@@ -262,6 +265,9 @@ export class Session {
           this.snapshot()
         ];
       }
+      case 'memoryBudget':
+        if (cmd.checkpointBytes !== undefined) this.#copies.budgetBytes = cmd.checkpointBytes;
+        return [];
       case 'auditQuery':
       case 'auditRows':
       case 'auditExport':
@@ -384,7 +390,7 @@ export class Session {
     this.#ff = null;
     // The last run's actions still ahead of it (after a seek back) are not this run's.
     this.#future.list = [];
-    this.#copies.clear(this.#copyEvery);
+    this.#copies.clear();
     const storage = (this.#storage = this.#next);
     this.#run = {
       scenario: r.scenario,
@@ -568,7 +574,7 @@ export class Session {
         );
         this.#future.list = [];
         // The fork's engine is re-simulated (fork.ts); its checkpoints start afresh.
-        this.#copies.clear(this.#copyEvery);
+        this.#copies.clear();
         const fork: RunFork = { spec: parsed.fork, base: on.own, parent: on.fork, from: 0 };
         this.#rebuild((opts, make) => createFork(run.scenario, opts, fork, make));
         // What a reload or a later seek re-creates the fork from (run memory keeps it too).
@@ -714,7 +720,7 @@ export class Session {
         // A store that cannot be copied into (durable storage gone since): re-simulate, in memory.
         if (!(e instanceof NotCloneable)) throw e;
         copied = false;
-        this.#copies.clear(this.#copyEvery);
+        this.#copies.clear();
         this.#rebuild(back.create);
       }
     } else this.#rebuild(back.create);

@@ -49,6 +49,25 @@ export function auditWindowOf(search: string): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
+/** The `?checkpointBudgetKb=N`, `?heldRecords=N`, `?chartPoints=N` knobs (tests): a long run's budgets. */
+export function memoryBudgetOf(
+  search: string
+): { checkpointBytes?: number; heldRecords?: number; chartPoints?: number } | undefined {
+  const whole = (name: string) => {
+    const n = Number(param(search, name));
+    return Number.isInteger(n) && n > 0 ? n : undefined;
+  };
+  const kb = whole('checkpointBudgetKb');
+  const held = whole('heldRecords');
+  const points = whole('chartPoints');
+  if (kb === undefined && held === undefined && points === undefined) return undefined;
+  return {
+    ...(kb !== undefined ? { checkpointBytes: kb * 1024 } : {}),
+    ...(held !== undefined ? { heldRecords: held } : {}),
+    ...(points !== undefined ? { chartPoints: points } : {})
+  };
+}
+
 export class PlaygroundPage {
   readonly pg: Playground;
   readonly #host: PageHost;
@@ -80,7 +99,8 @@ export class PlaygroundPage {
   async mount(): Promise<void> {
     const { search, hash } = this.#host.location();
     const auditWindow = auditWindowOf(search);
-    await this.pg.start(auditWindow ? { auditWindow } : {});
+    const memory = memoryBudgetOf(search);
+    await this.pg.start({ ...(auditWindow ? { auditWindow } : {}), ...(memory ? { memory } : {}) });
     let linkError = '';
     if (hash.startsWith('#s=')) {
       const d = decodeScenarioHash(hash);

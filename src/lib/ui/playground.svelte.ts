@@ -138,11 +138,19 @@ export class Playground {
   /**
    * `auditWindow`: how many full audit records the worker keeps in memory (the rest are read back
    * from IndexedDB). A test and benchmark knob (`?auditWindow=N`); it changes memory, not numbers.
+   * `memory`: a long run's budgets (`?checkpointBudgetKb=N`, `?heldRecords=N`, `?chartPoints=N`),
+   * likewise.
    */
-  async start(opts: { auditWindow?: number } = {}): Promise<void> {
+  async start(
+    opts: {
+      auditWindow?: number;
+      memory?: { checkpointBytes?: number; heldRecords?: number; chartPoints?: number };
+    } = {}
+  ): Promise<void> {
     this.#client = await SimClient.start();
     this.#client.on((r, re) => this.#replies.handle(r, re));
     if (opts.auditWindow) this.#client.send({ type: 'auditWindow', window: opts.auditWindow });
+    if (opts.memory) this.#client.send({ type: 'memoryBudget', ...opts.memory });
     this.auditTable.requery();
   }
 

@@ -113,6 +113,12 @@ export class InvariantChecker {
     this.#validate = opts.validate;
   }
 
+  /** Roughly what the checker holds in memory, bytes (sim/engine-size.ts). */
+  approxBytes(): number {
+    const entries = this.#pending.size + this.#windows.size + this.#overdrawn.size;
+    return this.#lifetimes.approxBytes() + this.#loops.approxBytes() + entries * 120;
+  }
+
   /**
    * A copy that goes on checking exactly as this one would: its own tallies, requests in flight,
    * spend, trackers and totals. The rate cards and the frame validator are shared (immutable).

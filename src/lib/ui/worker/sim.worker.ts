@@ -9,6 +9,9 @@
  */
 import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/protocol';
 import { Session } from '../../sim/session';
+import { chartWords, thinningWords } from '../../sim/long-run';
+import { LANE_IDS } from '../../sim/scenario';
+import { MAX_CHART_POINTS, thinSeries, type ThinnedSeries } from '../chart-thin';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
 import {
   auditReadBackFailed,
@@ -45,6 +48,22 @@ const post = (replies: Reply[], re: number | null, withView = true) => {
       takeAudit(r.audit);
       r.audit = [];
       if (withView) r.auditView = auditRows.view();
+      // What the run thinned to stay within its memory (engine checkpoints: the worker's, so the
+      // session's own snapshots stay the same with copies or without), and the charts' points.
+      const notes: string[] = [];
+      const th = session.engineCheckpoints.thinning;
+      if (th) notes.push(thinningWords(th, r.start));
+      let chart: ThinnedSeries | null = null;
+      for (const id of LANE_IDS) {
+        const thin = thinSeries(r.lanes[id].series, chartPoints);
+        r.lanes[id].series = thin.series;
+        if (thin.stride > 1) chart = thin;
+      }
+      if (chart && session.sim)
+        notes.push(
+          chartWords(chart.stride, session.sim.scenario.sampleMs, chart.fullFrom - r.start)
+        );
+      if (notes.length) r.longRun = notes;
     }
     self.postMessage({ re, reply: r } satisfies WorkerReply);
   }
@@ -61,25 +80,35 @@ function postStorage(): void {
   post([{ type: 'storage', ...view }], null);
 }
 
-let flushing = false;
+let flushing: Promise<void> | null = null;
 let again = false;
-/** Group commit: one batch per store after each command or slice; a call while busy runs once more. */
-async function flush(): Promise<void> {
+/** When the group commit under way started (each has a time limit: run-storage.ts). */
+let flushStarted = 0;
+/**
+ * Group commit: one batch per store after each command or slice; a call while busy runs once
+ * more. Resolves when what was queued before the call is written (or storage has failed).
+ */
+function flush(): Promise<void> {
   if (flushing) {
     again = true;
-    return;
+    return flushing;
   }
-  flushing = true;
-  try {
-    do {
-      again = false;
-      const current = currentRun();
-      if (current) await flushRun(current);
-      postStorage();
-    } while (again);
-  } finally {
-    flushing = false;
-  }
+  // Started from a microtask, so `flushing` is set before the loop can end (with nothing to
+  // write it would end at once, and a `finally` run before the assignment left it set for good).
+  flushing = Promise.resolve()
+    .then(async () => {
+      do {
+        again = false;
+        const current = currentRun();
+        flushStarted = performance.now();
+        if (current) await flushRun(current);
+        postStorage();
+      } while (again);
+    })
+    .finally(() => {
+      flushing = null;
+    });
+  return flushing;
 }
 
 // Storage taken away from outside is said at once, not at the next group commit.
@@ -104,11 +133,27 @@ async function retryStorage(): Promise<void> {
  */
 const SLICE_MS = 40;
 let sliceEvents = 500;
+/** Bumped by every fast-forward started: a pump waiting on the disk belongs to one of them. */
+let pumpGen = 0;
 /** The `fastForward` request the running fast-forward's slices answer. */
 let fastForwardRe: number | null = null;
 
 function pump() {
   if (!session.fastForwarding) return;
+  const memory = memoryCheck();
+  if (memory === 'wait') {
+    // The run is ahead of the disk: let the writes catch up before the next slice (unless a
+    // new fast-forward has started its own pump meanwhile).
+    const gen = pumpGen;
+    void flush().then(() => {
+      if (gen === pumpGen) setTimeout(pump, 0);
+    });
+    return;
+  }
+  if (memory) {
+    post([memory, ...session.handle({ type: 'cancel' })], fastForwardRe);
+    return;
+  }
   const t0 = performance.now();
   try {
     // An engine error ends the fast-forward in the session, with what broke (as live play's).
@@ -124,6 +169,49 @@ function pump() {
   sliceEvents = Math.max(50, Math.min(50_000, Math.round((sliceEvents * SLICE_MS) / took)));
   void flush();
   if (session.fastForwarding) setTimeout(pump, 0);
+}
+
+/**
+ * Audit rows the run may be ahead of the disk before a fast-forward waits for the writes (about
+ * 1 KB of memory each while they wait: on a slow or busy machine a week's run got ever further
+ * ahead of IndexedDB, and everything it had not written stayed in memory).
+ */
+const MAX_BACKLOG = 5_000;
+/**
+ * How long a group commit may run while the run goes on adding rows. A commit writes until the
+ * queue is empty, so a fast-forward that never pauses kept one commit going past the write time
+ * limit (8 s), and storage was reported failed while it was writing fine: then every later row
+ * stayed in memory (a week of the retry storm on a busy machine: all 2.8 million of them).
+ */
+const FLUSH_PATIENCE_MS = 2_000;
+/**
+ * Audit rows kept in memory only (storage failed, or none) at which a run stops rather than grow
+ * until the tab crashes (issue #19): about 1 KB each, this is a few hundred MB.
+ */
+let maxHeld = 250_000;
+/** Chart points per lane sent to the page (chart-thin.ts). */
+let chartPoints = MAX_CHART_POINTS;
+
+/**
+ * Whether the run may go on: 'wait' while the audit log's writes are far behind, a notice to stop
+ * on when too many rows are held in memory with nowhere to go, else null.
+ */
+function memoryCheck(): Extract<Reply, { type: 'fastForwardClamped' }> | 'wait' | null {
+  const log = currentRun()?.audit;
+  const failed = !log || log.status().failure !== null;
+  if (!failed && log.pendingWrites > MAX_BACKLOG) return 'wait';
+  if (!failed && flushing && performance.now() - flushStarted > FLUSH_PATIENCE_MS) return 'wait';
+  // Not on disk: a failed log's backlog, or (no log at all) every row the table holds.
+  const held = log ? log.pendingWrites : auditRows.memory.recordsHeld;
+  if (!failed || held < maxHeld) return null;
+  const n = held.toLocaleString('en-US');
+  return {
+    type: 'fastForwardClamped',
+    message: log
+      ? `Stopped: ${n} audit records are held in memory because the browser's storage is not saving them; going on would fill the tab's memory. Retry storage, then go on.`
+      : `Stopped: this run's audit log is kept in memory only (the browser's storage is not available to it) and holds ${n} records; going on would fill the tab's memory. Reset to start again.`,
+    extendTo: null
+  };
 }
 
 // ---- Live play (issue #9; live.ts): the worker runs on its own clock, the page only shows ----
@@ -180,6 +268,17 @@ function liveBatch(): void {
     l.pacer.due(performance.now());
     l.pacer.owed = 0;
     scheduleLive(LIVE_WAIT_FF_MS);
+    return;
+  }
+  const memory = memoryCheck();
+  if (memory === 'wait') {
+    void flush();
+    scheduleLive(LIVE_WAIT_FF_MS);
+    return;
+  }
+  if (memory) {
+    stopLive();
+    post([memory, session.snapshot()], l.re);
     return;
   }
   const t0 = performance.now();
@@ -274,6 +373,10 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         else await answerAudit(audit, id, post, flush);
         return;
       }
+      if (cmd.type === 'memoryBudget') {
+        if (cmd.heldRecords !== undefined) maxHeld = cmd.heldRecords;
+        if (cmd.chartPoints !== undefined) chartPoints = cmd.chartPoints;
+      }
       let resumedRows = 0;
       // A new run never goes on playing the old one (the page pauses first; this makes sure).
       if (cmd.type === 'load') stopLive();
@@ -342,7 +445,10 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       if (cmd.type === 'retryStorage') await retryStorage();
       else void flush();
       if (session.fastForwarding && cmd.type === 'fastForward') fastForwardRe = id;
-      if (!wasRunning && session.fastForwarding) setTimeout(pump, 0);
+      if (!wasRunning && session.fastForwarding) {
+        pumpGen++;
+        setTimeout(pump, 0);
+      }
     } catch (err) {
       post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }], id);
     }

@@ -1,0 +1,37 @@
+/**
+ * What a copy of a running engine costs in memory, estimated (issue #19: a simulated week of the
+ * retry storm crashed the tab). Engine checkpoints (engine-checkpoints.ts) are held to a byte
+ * budget, and a copy's size grows with the run: stored decisions that never expire, their store
+ * lifetimes in the invariant checker, the presentation histories (bounded, but 10,000 identities
+ * a lane), the metric samples. JavaScript cannot measure an object graph, so this counts the
+ * parts that grow and prices each at what V8 spends on it (calibrated against the Node heap over
+ * a simulated day and three of the retry storm, `scratch` figures in the README's benchmarks:
+ * the estimate stays within about a fifth of the heap a copy really takes).
+ *
+ * Deterministic (counts only): the same run thins its checkpoints at the same places every time.
+ */
+import type { Simulation } from './engine';
+import type { RunGuard } from './guard';
+import { SERIES_KEYS } from './metrics';
+import { LANE_IDS } from './scenario';
+
+/** A stored decision: the record, its map entries (connection → server → identity), its expiry. */
+const DECISION_BYTES = 420;
+/** A request in flight: its machine, frames and closures. */
+const IN_FLIGHT_BYTES = 3_000;
+/** Everything a copy holds whatever its length: servers, clock, lanes' counters, RNGs. */
+const BASE_BYTES = 400_000;
+
+/** Estimated bytes of a copy of `sim` with its `guard` (what one engine checkpoint holds). */
+export function estimateCopyBytes(sim: Simulation, guard: RunGuard): number {
+  let bytes = BASE_BYTES + guard.checker.approxBytes();
+  for (const id of LANE_IDS) {
+    const lane = sim.lanes[id];
+    const stored = lane.host.store.count();
+    if (typeof stored === 'number') bytes += stored * DECISION_BYTES;
+    bytes += lane.host.presentations.approxBytes();
+    bytes += lane.inFlight.size * IN_FLIGHT_BYTES;
+    bytes += lane.metrics.series.t.length * (SERIES_KEYS.length + 1) * 8;
+  }
+  return bytes;
+}
