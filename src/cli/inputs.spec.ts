@@ -36,11 +36,14 @@ async function lab(name: string, args: string[], stdin = '') {
   return { code, stdout, stderr };
 }
 
-/** The real process, with a deadline: what hung or grew past 4 GB before is killed, and fails. */
+/**
+ * The real process, with a deadline: what hung or grew past 4 GB before is killed, and fails.
+ * The deadline and the tests' own are generous: each start of `tsx` takes seconds on a busy CI.
+ */
 function labProcess(args: string[]) {
   const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], {
     encoding: 'utf8',
-    timeout: 30_000,
+    timeout: 60_000,
     killSignal: 'SIGKILL'
   });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
@@ -62,7 +65,7 @@ describe('lab refuses what it should not read, before reading it', () => {
     r = labProcess(['replay', TRACE, '--scenario', '/dev/zero']);
     refusedInOneLine(r);
     expect(r.stderr).toContain('/dev/zero: the scenario is a character device, not a file');
-  });
+  }, 150_000);
 
   it('a FIFO with no writer, and a FIFO where a run writes a file (the real process)', () => {
     const fifo = join(dir, 'fifo');
@@ -76,7 +79,7 @@ describe('lab refuses what it should not read, before reading it', () => {
     r = labProcess(['run', SCENARIO, '--out', out]);
     refusedInOneLine(r);
     expect(r.stderr).toContain('frames.jsonl: is a FIFO (named pipe): a run writes a regular file');
-  });
+  }, 150_000);
 
   it('--out under /proc, where a recursive mkdir never returns (the real process)', () => {
     const r = labProcess(['run', SCENARIO, '--out', '/proc/1/x']);
@@ -84,7 +87,7 @@ describe('lab refuses what it should not read, before reading it', () => {
     expect(r.stderr).toBe(
       'lab: --out /proc/1/x: a run does not write under /proc: give another directory\n'
     );
-  });
+  }, 150_000);
 
   it('a 3 GB sparse file, by its size: no byte is read', async () => {
     const big = join(dir, 'sparse.json');

@@ -7,6 +7,7 @@
  * traces), hence two rules throughout: members are written in one fixed order, and an absent
  * optional member is left out rather than set to `undefined`.
  */
+import { parseJsonText } from './policy/json-strict';
 import { isReasonCode, reasonMessage, type ReasonCode } from './reasons';
 import {
   CODES,
@@ -286,12 +287,12 @@ function errorProblem(e: unknown): string | null {
  * problem found, e.g. `error.code: expected an integer`.
  */
 export function parseFrame(text: string): ParseFrameResult {
-  let v: unknown;
-  try {
-    v = JSON.parse(text);
-  } catch (e) {
-    return { ok: false, error: `(root): not valid JSON: ${(e as Error).message}` };
+  const json = parseJsonText(text);
+  if (!json.ok) {
+    const e = json.error;
+    return { ok: false, error: `${e.path === '$' ? '(root)' : e.path}: ${e.message}` };
   }
+  const v = json.value;
   const fail = (error: string): ParseFrameResult => ({ ok: false, error });
   if (!isObject(v)) return fail('(root): expected an object');
   if (v.jsonrpc !== '2.0') return fail('jsonrpc: expected "2.0"');
