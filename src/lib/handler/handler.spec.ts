@@ -139,6 +139,45 @@ describe('handler behind the MCP SDK 1.x', () => {
   });
 });
 
+describe('cancellation', () => {
+  it("the server's request timeout cancels the run: the dialog's signal aborts, the run is recorded", async () => {
+    const t = lab({
+      consent: (r) => {
+        t.consents.push(r);
+        return new Promise<ConsentAnswer>(() => {});
+      }
+    });
+    const p = await pair(t.policy);
+    // SDK 1.32 ignores a cancellation of request id 0 (`if (!requestId) return`): spend id 0.
+    await p.server.ping();
+    const got = await outcome(p.server.createMessage(ask(), { timeout: 20 }));
+    expect(got.error?.code).toBe(-32001);
+    await until(() => t.records.length === 1, 'the cancelled run was recorded');
+    expect(t.consents[0]!.signal.aborted).toBe(true);
+    expect(t.samples).toHaveLength(0);
+    await p.close();
+    await t.policy.close();
+  });
+
+  it('closing the connection ends what is running on it', async () => {
+    const t = lab({
+      consent: (r) => {
+        t.consents.push(r);
+        return new Promise<ConsentAnswer>(() => {});
+      }
+    });
+    const p = await pair(t.policy);
+    void outcome(p.server.createMessage(ask()));
+    await until(() => t.consents.length === 1, 'the dialog opened');
+    p.conn.close();
+    expect(t.consents[0]!.signal.aborted).toBe(true);
+    await until(() => t.records.length === 1, 'the closed run was recorded');
+    await expect(p.conn.handle({ params: ask() })).rejects.toMatchObject({ code: -32603 });
+    await p.close();
+    await t.policy.close();
+  });
+});
+
 describe('stores', () => {
   it('memoryStore() forgets a denial when the connection closes: the reconnected server is asked about again', async () => {
     const t = lab({ store: memoryStore() }, 'deny');
