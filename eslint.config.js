@@ -103,6 +103,36 @@ export default ts.config(
     }
   },
   {
+    // The shipped handler: no Svelte, Kit or page code, no DOM; real time only in its clock.
+    files: ['src/lib/handler/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.testing.ts', 'src/lib/handler/clock.ts'],
+    languageOptions: { globals: { ...globals['shared-node-browser'] } },
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['svelte', 'svelte/*', '$app/*', '@sveltejs/*', '**/ui/*', '**/routes/*'],
+              message: 'The handler ships without Svelte, Kit or page code.'
+            }
+          ]
+        }
+      ],
+      'no-restricted-globals': [
+        'error',
+        { name: 'document', message: 'No DOM in the handler.' },
+        { name: 'window', message: 'No DOM in the handler.' },
+        { name: 'setTimeout', message: 'Real timers go through handler/clock.ts.' },
+        { name: 'setInterval', message: 'Real timers go through handler/clock.ts.' }
+      ],
+      'no-restricted-properties': [
+        'error',
+        { object: 'Date', property: 'now', message: 'Real time goes through handler/clock.ts.' }
+      ]
+    }
+  },
+  {
     ignores: [
       'build/',
       '.svelte-kit/',

@@ -127,7 +127,7 @@ const ServerGroupSchema = z.strictObject({
   timeoutMs: z.number().positive().max(LIMITS.spanMs).default(60_000)
 });
 
-const RateCardSchema = z.strictObject({
+export const RateCardSchema = z.strictObject({
   model: z.string().min(1).max(200),
   version: z.string().min(1).max(200),
   currency: Currency,

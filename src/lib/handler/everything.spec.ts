@@ -1,0 +1,110 @@
+/**
+ * A real third-party MCP server over stdio: `@modelcontextprotocol/server-everything`, whose
+ * `trigger-sampling-request` tool sends `sampling/createMessage` to its client. Its client here
+ * is the SDK 1.x `Client` with a connection of the handler as the sampling handler: what the
+ * server made of each answer is what its tool returns.
+ */
+import { createRequire } from 'node:module';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { describe, expect, it } from 'vitest';
+import { defaultPolicy } from '../machine/policy';
+import type { HandlerAuditRecord } from './audit';
+import { createSamplingPolicy, type SamplingPolicy } from './handler';
+import type { ConsentAnswer } from './sources';
+import { deferred, until } from './sdk-pair.testing';
+
+const entry = createRequire(import.meta.url).resolve(
+  '@modelcontextprotocol/server-everything/dist/index.js'
+);
+
+async function everything(lab: SamplingPolicy) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [entry, 'stdio'],
+    stderr: 'ignore'
+  });
+  const client = new Client(
+    { name: 'policy-lab-handler', version: '1.0.0' },
+    { capabilities: { sampling: {} } }
+  );
+  const conn = lab.connect('everything');
+  let handled = 0;
+  client.setRequestHandler(CreateMessageRequestSchema, (request, extra) => {
+    handled++;
+    return conn.handle(request, extra);
+  });
+  client.onclose = () => conn.close();
+  await client.connect(transport);
+  const trigger = (prompt: string) =>
+    client.callTool({ name: 'trigger-sampling-request', arguments: { prompt, maxTokens: 50 } });
+  return { client, trigger, handled: () => handled };
+}
+
+const text = (r: Awaited<ReturnType<Client['callTool']>>) =>
+  (r.content as { type: string; text: string }[]).map((c) => c.text).join('\n');
+
+describe('server-everything over stdio', () => {
+  it('after a denial: one dialog for every identical call, no model call, the refusal in each tool result', async () => {
+    const dialog = deferred<ConsentAnswer>();
+    let consents = 0;
+    let samples = 0;
+    const records: HandlerAuditRecord[] = [];
+    const lab = createSamplingPolicy({
+      policy: defaultPolicy(),
+      consent: () => (consents++, dialog.promise),
+      sample: () => {
+        samples++;
+        return { content: { type: 'text', text: 'never' } };
+      },
+      audit: (r) => void records.push(r)
+    });
+    const s = await everything(lab);
+    try {
+      const tools = await s.client.listTools();
+      expect(tools.tools.map((t) => t.name)).toContain('trigger-sampling-request');
+      const first = [s.trigger('release notes'), s.trigger('release notes')];
+      await until(() => s.handled() === 2, 'both sampling requests reached the handler');
+      dialog.resolve('deny');
+      const results = [...(await Promise.all(first)), await s.trigger('release notes')];
+      expect(consents).toBe(1);
+      expect(samples).toBe(0);
+      for (const r of results) {
+        expect(r.isError).toBe(true);
+        expect(text(r)).toContain('-32003');
+        expect(text(r)).toMatch(/denied/i);
+      }
+      expect(records.map((r) => [r.server, r.outcome, r.reason])).toEqual([
+        ['everything', 'denied', 'user.denied'],
+        ['everything', 'denied', 'user.denied'],
+        ['everything', 'denied', 'user.denied']
+      ]);
+      expect(records.filter((r) => r.consentShown)).toHaveLength(1);
+    } finally {
+      await s.client.close();
+      await lab.close();
+    }
+  });
+
+  it("an allowed call: the server's tool result carries the sampled text and the policy's model", async () => {
+    const lab = createSamplingPolicy({
+      policy: defaultPolicy(),
+      consent: () => 'allow',
+      sample: (params, { model }) => ({
+        content: { type: 'text', text: `sampled for ${model}` },
+        usage: { outputTokens: 3 }
+      })
+    });
+    const s = await everything(lab);
+    try {
+      const r = await s.trigger('hello');
+      expect(r.isError).toBeFalsy();
+      expect(text(r)).toContain('sampled for example-model-v2');
+      expect(text(r)).toContain('"model": "example-model-v2"');
+    } finally {
+      await s.client.close();
+      await lab.close();
+    }
+  });
+});

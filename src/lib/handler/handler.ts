@@ -1,0 +1,284 @@
+/**
+ * The lab's client as a sampling handler for a real MCP client (issue #20, SPEC §11): the same
+ * host a lane runs (sim/client.ts, table executor) — identity, stored decisions, in-flight joins,
+ * the policy, consent, the provider, metering, the audit record and the one frame — on a real
+ * clock, with a person's dialog (`consent`) and a model call (`sample`) supplied by the client.
+ *
+ * One policy object per process (its rate and budget windows are per server, across
+ * connections); one `connect(server)` per MCP connection; `conn.handle` is the SDK's request
+ * handler for `sampling/createMessage`.
+ */
+import type { AuthOutput } from '../machine/authorize';
+import { depthExceeded, depthPathText, LONE_SURROGATE, loneSurrogateAt } from '../machine/identity';
+import { effectiveBlock } from '../machine/policy';
+import type { CreateMessageResult, JsonRpcId, Money, SamplingParams } from '../machine/types';
+import type { DecisionStore } from '../store/decision-store';
+import { ClientHost, type RunHandle } from '../sim/client';
+import { AuditSink, type AuditTarget } from './audit';
+import { RealClock } from './clock';
+import { validClient, validPolicy, validRateCards, HandlerConfigError } from './options';
+import {
+  consentSource,
+  preflightEstimate,
+  providerSource,
+  type ConsentFn,
+  type SampleFn,
+  type SampleResult
+} from './sources';
+import { memoryStore } from './stores';
+
+export interface SamplingPolicyOptions {
+  /** The policy JSON the lab's editor writes (a value or its text). */
+  policy: unknown;
+  /** A lane's client configuration (store scope, reasons, alert, RFC switches); defaults apply. */
+  client?: unknown;
+  /** Where decisions live; default `memoryStore()` (or the scope `client.store` names). */
+  store?: DecisionStore;
+  /** A callback receiving each record, or a file path the records are appended to as JSONL. */
+  audit?: AuditTarget;
+  /** The lab's rate cards; default the lab's default cards. */
+  rateCards?: unknown;
+  consent: ConsentFn;
+  sample: SampleFn;
+  /** `enforce` (default), or `shadow`: serve every call, record what the policy would have done. */
+  mode?: 'enforce' | 'shadow';
+}
+
+/** What the SDK hands a request handler: the request and, as `extra`, its id and abort signal. */
+export interface SamplingRequestMessage {
+  method?: string;
+  params?: unknown;
+}
+export interface RequestExtra {
+  requestId?: JsonRpcId;
+  signal?: AbortSignal;
+}
+
+export interface Connection {
+  readonly server: string;
+  /** The handler's name for this connection (in the audit records' `connection`). */
+  readonly id: string;
+  handle(request: SamplingRequestMessage, extra?: RequestExtra): Promise<CreateMessageResult>;
+  /** The transport closed: requests still running end, connection-scoped decisions go. */
+  close(): void;
+}
+
+export interface SamplingPolicy {
+  connect(server: string): Connection;
+  /** Close every connection and wait for the audit to be written. */
+  close(): Promise<void>;
+}
+
+/**
+ * A refusal or failure as the SDKs send a thrown error: its integer `code`, `message` and `data`
+ * go to the server as they are (a denial: -32003 with the lab's `data`).
+ */
+export class SamplingError extends Error {
+  readonly code: number;
+  readonly data?: unknown;
+  constructor(code: number, message: string, data?: unknown) {
+    super(message);
+    this.name = 'SamplingError';
+    this.code = code;
+    if (data !== undefined) this.data = data;
+  }
+}
+
+const INVALID_PARAMS = -32602;
+const INTERNAL = -32603;
+const REFUSALS = new Set(['denied', 'budget_exceeded', 'budget_exhausted']);
+const MAX_SERVER_NAME = 200;
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * The request's params, or why they cannot be authorised (the SDK has checked their shape; these
+ * are the lab's own bounds, the ones every place params enter applies before hashing).
+ */
+function validParams(request: SamplingRequestMessage): SamplingParams | string {
+  const p = request?.params;
+  if (typeof p !== 'object' || p === null || Array.isArray(p)) return '$.params: not an object';
+  const deep = depthExceeded(p);
+  if (deep) return `${depthPathText(deep, '$.params')}: nested too deep`;
+  const lone = loneSurrogateAt(p);
+  if (lone) return `${depthPathText(lone, '$.params')}: ${LONE_SURROGATE}`;
+  const params = p as SamplingParams;
+  if (!Array.isArray(params.messages)) return '$.params.messages: not an array';
+  if (!Number.isSafeInteger(params.maxTokens) || params.maxTokens < 0)
+    return '$.params.maxTokens: not a non-negative integer';
+  return params;
+}
+
+export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolicy {
+  if (typeof opts?.consent !== 'function')
+    throw new HandlerConfigError('options', [{ path: '$.consent', message: 'not a function' }]);
+  if (typeof opts.sample !== 'function')
+    throw new HandlerConfigError('options', [{ path: '$.sample', message: 'not a function' }]);
+  const mode = opts.mode ?? 'enforce';
+  if (mode !== 'enforce' && mode !== 'shadow')
+    throw new HandlerConfigError('options', [
+      { path: '$.mode', message: `'enforce' or 'shadow', got ${JSON.stringify(mode)}` }
+    ]);
+  const policy = validPolicy(opts.policy);
+  const config = validClient(opts.client);
+  const cards = validRateCards(opts.rateCards);
+  const clientScope = (opts.client as { store?: unknown } | undefined)?.store;
+  const store =
+    opts.store ?? memoryStore({ scope: clientScope === 'durable' ? 'process' : 'connection' });
+  if (clientScope !== undefined && clientScope !== store.scope)
+    throw new HandlerConfigError('client', [
+      {
+        path: '$.store',
+        message: `'${String(clientScope)}', but the store given is ${store.scope}-scoped`
+      }
+    ]);
+  config.store = store.scope;
+  const shadow = mode === 'shadow';
+  const audit = new AuditSink(opts.audit, shadow);
+  const clock = new RealClock();
+  /** The result `sample` returned for a request (by its params object, one per request). */
+  const sampled = new WeakMap<SamplingParams, SampleResult>();
+  const host: ClientHost = new ClientHost({
+    config,
+    policy,
+    cards,
+    store,
+    audit,
+    clock,
+    executor: 'table',
+    consent: consentSource(opts.consent, (input): Money | null =>
+      preflightEstimate(host.policy, cards, input.server, input.params)
+    ),
+    provider: providerSource(opts.sample, (params, result) => sampled.set(params, result))
+  });
+  const open = new Set<Connection>();
+  let connections = 0;
+  let closed = false;
+
+  /** Shadow mode's answer to a call the policy refused: the model's, as if it had been allowed. */
+  async function serveAnyway(
+    server: string,
+    params: SamplingParams,
+    out: AuthOutput,
+    signal: AbortSignal | undefined
+  ): Promise<CreateMessageResult> {
+    let result = sampled.get(params);
+    const model =
+      out.audit.model ??
+      params.modelPreferences?.hints?.find((h) => typeof h?.name === 'string' && h.name)?.name ??
+      effectiveBlock(host.policy, server).defaultModel;
+    if (!result) {
+      result = await opts.sample(params, {
+        model,
+        includeContext: params.includeContext ?? 'none',
+        maxTokens: params.maxTokens,
+        signal: signal ?? new AbortController().signal
+      });
+    }
+    const content = result?.content;
+    if (content?.type !== 'text' || typeof content.text !== 'string')
+      throw new SamplingError(INTERNAL, 'sample must return { content: { type: "text", text } }');
+    return {
+      role: 'assistant',
+      content: { type: 'text', text: content.text },
+      model: typeof result.model === 'string' ? result.model : model,
+      stopReason:
+        (['endTurn', 'maxTokens', 'stopSequence'] as const).find((s) => s === result.stopReason) ??
+        'endTurn'
+    };
+  }
+
+  /** The one frame as the SDK wants it: a result returned, an error thrown. */
+  async function answer(
+    server: string,
+    params: SamplingParams,
+    out: AuthOutput,
+    signal: AbortSignal | undefined
+  ): Promise<CreateMessageResult> {
+    try {
+      await audit.written(out.audit);
+    } catch (e) {
+      // Nothing reaches a server unrecorded: a record that could not be written fails its request.
+      throw new SamplingError(INTERNAL, `the audit record could not be written: ${errorText(e)}`);
+    }
+    if (shadow && REFUSALS.has(out.audit.outcome)) return serveAnyway(server, params, out, signal);
+    const frame = out.frame;
+    if (frame === null) throw new SamplingError(INTERNAL, 'no frame (silence is not shipped)');
+    if ('error' in frame)
+      throw new SamplingError(frame.error.code, frame.error.message, frame.error.data);
+    return frame.result;
+  }
+
+  function connect(server: string): Connection {
+    if (closed) throw new Error('connect: this sampling policy is closed');
+    if (typeof server !== 'string' || server.length === 0 || server.length > MAX_SERVER_NAME)
+      throw new Error(`connect: the server's name must be 1 to ${MAX_SERVER_NAME} characters`);
+    if (!server.isWellFormed()) throw new Error(`connect: the server's name ${LONE_SURROGATE}`);
+    const id = `${server}#${++connections}`;
+    const running = new Set<RunHandle>();
+    let ended = false;
+    let seq = 0;
+    const conn: Connection = {
+      server,
+      id,
+      handle: (request, extra) =>
+        new Promise<CreateMessageResult>((resolve, reject) => {
+          if (ended) {
+            reject(new SamplingError(INTERNAL, `the connection ${id} is closed`));
+            return;
+          }
+          const valid = validParams(request);
+          if (typeof valid === 'string') {
+            reject(new SamplingError(INVALID_PARAMS, `Invalid sampling request: ${valid}`));
+            return;
+          }
+          // One params object per request: shadow mode finds the model's result by it.
+          const params: SamplingParams = { ...valid };
+          const signal = extra?.signal;
+          // The run may end inside `authorize` (a stored decision answers synchronously).
+          const self: { run?: RunHandle; done: boolean } = { done: false };
+          const cancel = () => self.run?.cancel();
+          self.run = host.authorize(
+            {
+              id: extra?.requestId ?? `handler-${++seq}`,
+              server,
+              connection: id,
+              params,
+              receivedAt: clock.now()
+            },
+            (out: AuthOutput) => {
+              self.done = true;
+              if (self.run) running.delete(self.run);
+              signal?.removeEventListener('abort', cancel);
+              answer(server, params, out, signal).then(resolve, reject);
+            }
+          );
+          if (self.done) return;
+          running.add(self.run);
+          if (signal?.aborted) cancel();
+          else signal?.addEventListener('abort', cancel, { once: true });
+        }),
+      close: () => {
+        if (ended) return;
+        ended = true;
+        open.delete(conn);
+        // A request still running gets its one frame (cancelled); the transport is gone anyway.
+        for (const r of [...running]) r.cancel();
+        void host.closeConnection(server, id);
+      }
+    };
+    open.add(conn);
+    return conn;
+  }
+
+  return {
+    connect,
+    close: async () => {
+      closed = true;
+      for (const c of [...open]) c.close();
+      await audit.flush();
+    }
+  };
+}

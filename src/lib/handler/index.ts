@@ -1,0 +1,25 @@
+/**
+ * The shipped handler (issue #20): `createSamplingPolicy` for a real MCP client's
+ * `sampling/createMessage` handler, and the stores it can use. See the README's
+ * "Use it in your MCP client".
+ */
+export {
+  createSamplingPolicy,
+  SamplingError,
+  type Connection,
+  type RequestExtra,
+  type SamplingPolicy,
+  type SamplingPolicyOptions,
+  type SamplingRequestMessage
+} from './handler';
+export { HandlerConfigError } from './options';
+export { memoryStore, type MemoryStoreOptions } from './stores';
+export type { AuditTarget, HandlerAuditRecord } from './audit';
+export type {
+  ConsentAnswer,
+  ConsentFn,
+  ConsentRequest,
+  SampleFn,
+  SampleOptions,
+  SampleResult
+} from './sources';

@@ -1,0 +1,173 @@
+/**
+ * The two people-and-model steps of the host, answered by the handler's callbacks: `consent`
+ * becomes the host's ConsentSource, `sample` its ProviderSource. Each callback gets an
+ * AbortSignal: the host stops a dialog at its timeout and a model call at its deadline or cap,
+ * and a client can close the dialog or cancel the call when it does.
+ */
+import type { ConsentInput, ProviderInput } from '../machine/authorize';
+import {
+  estimateCostMicros,
+  estimateTokens,
+  inputTokensOf,
+  type RateCard
+} from '../machine/budget';
+import { pickModel } from '../machine/evaluate';
+import { fromMicrosExact } from '../machine/money';
+import { effectiveBlock, type Policy } from '../machine/policy';
+import type { IncludeContext, Money, SamplingParams } from '../machine/types';
+import type { ConsentSource, ProviderSource } from '../sim/client';
+
+export type ConsentAnswer = 'allow' | 'deny';
+
+export interface ConsentRequest {
+  server: string;
+  /** The handler's name for the MCP connection the request came on. */
+  connection: string;
+  /** The request's identity (SPEC §3): what a stored decision is keyed by. */
+  identity: string;
+  params: SamplingParams;
+  /** The pre-flight worst case: the input and `maxTokens` of output at the model's rate card. */
+  estimate: Money | null;
+  /** Aborted when the host stops waiting (the dialog timed out, the server cancelled). */
+  signal: AbortSignal;
+}
+
+export type ConsentFn = (request: ConsentRequest) => ConsentAnswer | Promise<ConsentAnswer>;
+
+export interface SampleOptions {
+  /** The model the policy chose (from the request's hints and the allowed models). */
+  model: string;
+  /** The context the policy allows (a wider request is trimmed to this). */
+  includeContext: IncludeContext;
+  maxTokens: number;
+  /** Aborted when the host stops the call (its deadline, the cap, the server cancelled). */
+  signal: AbortSignal;
+}
+
+export interface SampleResult {
+  content: { type: 'text'; text: string };
+  model?: string;
+  stopReason?: string;
+  usage?: { inputTokens?: number; outputTokens?: number };
+  [k: string]: unknown;
+}
+
+export type SampleFn = (
+  params: SamplingParams,
+  options: SampleOptions
+) => SampleResult | Promise<SampleResult>;
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * What the dialog shows as the call's cost: the same worst case the host holds against the
+ * server's budget window while the call runs (input + maxTokens output, priced at the model the
+ * policy picks), or null when the policy names no model it can price.
+ */
+export function preflightEstimate(
+  policy: Policy,
+  cards: Readonly<Record<string, RateCard>>,
+  server: string,
+  params: SamplingParams
+): Money | null {
+  const picked = pickModel(params.modelPreferences, effectiveBlock(policy, server));
+  if (!picked.ok || !Object.hasOwn(cards, picked.model)) return null;
+  const card = cards[picked.model]!;
+  const micros = estimateCostMicros(card, inputTokensOf(params), params.maxTokens);
+  return { amount: fromMicrosExact(micros), currency: card.currency };
+}
+
+/**
+ * `consent` as the host's ConsentSource. Anything but 'allow' — 'deny', another value, a thrown
+ * error — is a denial: a dialog that broke must not let a request through.
+ */
+export function consentSource(
+  ask: ConsentFn,
+  estimate: (input: ConsentInput) => Money | null
+): ConsentSource {
+  return (input, answer) => {
+    const ctl = new AbortController();
+    let reply: ConsentAnswer | Promise<ConsentAnswer>;
+    try {
+      reply = ask({
+        server: input.server,
+        connection: input.connection,
+        identity: input.identity,
+        params: input.params,
+        estimate: estimate(input),
+        signal: ctl.signal
+      });
+    } catch {
+      reply = 'deny';
+    }
+    Promise.resolve(reply).then(
+      (a) => answer(a === 'allow'),
+      () => answer(false)
+    );
+    return () => ctl.abort();
+  };
+}
+
+const STOP_REASONS = new Set(['endTurn', 'maxTokens', 'stopSequence']);
+
+/** The result as the meter reads it, or why it cannot be read. */
+function readResult(r: unknown): { text: string; tokens: number } | string {
+  const content = (r as SampleResult | null)?.content;
+  if (!content || content.type !== 'text' || typeof content.text !== 'string')
+    return 'sample must return { content: { type: "text", text } }';
+  if (!content.text.isWellFormed()) return 'sample returned text with a lone surrogate';
+  const out = (r as SampleResult).usage?.outputTokens;
+  // A provider's own count is the bill; without one, the lab's estimate (4 characters a token).
+  const tokens = Number.isSafeInteger(out) && out! >= 0 ? out! : estimateTokens(content.text);
+  return { text: content.text, tokens };
+}
+
+/**
+ * `sample` as the host's ProviderSource: one call, then `provider.started`, one chunk with the
+ * whole text and its token count, and `provider.done` — or `provider.failed` when it throws.
+ * `seen` receives each result as returned (shadow mode serves it whatever the policy decided).
+ */
+export function providerSource(
+  sample: SampleFn,
+  seen: (params: SamplingParams, result: SampleResult) => void
+): ProviderSource {
+  return (input: ProviderInput, emit) => {
+    const ctl = new AbortController();
+    const failed = (e: unknown) => {
+      if (!ctl.signal.aborted)
+        emit({ type: 'provider.failed', kind: 'error', message: errorText(e) });
+    };
+    let call: Promise<SampleResult>;
+    try {
+      call = Promise.resolve(
+        sample(input.params, {
+          model: input.model,
+          includeContext: input.contextApplied,
+          maxTokens: input.maxTokens,
+          signal: ctl.signal
+        })
+      );
+    } catch (e) {
+      call = Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+    call.then((result) => {
+      if (ctl.signal.aborted) return;
+      const read = readResult(result);
+      if (typeof read === 'string') return failed(new Error(read));
+      seen(input.params, result);
+      const stop = result.stopReason;
+      emit({ type: 'provider.started', cachedInputTokens: 0 });
+      emit({ type: 'provider.chunk', text: read.text, tokens: read.tokens });
+      emit({
+        type: 'provider.done',
+        stopReason:
+          stop && STOP_REASONS.has(stop)
+            ? (stop as 'endTurn' | 'maxTokens' | 'stopSequence')
+            : 'endTurn'
+      });
+    }, failed);
+    return () => ctl.abort();
+  };
+}
