@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuditRecord, Frame, StoredDecision } from '../../machine/types';
 import { DEFAULT_PROVIDER, cardsByModel } from '../provider';
 import { InvariantChecker, type ChargeContext, type InvariantId } from './index';
-import { record, T0 } from './records.testing';
+import { record, storedDecision, T0 } from './records.testing';
 import { emptyCounters } from '../metrics';
 
 const cards = cardsByModel(DEFAULT_PROVIDER.cards);
@@ -102,19 +102,8 @@ describe('denials-true', () => {
 });
 
 describe('one-consent: an approval outlives a denial about when', () => {
-  const stored = (over: Partial<StoredDecision>): StoredDecision => ({
-    server: 's',
-    identity: 's:abc',
-    verdict: 'allowed',
-    reason: null,
-    retryable: false,
-    decidedAt: T0,
-    expiresAt: null,
-    policyHash: 'h',
-    represented: 0,
-    recent: [],
-    ...over
-  });
+  const stored = (over: Partial<StoredDecision>) =>
+    storedDecision({ verdict: 'allowed', reason: null, ...over });
   const dialog = (id: number, t: number) =>
     record({
       requestId: id,

@@ -3,8 +3,8 @@
  * naming the request, on the run that violates it.
  */
 import { describe, expect, it } from 'vitest';
-import { record, T0 } from './records.testing';
-import type { AuditRecord, Frame, StoredDecision } from '../../machine/types';
+import { record, storedDecision, T0 } from './records.testing';
+import type { AuditRecord, Frame } from '../../machine/types';
 import { sdkFrameProblem } from '../conformance';
 import {
   brokenLine,
@@ -40,21 +40,7 @@ const completion = (id: number, text = 'hello'): Frame => ({
   }
 });
 
-function decision(over: Partial<StoredDecision> = {}): StoredDecision {
-  return {
-    server: 's',
-    identity: 's:abc',
-    verdict: 'denied',
-    reason: 'user.denied',
-    retryable: false,
-    decidedAt: T0,
-    expiresAt: null,
-    policyHash: 'h',
-    represented: 0,
-    recent: [],
-    ...over
-  };
-}
+const decision = storedDecision;
 
 /** A request answered: in-frame, audit record, then (unless silenced) its frame. */
 function answer(

@@ -2,7 +2,7 @@
  * Test support for the invariant checker's specs: an audit record with every field filled, to be
  * overridden where a test cares. Imported by tests only.
  */
-import type { AuditRecord } from '../../machine/types';
+import type { AuditRecord, StoredDecision } from '../../machine/types';
 
 export const T0 = Date.parse('2026-03-10T09:00:00Z');
 
@@ -37,6 +37,23 @@ export function record(over: Partial<AuditRecord> = {}): AuditRecord {
     silenced: false,
     alert: false,
     lane: 'A',
+    ...over
+  };
+}
+
+/** A stored denial of `s:abc` decided at T0 under policy hash `h`, to be overridden. */
+export function storedDecision(over: Partial<StoredDecision> = {}): StoredDecision {
+  return {
+    server: 's',
+    identity: 's:abc',
+    verdict: 'denied',
+    reason: 'user.denied',
+    retryable: false,
+    decidedAt: T0,
+    expiresAt: null,
+    policyHash: 'h',
+    represented: 0,
+    recent: [],
     ...over
   };
 }
