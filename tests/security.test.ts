@@ -189,7 +189,7 @@ test('inputs past the limits are refused with one line saying what and where', a
   heavy.durationMs = 600_000;
   await upload(page, 'heavy.json', JSON.stringify(heavy));
   await expect(alert).toContainText(
-    /heavy\.json: Scenario not loaded: \$: this run would be about [\d,]+ requests \/ [\d,]+ MB; the limit is 6,000,000 requests \/ 25,000 MB/
+    /heavy\.json: Scenario not loaded: \$: this run would be about [\d,]+ requests \/ [\d,]+ MB; the limit is 8,000,000 requests \/ 32,000 MB/
   );
 
   // A bound in the schema, with a plain message.
@@ -199,7 +199,7 @@ test('inputs past the limits are refused with one line saying what and where', a
     scenarioText('x', false).replace('"intervalMs":60000', '"intervalMs":0.001')
   );
   await expect(alert).toContainText(
-    '$.servers[0].intervalMs: must be at least 10, got the number 0.001'
+    '$.servers[0].intervalMs: must be at least 10 ms, got the number 0.001'
   );
 
   // A trace whose params nest 2,000 deep: refused before anything recursive runs.
