@@ -391,9 +391,15 @@ export class LaneRuntime {
     );
   }
 
-  /** The lane's store for `config` (lane-store.ts), seen by the run's invariants when they watch. */
-  #buildStore(config: ClientConfig) {
+  /**
+   * The lane's store for `config` (lane-store.ts), seen by the run's invariants when they watch.
+   * `fresh`: a change of scope — the new store starts empty, as `lab run`'s does; a durable one
+   * from the run's namespace may hold what an earlier durable spell, or the future a seek back
+   * abandoned in place, left in it (issue #18: found by no-future-decisions).
+   */
+  #buildStore(config: ClientConfig, fresh = false) {
     const built = buildLaneStore(this.id, config, this.#durable);
+    if (fresh && built.store.scope === 'durable') void built.store.clear();
     const observe = this.#onStore;
     if (!observe) return built;
     return { ...built, store: tapStore(built.store, (e) => observe(this.id, e)) };
@@ -404,7 +410,7 @@ export class LaneRuntime {
     // A change of scope is a change of where state lives: the new store starts empty. (The alert
     // settings are read live from the config by the host.)
     if (next.store !== this.host.config.store) {
-      const built = this.#buildStore(next);
+      const built = this.#buildStore(next, true);
       this.host.store = built.store;
       this.fellBack = built.fellBack;
     }

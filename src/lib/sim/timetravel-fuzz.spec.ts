@@ -84,25 +84,27 @@ const fraction = (max: number) =>
     { weight: 1, arbitrary: fc.double({ min: 0, max, noNaN: true }) }
   );
 
+// Reloads and links start a run whose re-simulation keeps no engine checkpoints: rarer than
+// the other steps, so the copies are still put to the test (the fixed seeds below have both).
 const op: fc.Arbitrary<Op> = fc.oneof(
   {
-    weight: 4,
+    weight: 8,
     arbitrary: fc.record({
       op: fc.constant('advance' as const),
       frac: fraction(0.4)
     })
   },
-  { weight: 1, arbitrary: fc.constant({ op: 'restart' as const }) },
-  { weight: 2, arbitrary: fc.record({ op: fc.constant('edit' as const), lane, change }) },
-  { weight: 3, arbitrary: fc.record({ op: fc.constant('fork' as const), lane, change }) },
+  { weight: 2, arbitrary: fc.constant({ op: 'restart' as const }) },
+  { weight: 4, arbitrary: fc.record({ op: fc.constant('edit' as const), lane, change }) },
+  { weight: 6, arbitrary: fc.record({ op: fc.constant('fork' as const), lane, change }) },
   {
-    weight: 2,
+    weight: 4,
     arbitrary: fc.record({
       op: fc.constant('seekBack' as const),
       frac: fraction(1)
     })
   },
-  { weight: 1, arbitrary: fc.constant({ op: 'reload' as const }) },
+  { weight: 2, arbitrary: fc.constant({ op: 'reload' as const }) },
   { weight: 1, arbitrary: fc.constant({ op: 'reloadEnd' as const }) },
   { weight: 1, arbitrary: fc.constant({ op: 'link' as const }) }
 );
