@@ -107,6 +107,8 @@ describe('formats', () => {
   it('writes elapsed simulated time in minutes, hours and days', () => {
     expect(formatElapsed(0)).toBe('0');
     expect(formatElapsed(45 * 60_000)).toBe('45m');
+    // Before: "NaNd".
+    expect(formatElapsed(NaN)).toBe('–');
     expect(formatElapsed(2 * 3_600_000)).toBe('2h');
     expect(formatElapsed(90 * 60_000)).toBe('1h30');
     expect(formatElapsed(28 * 3_600_000)).toBe('1d 4h');

@@ -174,8 +174,9 @@ export function latest(series: LaneSeries, key: SeriesKey): number {
   return v[v.length - 1] ?? 0;
 }
 
-/** Elapsed simulated time on the axis: 0, 45m, 2h, 1h30, 1d 4h. */
+/** Elapsed simulated time on the axis: 0, 45m, 2h, 1h30, 1d 4h ("–" for a time that is not one). */
 export function formatElapsed(ms: number): string {
+  if (!Number.isFinite(ms)) return '–';
   const m = Math.round(ms / 60_000);
   if (m === 0) return '0';
   if (m < 60) return `${m}m`;
