@@ -41,7 +41,8 @@ async function lab(name: string, args: string[], stdin = '') {
  * The deadline and the tests' own are generous: each start of `tsx` takes seconds on a busy CI.
  */
 function labProcess(args: string[]) {
-  const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], {
+  // node itself, not npx: a deadline kills the process that hangs, not only its launcher.
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', ...args], {
     encoding: 'utf8',
     timeout: 60_000,
     killSignal: 'SIGKILL'
