@@ -98,13 +98,20 @@ try {
         await new Promise((r) => setTimeout(r, 3000));
       }
     })();
+    let stopped = '';
     try {
+      // The day's end, or the run stopping short (its words are in the run notices).
       await page.waitForFunction(
         (want) =>
-          document.querySelector('output[aria-label="Simulated time"]')?.textContent === want,
+          document.querySelector('output[aria-label="Simulated time"]')?.textContent === want ||
+          /Stopped:/.test(
+            document.querySelector('[role=status][aria-label="Run notices"]')?.textContent ?? ''
+          ),
         `${d * 24}:00:00`,
         { timeout: 1_800_000, polling: 1000 }
       );
+      stopped = (await page.getByRole('status', { name: 'Run notices' }).textContent()) ?? '';
+      if (!/Stopped:/.test(stopped)) stopped = '';
       await page
         .getByRole('progressbar', { name: 'Fast-forward progress' })
         .waitFor({ state: 'hidden', timeout: 1_800_000 });
@@ -123,6 +130,12 @@ try {
     );
     for (const said of await page.getByText(/^Long run/).allTextContents())
       console.log(`                 the page says: ${said.replace(/\s+/g, ' ').trim()}`);
+    for (const said of await page.getByRole('alert').allTextContents())
+      console.log(`                 the page warns: ${said.replace(/\s+/g, ' ').trim()}`);
+    if (stopped) {
+      console.log(`                 the run stopped: ${stopped.replace(/\s+/g, ' ').trim()}`);
+      break;
+    }
   }
   console.log(
     `peak (incl. while running, no GC): page + worker ${mb(peak.sum)} (page ${mb(peak.page)}, worker ${mb(peak.worker)}), renderers RSS ${mb(peak.rss)}; goal ≤ 1500 MB`

@@ -4,9 +4,9 @@
  * budget, and a copy's size grows with the run: stored decisions that never expire, their store
  * lifetimes in the invariant checker, the presentation histories (bounded, but 10,000 identities
  * a lane), the metric samples. JavaScript cannot measure an object graph, so this counts the
- * parts that grow and prices each at what V8 spends on it (calibrated against the Node heap over
- * a simulated day and three of the retry storm, `scratch` figures in the README's benchmarks:
- * the estimate stays within about a fifth of the heap a copy really takes).
+ * parts that grow and prices each at what V8 spends on it, calibrated in Node against the heap a
+ * checkpoint of the retry storm frees when dropped: over the first half day the estimate is 10–40 %
+ * above it (Chromium's compressed pointers make a copy smaller still), so the budget errs safe.
  *
  * Deterministic (counts only): the same run thins its checkpoints at the same places every time.
  */
