@@ -5,8 +5,13 @@ import prettier from 'eslint-config-prettier';
 import globals from 'globals';
 import svelteConfig from './svelte.config.js';
 
-/** The pure core: machine, store and sim never touch Svelte, SvelteKit or the DOM. */
-const pureCore = ['src/lib/machine/**/*.ts', 'src/lib/store/**/*.ts', 'src/lib/sim/**/*.ts'];
+/** The pure core: machine, store, client and sim never touch Svelte, SvelteKit or the DOM. */
+const pureCore = [
+  'src/lib/machine/**/*.ts',
+  'src/lib/store/**/*.ts',
+  'src/lib/client/**/*.ts',
+  'src/lib/sim/**/*.ts'
+];
 
 export default ts.config(
   js.configs.recommended,
@@ -54,7 +59,7 @@ export default ts.config(
             },
             {
               group: ['**/ui/*', '**/routes/*'],
-              message: 'Dependencies point routes → ui → sim → store → machine.'
+              message: 'Dependencies point routes → ui → sim → client → store → machine.'
             }
           ]
         }
@@ -96,6 +101,39 @@ export default ts.config(
                 '$lib/ui/*'
               ],
               message: 'machine imports nothing of ours.'
+            }
+          ]
+        }
+      ]
+    }
+  },
+  {
+    // The client host (docs/ARCHITECTURE.md): the layer both the simulation and the shipped
+    // handler run. It sees machine and store only; time and IO come through its driver
+    // (client/driver.ts). Its specs may drive it with the simulation's clock and provider.
+    files: ['src/lib/client/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.testing.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['svelte', 'svelte/*', '$app/*', '@sveltejs/*'],
+              message: 'The client host must not import Svelte or SvelteKit.'
+            },
+            {
+              group: [
+                '**/sim/*',
+                '**/ui/*',
+                '**/routes/*',
+                '**/handler/*',
+                '$lib/sim/*',
+                '$lib/ui/*',
+                '$lib/handler/*'
+              ],
+              message:
+                'client imports machine and store only: the simulation and the handler drive it (client/driver.ts).'
             }
           ]
         }

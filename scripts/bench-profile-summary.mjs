@@ -56,7 +56,7 @@ function area(u, f) {
   if (u.includes('sim/clock')) return 'clock';
   if (u.includes('authorize/fast')) return 'machine: table interpreter';
   if (u.includes('machine/authorize')) return 'machine: actions/guards/outcomes';
-  if (u.includes('sim/client') || u.includes('sim/presentations')) return 'client host';
+  if (u.includes('lib/client/')) return 'client host';
   if (u.includes('sim/servers') || u.includes('sim/provider') || u.includes('sim/user'))
     return 'servers/provider/user';
   if (u.includes('sim/rng')) return 'seeded RNG';

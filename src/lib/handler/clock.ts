@@ -5,9 +5,9 @@
  * src/lib that reads the wall clock and sets real timers (eslint.config.js keeps both out of the
  * core and, inside the handler, out of every other file).
  */
-import type { HostClock } from '../sim/client';
+import type { Driver } from '../client/driver';
 
-export class RealClock implements HostClock {
+export class RealClock implements Driver {
   now(): number {
     return Date.now();
   }

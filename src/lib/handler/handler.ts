@@ -1,6 +1,6 @@
 /**
  * The lab's client as a sampling handler for a real MCP client (issue #20, SPEC §11): the same
- * host a lane runs (sim/client.ts, table executor) — identity, stored decisions, in-flight joins,
+ * host a lane runs (client/host.ts, table executor) — identity, stored decisions, in-flight joins,
  * the policy, consent, the provider, metering, the audit record and the one frame — on a real
  * clock, with a person's dialog (`consent`) and a model call (`sample`) supplied by the client.
  *
@@ -13,7 +13,7 @@ import { depthExceeded, depthPathText, LONE_SURROGATE, loneSurrogateAt } from '.
 import { effectiveBlock } from '../machine/policy';
 import type { CreateMessageResult, JsonRpcId, Money, SamplingParams } from '../machine/types';
 import type { DecisionStore } from '../store/decision-store';
-import { ClientHost, type RunHandle } from '../sim/client';
+import { ClientHost, type RunHandle } from '../client/host';
 import { AuditSink, type AuditTarget } from './audit';
 import { RealClock } from './clock';
 import { validClient, validPolicy, validRateCards, HandlerConfigError } from './options';

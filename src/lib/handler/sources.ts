@@ -15,7 +15,7 @@ import { pickModel } from '../machine/evaluate';
 import { fromMicrosExact } from '../machine/money';
 import { effectiveBlock, type Policy } from '../machine/policy';
 import type { IncludeContext, Money, SamplingParams } from '../machine/types';
-import type { ConsentSource, ProviderSource } from '../sim/client';
+import type { ConsentSource, ProviderSource } from '../client/driver';
 
 export type ConsentAnswer = 'allow' | 'deny';
 

@@ -10,7 +10,7 @@
  */
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { DecisionStore } from '../store/decision-store';
-import { SharedDecisionStore } from '../sim/lane-store';
+import { SharedDecisionStore } from '../store/shared-store';
 
 export interface MemoryStoreOptions {
   /** `connection` (default): forgotten with the connection. `process`: kept across connections. */

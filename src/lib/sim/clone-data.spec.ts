@@ -13,11 +13,11 @@ import { CloneMap } from '../machine/clone';
 import { sdkFrameProblem as conformanceCheck } from './conformance';
 import { InvariantChecker, type ChargeContext } from './invariants';
 import { Tally } from './invariants/catalogue';
-import { SharedDecisionStore } from './lane-store';
+import { SharedDecisionStore } from '../store/shared-store';
 import { LifetimeTracker } from './lifetimes';
 import { LoopTracker } from './loops';
 import { emptyCounters, LaneMetrics, type LaneCounters } from './metrics';
-import { PresentationHistory } from './presentations';
+import { PresentationHistory } from '../client/presentations';
 import { DEFAULT_PROVIDER, cardsByModel } from './provider';
 import { Rng } from './rng';
 

@@ -10,7 +10,7 @@
  */
 import type { ConsentInput } from '../machine/authorize';
 import type { JsonRpcId } from '../machine/types';
-import type { ConsentSource } from './client';
+import type { ConsentSource } from '../client/driver';
 import { revivable, type CloneMap } from '../machine/clone';
 import type { LaneId } from './scenario';
 

@@ -10,7 +10,7 @@ import type { ProviderEvent } from '../machine/authorize';
 import { estimateCostMicros, inputTokensOf, type RateCard } from '../machine/budget';
 import { providerErrorFrame, resultFrame, transportErrorFrame } from '../machine/frames';
 import type { Frame, JsonRpcId, SamplingParams } from '../machine/types';
-import type { ProviderSource } from './client';
+import type { ProviderSource } from '../client/driver';
 import { revivable } from '../machine/clone';
 
 export interface DirectCall {

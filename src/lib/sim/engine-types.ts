@@ -6,7 +6,7 @@ import type { AuthOutput, IncomingRequest } from '../machine/authorize';
 import type { ClientConfigInput } from '../machine/config';
 import type { Policy } from '../machine/policy';
 import type { AuditRecord, Frame, JsonRpcId, SamplingRequest } from '../machine/types';
-import type { Executor } from './client';
+import type { Executor } from '../client/host';
 import type { DurableProvider } from './lane-store';
 import type { RestartReport } from './restart';
 import type { LaneId } from './scenario';
@@ -92,7 +92,7 @@ export interface SimulationOptions {
   /** Sees every change to a lane's decision store (the run's invariants read what was stored). */
   onStore?: (lane: LaneId, event: StoreEvent) => void;
   /**
-   * How each request's authorisation machine runs (client.ts): `table` (default) interprets the
+   * How each request's authorisation machine runs (client/host.ts): `table` (default) interprets the
    * machine's transition table; `actor` runs an XState actor per request. Same bytes either way.
    */
   executor?: Executor;

@@ -18,7 +18,7 @@ import { sdkFrameProblem } from './conformance';
 import { guardedSimulation } from './guard';
 import { brokenLine, type InvariantResult } from './invariants';
 import { auditLineJson, frameLineJson } from './report';
-import type { Executor } from './client';
+import type { Executor } from '../client/host';
 import { applyEdits, caseArb, edgeCaseArb, type Edit } from './fuzz-cases';
 import { parseScenario } from './scenario';
 import { sha256 } from '@noble/hashes/sha2.js';

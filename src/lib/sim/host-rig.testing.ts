@@ -9,9 +9,10 @@ import { defaultPolicy, type Policy } from '../machine/policy';
 import type { SamplingParams } from '../machine/types';
 import { MemoryAuditLog } from '../store/audit-log';
 import type { DecisionStore } from '../store/decision-store';
-import { ClientHost, type ConsentSource, type Executor, type ProviderSource } from './client';
+import type { ConsentSource, ProviderSource } from '../client/driver';
+import { ClientHost, type Executor } from '../client/host';
 import { VirtualClock } from './clock';
-import { SharedDecisionStore } from './lane-store';
+import { SharedDecisionStore } from '../store/shared-store';
 import { cardsByModel, createProvider, DEFAULT_PROVIDER } from './provider';
 import { Rng } from './rng';
 

@@ -4,7 +4,8 @@ import { resolveClientConfig } from '../machine/config';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import { isExpired, type DecisionStore } from '../store/decision-store';
 import { Simulation } from './engine';
-import { buildLaneStore, SharedDecisionStore } from './lane-store';
+import { SharedDecisionStore } from '../store/shared-store';
+import { buildLaneStore } from './lane-store';
 import { parseScenario } from './scenario';
 
 function scenario(name: string, hours: number) {

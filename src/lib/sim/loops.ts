@@ -10,7 +10,7 @@
  */
 import type { AuditRecord } from '../machine/types';
 import type { CloneMap } from '../machine/clone';
-import { ENTRY_BYTES, RETAIN_AT_LEAST } from './presentations';
+import { ENTRY_BYTES, RETAIN_AT_LEAST } from '../client/presentations';
 
 export interface AlertSettings {
   threshold: number;

@@ -12,7 +12,7 @@ import type { SamplingParams } from '../machine/types';
 import { revivable, type CloneMap } from '../machine/clone';
 import { LIMITS } from './limits';
 import { hashString, type Rng } from './rng';
-import type { HostClock, ProviderSource } from './client';
+import type { Driver, ProviderSource } from '../client/driver';
 
 export interface ProviderSpec {
   cards: RateCard[];
@@ -126,7 +126,7 @@ function fire(emit: (e: ProviderEvent) => void, event: ProviderEvent): () => voi
 }
 
 /** Stop a failed call: its one timer, if still pending, is cleared (ids stay valid in a copy). */
-function cancelAll(clock: HostClock, timers: unknown[]): () => void {
+function cancelAll(clock: Driver, timers: unknown[]): () => void {
   return revivable(
     () => timers.forEach((t) => clock.clearTimeout(t)),
     (m) => cancelAll(m.get(clock), m.box(timers))
@@ -139,10 +139,10 @@ interface BlockClock {
   insert(r: { at: number; seq: number }, fn: () => void): unknown;
 }
 
-function blockClock(clock: HostClock): BlockClock | null {
-  const c = clock as HostClock & Partial<BlockClock>;
+function blockClock(clock: Driver): BlockClock | null {
+  const c = clock as Driver & Partial<BlockClock>;
   return typeof c.reserveBlock === 'function' && typeof c.insert === 'function'
-    ? (c as HostClock & BlockClock)
+    ? (c as Driver & BlockClock)
     : null;
 }
 
@@ -160,7 +160,7 @@ class Stream {
   stopped = false;
 
   constructor(
-    public clock: HostClock,
+    public clock: Driver,
     public emit: (e: ProviderEvent) => void,
     /** Virtual time of the call, and the latency to the first token. */
     readonly calledAt: number,
@@ -283,7 +283,7 @@ export class SimProvider {
 
   constructor(
     readonly spec: ProviderSpec,
-    readonly clock: HostClock,
+    readonly clock: Driver,
     private rng: Rng
   ) {
     this.source = revivable(
@@ -393,7 +393,7 @@ export class SimProvider {
 /** A provider for one lane (see {@link SimProvider}). */
 export function createProvider(
   spec: ProviderSpec,
-  clock: HostClock,
+  clock: Driver,
   rng: Rng
 ): { source: ProviderSource; stats: ProviderStats; provider: SimProvider } {
   const provider = new SimProvider(spec, clock, rng);

@@ -5,7 +5,7 @@
  * stored decisions the re-simulated run did not have, all decided after the clock).
  */
 import { describe, expect, it } from 'vitest';
-import { SharedDecisionStore } from './lane-store';
+import { SharedDecisionStore } from '../store/shared-store';
 import { readScenario as read, snap } from './replies.testing';
 import { Session, type RunStorage } from './session';
 

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../machine/types';
 import { parsePolicy } from '../machine/policy';
 import { Simulation, type SimulationOptions } from './engine';
-import { SharedDecisionStore } from './lane-store';
+import { SharedDecisionStore } from '../store/shared-store';
 import { parseScenario, type LaneId } from './scenario';
 import { Session, type RunStorage } from './session';
 import { only, readScenario as read } from './replies.testing';

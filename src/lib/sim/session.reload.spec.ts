@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Simulation } from './engine';
-import { SharedDecisionStore } from './lane-store';
+import { SharedDecisionStore } from '../store/shared-store';
 import { LANE_IDS, parseScenario, type LaneId } from './scenario';
 import { Session, type RunStorage } from './session';
 import { liveDecisions } from './restart';

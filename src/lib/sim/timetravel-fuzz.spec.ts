@@ -25,7 +25,7 @@ import { parsePolicy, type Policy } from '../machine/policy';
 import type { ClientConfigInput } from '../machine/config';
 import type { ForkSpec } from './fork';
 import { clientArb, policyBlockArb, scenarioArb } from './fuzz-cases';
-import { SharedDecisionStore } from './lane-store';
+import { SharedDecisionStore } from '../store/shared-store';
 import { linkOf, parseLinkTimeline, type LinkedRun } from './link-timeline';
 import type { Command, Reply, Snapshot } from './protocol';
 import type { LaneId } from './scenario';

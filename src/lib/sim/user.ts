@@ -6,7 +6,7 @@
  * In the playground's "you are the user" mode a person answers instead, through `human`.
  */
 import type { ConsentInput } from '../machine/authorize';
-import type { ConsentSource, HostClock } from './client';
+import type { ConsentSource, Driver } from '../client/driver';
 import { revivable, type CloneMap } from '../machine/clone';
 import type { Rng } from './rng';
 
@@ -55,7 +55,7 @@ function answerLater(
   );
 }
 
-function clearLater(clock: HostClock, timer: unknown): () => void {
+function clearLater(clock: Driver, timer: unknown): () => void {
   return revivable(
     () => clock.clearTimeout(timer),
     (m) => clearLater(m.get(clock), timer)
@@ -69,7 +69,7 @@ export class SimUser {
 
   constructor(
     readonly spec: UserSpec,
-    readonly clock: HostClock,
+    readonly clock: Driver,
     private rng: Rng
   ) {
     this.source = revivable(

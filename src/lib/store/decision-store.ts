@@ -17,7 +17,7 @@ export type MaybePromise<T> = T | Promise<T>;
 
 /**
  * A lookup hit: `represented` has already been incremented. The retry-loop alert is not the
- * store's: it reads the host's presentation history (sim/presentations.ts), which outlives entries.
+ * store's: it reads the host's presentation history (client/presentations.ts), which outlives entries.
  */
 export interface LookupResult {
   decision: StoredDecision;

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Command, WorkerReply, WorkerRequest } from '$lib/sim/protocol';
-import { SharedDecisionStore } from '$lib/sim/lane-store';
+import { SharedDecisionStore } from '$lib/store/shared-store';
 import { Simulation } from '$lib/sim/engine';
 import { LANE_IDS, parseScenario, type LaneId } from '$lib/sim/scenario';
 import { Session, type RunStorage } from '$lib/sim/session';

@@ -1,11 +1,9 @@
 /**
  * Real time, for the pages that let a person drive the client directly (their consent dialog
- * waits in real seconds). The simulation never uses this: it runs on the virtual clock.
+ * waits in real seconds): the shipped handler's real-time driver (handler/clock.ts), one of the
+ * host's two (client/driver.ts). The simulation never uses this: it runs on the virtual clock.
  */
-import type { HostClock } from '../sim/client';
+import type { Driver } from '../client/driver';
+import { RealClock } from '../handler/clock';
 
-export const wallClock: HostClock = {
-  now: () => Date.now(),
-  setTimeout: (fn, ms) => globalThis.setTimeout(fn, ms),
-  clearTimeout: (id) => globalThis.clearTimeout(id as ReturnType<typeof setTimeout>)
-};
+export const wallClock: Driver = new RealClock();

@@ -14,7 +14,8 @@ import { ConnectionDecisionStore } from '../../store/connection-store';
 import type { DecisionStore } from '../../store/decision-store';
 import { DurableDecisionStore } from '../../store/durable-store';
 import { FallbackDurableStore } from '../../store/fallback-store';
-import { ClientHost, type HostClock } from '../../sim/client';
+import type { Driver } from '../../client/driver';
+import { ClientHost } from '../../client/host';
 import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../../sim/provider';
 import { Rng } from '../../sim/rng';
 
@@ -22,7 +23,7 @@ export type ContextChoice = 'none' | 'thisServer' | 'allServers';
 
 export interface SingleRequestDeps {
   /** Real time in the page; a virtual clock in tests. */
-  clock: HostClock;
+  clock: Driver;
   /** Opens the durable store (the page passes a timeout: a hung IndexedDB must not hang it). */
   openDurable?: () => ReturnType<typeof DurableDecisionStore.open>;
 }

@@ -5,10 +5,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Policy } from '../machine/policy';
 import { ConnectionDecisionStore } from '../store/connection-store';
-import type { ProviderSource } from './client';
-import type { VirtualClock } from './clock';
-import { denialData, longMessage, params, rig, uncapped } from './host-rig.testing';
-import { SharedDecisionStore } from './lane-store';
+import type { ProviderSource } from './driver';
+import type { VirtualClock } from '../sim/clock';
+import { denialData, longMessage, params, rig, uncapped } from '../sim/host-rig.testing';
+import { SharedDecisionStore } from '../store/shared-store';
 
 const withBudget = (amount: string, windowMs: number, p: Policy = uncapped()): Policy => {
   p.defaults.budget = { amount, currency: 'USD', windowMs };

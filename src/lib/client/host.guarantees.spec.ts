@@ -7,10 +7,10 @@
 import { describe, expect, it } from 'vitest';
 import { defaultPolicy } from '../machine/policy';
 import { ConnectionDecisionStore } from '../store/connection-store';
-import type { ProviderSource } from './client';
-import type { VirtualClock } from './clock';
-import { noRateLimit, params, rig, SERVER, uncapped } from './host-rig.testing';
-import { SharedDecisionStore } from './lane-store';
+import type { ProviderSource } from './driver';
+import type { VirtualClock } from '../sim/clock';
+import { noRateLimit, params, rig, SERVER, uncapped } from '../sim/host-rig.testing';
+import { SharedDecisionStore } from '../store/shared-store';
 
 describe('in-flight presentations join the evaluation', () => {
   for (const scope of ['connection', 'durable'] as const) {

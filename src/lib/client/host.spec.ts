@@ -15,10 +15,10 @@ import { MemoryAuditLog } from '../store/audit-log';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { DecisionStore } from '../store/decision-store';
 import { DurableDecisionStore } from '../store/durable-store';
-import { ClientHost } from './client';
-import { VirtualClock } from './clock';
-import { cardsByModel, createProvider, DEFAULT_PROVIDER } from './provider';
-import { Rng } from './rng';
+import { ClientHost } from './host';
+import { VirtualClock } from '../sim/clock';
+import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../sim/provider';
+import { Rng } from '../sim/rng';
 
 const P = 'You summarise release notes.';
 const M = [{ role: 'user' as const, content: { type: 'text' as const, text: 'Summarise 2.3.' } }];

@@ -4,8 +4,9 @@
  * an audit log, a volume ledger (rate limits, budget windows, session pools), a consent source
  * and a provider.
  *
- * The same host runs in the simulation (virtual clock, simulated user and provider) and on the
- * page (the learner answers the dialogs). It knows nothing about servers' behaviour.
+ * The same host runs in the simulation (virtual clock, simulated user and provider), on the page
+ * (the learner answers the dialogs) and in the shipped handler (real time, the MCP client's
+ * callbacks): only its driver differs (driver.ts). It knows nothing about servers' behaviour.
  */
 import { createActor, fromCallback } from 'xstate';
 import {
@@ -21,7 +22,6 @@ import {
   type EvaluateRequest,
   type IncomingRequest,
   type LookupInput,
-  type ProviderEvent,
   type ProviderInput
 } from '../machine/authorize';
 import { buildTable, FastRun, type MachineTable, type StepLogic } from '../machine/authorize/fast';
@@ -55,31 +55,7 @@ import {
   type Flight
 } from './host-steps';
 import { PresentationHistory } from './presentations';
-
-/** What the host needs of time: a reading and XState's Clock (the simulation's virtual clock). */
-export interface HostClock {
-  now(): number;
-  setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown;
-  clearTimeout(id: unknown): void;
-  /** Timer reservations (the virtual clock has them): the table executor uses them when present. */
-  reserve?(ms: number): unknown;
-  insert?(reservation: unknown, fn: () => void): unknown;
-}
-
-/** Answers a consent dialog: call `answer` once, now or later. Returns a cancel function. */
-export type ConsentSource = (
-  input: ConsentInput,
-  answer: (approved: boolean) => void
-) => (() => void) | void;
-
-/**
- * Runs a model call: emits `provider.started`, then `provider.chunk`s, then `provider.done` or
- * `provider.failed`. Returns a cancel function (the machine stops a call at the cap or deadline).
- */
-export type ProviderSource = (
-  input: ProviderInput,
-  emit: (event: ProviderEvent) => void
-) => (() => void) | void;
+import type { ConsentSource, Driver, ProviderSource } from './driver';
 
 export interface ClientHostOptions {
   config: ClientConfig;
@@ -87,7 +63,7 @@ export interface ClientHostOptions {
   cards: Record<string, RateCard>;
   store: DecisionStore;
   audit: AuditLog;
-  clock: HostClock;
+  clock: Driver;
   consent: ConsentSource;
   provider: ProviderSource;
   lane?: string;
@@ -163,7 +139,7 @@ export class ClientHost {
   /** Swappable: the learner may move a lane between connection scope and durable mid-run. */
   store: DecisionStore;
   readonly audit: AuditLog;
-  readonly clock: HostClock;
+  readonly clock: Driver;
   readonly lane: string | undefined;
   /** Every presentation of every identity, for the retry-loop alert (outlives stored entries). */
   presentations = new PresentationHistory();

@@ -1,5 +1,5 @@
 /**
- * The client host's per-request closures (client.ts), each with its reviver (clone.ts): a step's
+ * The client host's per-request closures (host.ts), each with its reviver (clone.ts): a step's
  * gate and stop, a dialog's answer, a stream's emit, a joined presentation's wait, and the handle
  * of a request the table executor runs. They outlive the event that made them — a stream's timers
  * hold `emit`, a dialog holds `answer`, a flight holds the joiners' `send` — so an engine copy
@@ -9,7 +9,7 @@ import type { AuthEvent, IncomingRequest, ProviderEvent } from '../machine/autho
 import type { FastRun } from '../machine/authorize/fast';
 import { revivable, type CloneMap } from '../machine/clone';
 import type { StoredDecision } from '../machine/types';
-import type { RunHandle } from './client';
+import type { RunHandle } from './host';
 
 /** What these closures need of the host: its clock (and, to be copied, its clone). */
 interface Host {

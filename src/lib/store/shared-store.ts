@@ -1,0 +1,51 @@
+/**
+ * The durable scope kept in memory (see the class). A store, not a simulation concept: `lab run`
+ * builds it for a durable lane (sim/lane-store.ts) and the shipped handler for
+ * `memoryStore({ scope: 'process' })`.
+ */
+import type { CloneMap } from '../machine/clone';
+import type { StoredDecision } from '../machine/types';
+import { ConnectionDecisionStore } from './connection-store';
+import type { DecisionStore } from './decision-store';
+
+/**
+ * The durable scope, in memory: one partition for every connection, so a decision outlives the
+ * transport. What `lab run` uses for a durable lane (the browser swaps in IndexedDB); it gives the
+ * same answers as the browser's store, which is why the two agree.
+ */
+export class SharedDecisionStore implements DecisionStore {
+  readonly scope = 'durable' as const;
+  /** Not readonly: clone() gives a copy its own. */
+  #inner: ConnectionDecisionStore;
+  constructor() {
+    this.#inner = new ConnectionDecisionStore();
+  }
+  /** A copy with its own entries (see {@link ConnectionDecisionStore.clone}). */
+  clone(m: CloneMap): SharedDecisionStore {
+    const c = m.set(this, new SharedDecisionStore());
+    c.#inner = m.get(this.#inner);
+    return c;
+  }
+  lookup(server: string, _connection: string, identity: string, hash: string, now: number) {
+    return this.#inner.lookup(server, '*', identity, hash, now);
+  }
+  commit(_connection: string, decision: StoredDecision) {
+    return this.#inner.commit('*', decision);
+  }
+  invalidateServer(server: string) {
+    return this.#inner.invalidateServer(server);
+  }
+  closeConnection(): void {}
+  sweep(now: number) {
+    return this.#inner.sweep(now);
+  }
+  entries() {
+    return this.#inner.entries();
+  }
+  count() {
+    return this.#inner.count();
+  }
+  clear() {
+    return this.#inner.clear();
+  }
+}
