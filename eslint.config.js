@@ -108,6 +108,37 @@ export default ts.config(
     }
   },
   {
+    files: ['src/lib/store/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['svelte', 'svelte/*', '$app/*', '@sveltejs/*'],
+              message: 'The pure core must not import Svelte.'
+            },
+            {
+              group: [
+                '**/client/*',
+                '**/sim/*',
+                '**/ui/*',
+                '**/routes/*',
+                '**/handler/*',
+                '$lib/client/*',
+                '$lib/sim/*',
+                '$lib/ui/*',
+                '$lib/handler/*'
+              ],
+              message: 'store imports machine only.'
+            }
+          ]
+        }
+      ]
+    }
+  },
+  {
     // The client host (docs/ARCHITECTURE.md): the layer both the simulation and the shipped
     // handler run. It sees machine and store only; time and IO come through its driver
     // (client/driver.ts). Its specs may drive it with the simulation's clock and provider.
