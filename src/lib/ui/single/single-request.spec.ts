@@ -111,6 +111,55 @@ describe('the /single/ page state', () => {
     expect(p.saved).toBeNull();
   });
 
+  it('sends each request over a real SDK pair: the server receives the result, or an McpError', async () => {
+    const { page: p, clock } = page();
+    await p.setup('?scope=durable');
+    p.send();
+    await until(clock, () => expect(p.dialog).not.toBeNull());
+    p.answer(true);
+    await until(clock, () => expect(p.received !== null && !p.busy).toBe(true));
+    const frame = p.frame as { id: unknown; result: { content: { text: string }; model: string } };
+    // The lab's frame answers the SDK server's own request id (its first: 0).
+    expect(frame.id).toBe(0);
+    expect(p.received).toEqual({
+      kind: 'result',
+      result: expect.objectContaining({
+        role: 'assistant',
+        model: frame.result.model,
+        content: { type: 'text', text: frame.result.content.text }
+      })
+    });
+
+    await p.clearStored();
+    p.send();
+    await until(clock, () => expect(p.dialog).not.toBeNull());
+    p.answer(false);
+    await until(clock, () => expect(p.received !== null && !p.busy).toBe(true));
+    const denial = p.frame as {
+      id: unknown;
+      error: { code: number; message: string; data: unknown };
+    };
+    expect(denial.id).toBe(1);
+    expect(denial.error.code).toBe(-32003);
+    // The server's SDK threw McpError: the same code and data, its message prefixed by the SDK.
+    expect(p.received).toEqual({
+      kind: 'error',
+      name: 'McpError',
+      code: -32003,
+      message: `MCP error -32003: ${denial.error.message}`,
+      data: denial.error.data
+    });
+    expect(denial.error.data).toMatchObject({ reason: 'user.denied', retryable: false });
+
+    // A new connection is a new SDK pair: its request ids start again.
+    await p.reconnect();
+    p.send();
+    await until(clock, () => expect(p.received !== null && !p.busy).toBe(true));
+    expect((p.frame as { id: unknown }).id).toBe(0);
+    expect(p.received).toMatchObject({ kind: 'error', code: -32003 });
+    expect(p.summary).toMatch(/replayed from the store/);
+  });
+
   it('reads the scope from the URL and builds the other scope’s URL', () => {
     expect(scopeFromSearch('?scope=connection')).toBe('connection');
     expect(scopeFromSearch('?scope=nonsense')).toBe('durable');

@@ -1,14 +1,22 @@
 /**
  * The /single/ page's state: one client host driven by a person, one request at a time, against
- * a durable (IndexedDB) or connection-scoped decision store. The page only renders this; the
- * clock and the durable store's opener are injected so a unit test can drive the same flow on
- * the virtual clock and fake-indexeddb.
+ * a durable (IndexedDB) or connection-scoped decision store. Each request travels over real MCP:
+ * an SDK server sends it to an SDK client whose sampling handler is this host (sdk-pair.ts), so
+ * the page shows both the frame the lab built and what the server's SDK received. The page only
+ * renders this; the clock and the durable store's opener are injected so a unit test can drive
+ * the same flow on the virtual clock and fake-indexeddb.
  */
 import { useSelector } from '@xstate/svelte';
 import type { ConsentInput } from '../../machine/authorize';
 import { resolveClientConfig, type StoreScope } from '../../machine/config';
 import { defaultPolicy } from '../../machine/policy';
-import type { AuditRecord, Frame, SamplingParams } from '../../machine/types';
+import type {
+  AuditRecord,
+  CreateMessageResult,
+  Frame,
+  JsonRpcId,
+  SamplingParams
+} from '../../machine/types';
 import { MemoryAuditLog } from '../../store/audit-log';
 import { ConnectionDecisionStore } from '../../store/connection-store';
 import type { DecisionStore } from '../../store/decision-store';
@@ -18,6 +26,7 @@ import type { Driver } from '../../client/driver';
 import { ClientHost } from '../../client/host';
 import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../../sim/provider';
 import { Rng } from '../../sim/rng';
+import { answerOf, openSdkPair, type Received, type SdkPair } from './sdk-pair';
 
 export type ContextChoice = 'none' | 'thisServer' | 'allServers';
 
@@ -73,6 +82,8 @@ export class SingleRequestPage {
   includeContext = $state<ContextChoice>('thisServer');
   storeNote = $state('');
   frame = $state<Frame | null>(null);
+  /** What the server's SDK call gave for the latest request (a result, or the error it threw). */
+  received = $state<Received | null>(null);
   summary = $state('');
   /** The state the latest request's machine is in, followed live through @xstate/svelte. */
   liveState = $state<string | null>(null);
@@ -93,7 +104,10 @@ export class SingleRequestPage {
   #store: DecisionStore | null = null;
   #durable: FallbackDurableStore | null = null;
   #unfollow: (() => void) | null = null;
-  #nextId = 1;
+  /** The MCP connection: an SDK server and client over the SDK's in-memory transport. */
+  #pair: SdkPair | null = null;
+  /** The latest request's counts refresh, once its frame is built. */
+  #decided: Promise<void> | null = null;
 
   constructor(deps: SingleRequestDeps) {
     this.#deps = deps;
@@ -140,6 +154,7 @@ export class SingleRequestPage {
       },
       provider: provider.source
     });
+    this.#pair = await this.#connect();
     await this.refresh();
     this.ready = true;
   }
@@ -167,38 +182,68 @@ export class SingleRequestPage {
     this.retrying = false;
   }
 
-  /** Send one request from the form; the frame and a summary arrive when the machine finishes. */
+  #connect(): Promise<SdkPair> {
+    return openSdkPair(this.server, (params, extra) => this.#authorize(params, extra));
+  }
+
+  /**
+   * Send one request from the form: the SDK server sends it, the SDK client hands it to the host;
+   * the frame and a summary arrive when the machine finishes, what the server received after.
+   */
   send(): void {
-    const host = this.#host;
-    if (!host) return;
+    const pair = this.#pair;
+    if (!this.#host || !pair) return;
     this.busy = true;
     this.frame = null;
     this.summary = '';
+    this.received = null;
+    this.#decided = null;
     const params: SamplingParams = {
       systemPrompt: 'You summarise release notes.',
       messages: [{ role: 'user', content: { type: 'text', text: this.prompt } }],
       includeContext: this.includeContext,
       maxTokens: 200
     };
-    const handle = host.handle(
-      {
-        id: this.#nextId++,
-        server: this.server,
-        connection: this.connectionId,
-        params,
-        receivedAt: this.#deps.clock.now()
-      },
-      async (out) => {
-        this.frame = out.frame;
-        this.summary = summarise(out.audit);
-        await this.refresh();
-        this.busy = false;
-      }
-    );
-    this.#unfollow?.();
-    this.#unfollow = useSelector(handle.actor, (snap) => String(snap.value)).subscribe(
-      (v) => (this.liveState = v)
-    );
+    void pair.request(params).then(async (r) => {
+      this.received = r;
+      await this.#decided;
+      this.busy = false;
+    });
+  }
+
+  /** The SDK client's `sampling/createMessage` handler: the host decides, its frame answers. */
+  #authorize(
+    params: SamplingParams,
+    extra: { requestId: JsonRpcId; signal: AbortSignal }
+  ): Promise<CreateMessageResult> {
+    const host = this.#host!;
+    return new Promise((resolve, reject) => {
+      const handle = host.handle(
+        {
+          id: extra.requestId,
+          server: this.server,
+          connection: this.connectionId,
+          params,
+          receivedAt: this.#deps.clock.now()
+        },
+        (out) => {
+          this.frame = out.frame;
+          this.summary = summarise(out.audit);
+          this.#decided = this.refresh();
+          try {
+            resolve(answerOf(out.frame));
+          } catch (e) {
+            reject(e);
+          }
+        }
+      );
+      // The server cancelled (its SDK's request timeout, say): the request still gets its frame.
+      extra.signal.addEventListener('abort', () => handle.cancel(), { once: true });
+      this.#unfollow?.();
+      this.#unfollow = useSelector(handle.actor, (snap) => String(snap.value)).subscribe(
+        (v) => (this.liveState = v)
+      );
+    });
   }
 
   answer(approved: boolean): void {
@@ -210,8 +255,10 @@ export class SingleRequestPage {
   /** Close this connection (its connection-scoped decisions go with it) and open the next. */
   async reconnect(): Promise<void> {
     if (!this.#host) return;
+    await this.#pair?.close();
     await this.#host.closeConnection(this.server, this.connectionId);
     this.connection++;
+    this.#pair = await this.#connect();
     await this.refresh();
   }
 
@@ -224,5 +271,7 @@ export class SingleRequestPage {
   dispose(): void {
     this.#unfollow?.();
     this.#unfollow = null;
+    void this.#pair?.close();
+    this.#pair = null;
   }
 }
