@@ -7,6 +7,7 @@
  * engine asks it to, and events at the same instant run in the order they were scheduled, which
  * is what makes a run byte-for-byte reproducible.
  */
+import type { Driver } from '../client/driver';
 import type { CloneMap } from '../machine/clone';
 
 interface Entry {
@@ -29,7 +30,8 @@ function finite(at: number): number {
   return at;
 }
 
-export class VirtualClock {
+/** The simulation's driver of the client host (client/driver.ts); the handler's is real time. */
+export class VirtualClock implements Driver {
   #now: number;
   #seq = 0;
   #heap: Entry[] = [];
