@@ -94,11 +94,15 @@ export default ts.config(
             {
               group: [
                 '**/store/*',
+                '**/client/*',
                 '**/sim/*',
                 '**/ui/*',
+                '**/handler/*',
                 '$lib/store/*',
+                '$lib/client/*',
                 '$lib/sim/*',
-                '$lib/ui/*'
+                '$lib/ui/*',
+                '$lib/handler/*'
               ],
               message: 'machine imports nothing of ours.'
             }
