@@ -65,7 +65,7 @@ export interface Connection {
 
 export interface SamplingPolicy {
   connect(server: string): Connection;
-  /** Close every connection and wait for the audit to be written. */
+  /** Close every connection, wait for the audit to be written, close the store (if it closes). */
   close(): Promise<void>;
 }
 
@@ -279,6 +279,8 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
       closed = true;
       for (const c of [...open]) c.close();
       await audit.flush();
+      // A store that holds a file (fileStore) writes what is queued and lets the directory go.
+      await (store as DecisionStore & { close?: () => Promise<void> | void }).close?.();
     }
   };
 }

@@ -14,6 +14,8 @@ export {
 } from './handler';
 export { HandlerConfigError } from './options';
 export { memoryStore, type MemoryStoreOptions } from './stores';
+export { fileStore, FileDecisionStore, FileStoreError, type FileStoreOptions } from './file-store';
+export type { DecisionStore } from '../store/decision-store';
 export type { AuditTarget, HandlerAuditRecord } from './audit';
 export type {
   ConsentAnswer,
