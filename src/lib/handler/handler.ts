@@ -49,9 +49,14 @@ export interface SamplingRequestMessage {
   method?: string;
   params?: unknown;
 }
+/**
+ * The request's id and abort signal: SDK 1.x passes them as `extra.requestId` / `extra.signal`,
+ * SDK 2.x as `ctx.mcpReq.id` / `ctx.mcpReq.signal`; either shape is read.
+ */
 export interface RequestExtra {
   requestId?: JsonRpcId;
   signal?: AbortSignal;
+  mcpReq?: { id?: JsonRpcId; signal?: AbortSignal };
 }
 
 export interface Connection {
@@ -236,13 +241,14 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
           }
           // One params object per request: shadow mode finds the model's result by it.
           const params: SamplingParams = { ...valid };
-          const signal = extra?.signal;
+          const signal = extra?.signal ?? extra?.mcpReq?.signal;
+          const requestId = extra?.requestId ?? extra?.mcpReq?.id;
           // The run may end inside `authorize` (a stored decision answers synchronously).
           const self: { run?: RunHandle; done: boolean } = { done: false };
           const cancel = () => self.run?.cancel();
           self.run = host.authorize(
             {
-              id: extra?.requestId ?? `handler-${++seq}`,
+              id: requestId ?? `handler-${++seq}`,
               server,
               connection: id,
               params,
