@@ -349,35 +349,45 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
           // The run may end inside `authorize` (a stored decision answers synchronously).
           const self: { run?: RunHandle; done: boolean } = { done: false };
           const cancel = () => self.run?.cancel();
-          self.run = host.authorize(
-            {
-              id: requestId ?? `handler-${++seq}`,
-              server,
-              connection: id,
-              params,
-              receivedAt: clock.now()
-            },
-            (out: AuthOutput) => {
-              self.done = true;
-              if (self.run) running.delete(self.run);
-              signal?.removeEventListener('abort', cancel);
-              // The decision this request made could not be kept: fail closed, and say so in its
-              // record (written after this turn) and the log.
-              const lost = store.takeFailure(id, server, out.audit.identity);
-              if (lost) {
-                const message = `the decision could not be stored: ${errorText(lost)}`;
-                (out.audit as HandlerAuditRecord).failedClosed = { code: INTERNAL, message };
-                report(new Error(message), {
-                  kind: 'store',
+          const run = (onDone: (out: AuthOutput) => void): RunHandle | null => {
+            try {
+              return host.authorize(
+                {
+                  id: requestId ?? `handler-${++seq}`,
                   server,
                   connection: id,
-                  requestId: out.audit.requestId
-                });
-              }
-              answer(server, params, out, signal).then(done, failed);
+                  params,
+                  receivedAt: clock.now()
+                },
+                onDone
+              );
+            } catch (e) {
+              // The host answers its own failures with a frame; this is a bug outside it.
+              failed(new SamplingError(INTERNAL, `internal error: ${errorText(e)}`));
+              return null;
             }
-          );
-          if (self.done) return;
+          };
+          const started = run((out: AuthOutput) => {
+            self.done = true;
+            if (self.run) running.delete(self.run);
+            signal?.removeEventListener('abort', cancel);
+            // The decision this request made could not be kept: fail closed, and say so in its
+            // record (written after this turn) and the log.
+            const lost = store.takeFailure(id, server, out.audit.identity);
+            if (lost) {
+              const message = `the decision could not be stored: ${errorText(lost)}`;
+              (out.audit as HandlerAuditRecord).failedClosed = { code: INTERNAL, message };
+              report(new Error(message), {
+                kind: 'store',
+                server,
+                connection: id,
+                requestId: out.audit.requestId
+              });
+            }
+            answer(server, params, out, signal).then(done, failed);
+          });
+          if (started === null || self.done) return;
+          self.run = started;
           running.add(self.run);
           if (signal?.aborted) cancel();
           else signal?.addEventListener('abort', cancel, { once: true });
