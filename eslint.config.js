@@ -213,7 +213,8 @@ export default ts.config(
       'test-results/',
       'playwright-report/',
       'out/',
-      'bench-out/'
+      'bench-out/',
+      'dist/'
     ]
   }
 );

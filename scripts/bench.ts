@@ -12,8 +12,12 @@
  *
  *   BENCH_SKIP=scale,day,guard   leave parts out
  *   BENCH_SCALE_HOURS=0.25          simulated hours per scale point
- *   --only=day,scale                run only these parts (classes, guard, scale, day); `npm run
- *                                   bench:day` is `--only=day`: the simulated 24 hours alone
+ *   --only=day,scale                run only these parts (classes, guard, scale, day, handler);
+ *                                   `npm run bench:day` is `--only=day`: the simulated 24 hours
+ *                                   alone
+ *
+ * `handler` (scripts/bench-handler.ts): the shipped handler through a real SDK round trip against
+ * a bare handler, and fileStore commits per second.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -30,6 +34,7 @@ import { Simulation, type SimulationOptions } from '../src/lib/sim/engine';
 import { guardedSimulation } from '../src/lib/sim/guard';
 import { brokenLine } from '../src/lib/sim/invariants';
 import { parseScenario, type Scenario } from '../src/lib/sim/scenario';
+import { benchHandler } from './bench-handler';
 
 setFlagsFromString('--expose-gc');
 const gc = runInNewContext('gc') as () => void;
@@ -230,5 +235,7 @@ if (!skip.has('day')) {
   // Keep the simulation reachable until the heap was read.
   if (day.sim.now < 0) console.log(day.sim.now);
 }
+
+if (!skip.has('handler')) await benchHandler();
 
 if (smallRatio !== null) console.log(`ratio ${smallRatio.toFixed(2)}`);

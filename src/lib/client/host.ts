@@ -617,6 +617,22 @@ export class ClientHost {
     return { frame, audit, path: [...(ctx?.path ?? []), 'erring', 'sent'], verdict: null };
   }
 
+  /**
+   * What the host holds for requests in flight (the shipped handler's memory bounds and its
+   * tests read it): identities being decided, presentations waiting on them, reservations, and
+   * the connections with a session pool.
+   */
+  held(): { flights: number; waiters: number; reservations: number; pools: number } {
+    let waiters = 0;
+    for (const f of this.#flights.values()) waiters += f.waiters.length;
+    return {
+      flights: this.#flights.size,
+      waiters,
+      reservations: this.#reserved.size,
+      pools: this.#pools.size
+    };
+  }
+
   /** The server's volume counters as they stand at `now` (windows roll over as time passes). */
   #volume(server: string, now: number): VolumeState {
     const block = effectiveBlock(this.#policy, server);

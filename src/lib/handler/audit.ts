@@ -16,6 +16,11 @@ export type HandlerAuditRecord = AuditRecord & {
    * enforce — the server was sent the model's result whatever they say.
    */
   shadow?: { outcome: Outcome; reason: string | null };
+  /**
+   * The decision could not be stored, so the server was sent this error instead of what
+   * `outcome` says (a shipped handler fails closed; see guard.ts).
+   */
+  failedClosed?: { code: number; message: string };
 };
 
 export type AuditTarget = string | ((record: HandlerAuditRecord) => void | Promise<void>);
@@ -23,6 +28,8 @@ export type AuditTarget = string | ((record: HandlerAuditRecord) => void | Promi
 function line(r: HandlerAuditRecord): string {
   const ordered = orderRecord(r) as HandlerAuditRecord;
   if (r.shadow) ordered.shadow = { outcome: r.shadow.outcome, reason: r.shadow.reason };
+  if (r.failedClosed)
+    ordered.failedClosed = { code: r.failedClosed.code, message: r.failedClosed.message };
   return JSON.stringify(ordered) + '\n';
 }
 
@@ -33,6 +40,8 @@ export class AuditSink implements AuditLog {
   #writes = new WeakMap<object, Promise<void>>();
   #tail: Promise<void> = Promise.resolve();
   #written = 0;
+  /** Records appended and not yet written (or failed): the audit queue. */
+  #pending = 0;
   #append: ((path: string, data: string) => Promise<void>) | null = null;
 
   constructor(target: AuditTarget | undefined, shadow: boolean) {
@@ -45,16 +54,25 @@ export class AuditSink implements AuditLog {
   append(r: AuditRecord): void {
     const target = this.#target;
     if (target === undefined) return;
-    const record: HandlerAuditRecord = this.#shadow
-      ? { ...r, shadow: { outcome: r.outcome, reason: r.reason } }
-      : r;
+    // Read when written, not now: the handler may still mark the record (failedClosed) in the
+    // turn the host appended it.
+    const record = (): HandlerAuditRecord =>
+      this.#shadow ? { ...r, shadow: { outcome: r.outcome, reason: r.reason } } : r;
+    this.#pending++;
     const write =
       typeof target === 'string'
-        ? this.#tail.then(() => this.#appendFile(target, line(record)))
-        : this.#tail.then(() => target(record));
-    const done = write.then(() => {
-      this.#written++;
-    });
+        ? this.#tail.then(() => this.#appendFile(target, line(record())))
+        : this.#tail.then(() => target(record()));
+    const done = write.then(
+      () => {
+        this.#pending--;
+        this.#written++;
+      },
+      (e: unknown) => {
+        this.#pending--;
+        throw e;
+      }
+    );
     this.#writes.set(r, done);
     // The chain goes on after a failed write: the failure is that record's request's, not every
     // later one's.
@@ -64,6 +82,11 @@ export class AuditSink implements AuditLog {
   /** The write of the record the host appended (resolved when there is no target). */
   written(r: AuditRecord): Promise<void> {
     return this.#writes.get(r) ?? Promise.resolve();
+  }
+
+  /** Records waiting to be written. */
+  get pending(): number {
+    return this.#pending;
   }
 
   /** Every write started so far has finished (failed ones included). */

@@ -4,7 +4,10 @@
  * is the SDK 1.x `Client` with a connection of the handler as the sampling handler: what the
  * server made of each answer is what its tool returns.
  */
+import { mkdtempSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -14,6 +17,8 @@ import type { HandlerAuditRecord } from './audit';
 import { createSamplingPolicy, type SamplingPolicy } from './handler';
 import type { ConsentAnswer } from './sources';
 import { deferred, until } from './sdk-pair.testing';
+import { fileStore } from './file-store';
+import { memoryStore } from './stores';
 
 const entry = createRequire(import.meta.url).resolve(
   '@modelcontextprotocol/server-everything/dist/index.js'
@@ -35,11 +40,20 @@ async function everything(lab: SamplingPolicy) {
     handled++;
     return conn.handle(request, extra);
   });
-  client.onclose = () => conn.close();
+  let closed = false;
+  client.onclose = () => {
+    closed = true;
+    conn.close();
+  };
   await client.connect(transport);
   const trigger = (prompt: string) =>
     client.callTool({ name: 'trigger-sampling-request', arguments: { prompt, maxTokens: 50 } });
-  return { client, trigger, handled: () => handled };
+  /** Kill the server process (SIGKILL: no goodbye) and wait for the client to see it gone. */
+  const kill = async () => {
+    process.kill(transport.pid!, 'SIGKILL');
+    await until(() => closed, 'the client saw the server process die', 100_000);
+  };
+  return { client, trigger, kill, handled: () => handled };
 }
 
 const text = (r: Awaited<ReturnType<Client['callTool']>>) =>
@@ -106,5 +120,62 @@ describe('server-everything over stdio', () => {
       await s.client.close();
       await lab.close();
     }
+  });
+
+  describe('the server process killed and started again', () => {
+    const refused = (r: Awaited<ReturnType<Client['callTool']>>) => {
+      expect(r.isError).toBe(true);
+      expect(text(r)).toContain('-32003');
+    };
+
+    it('fileStore: a new client process on the same directory refuses without asking', async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'everything-restart-'));
+      const consents: string[] = [];
+      const start = () =>
+        createSamplingPolicy({
+          policy: defaultPolicy(),
+          store: fileStore(dir),
+          consent: ({ identity }) => (consents.push(identity), 'deny'),
+          sample: () => ({ content: { type: 'text', text: 'never' } })
+        });
+      const lab1 = start();
+      const s1 = await everything(lab1);
+      refused(await s1.trigger('release notes'));
+      expect(consents).toHaveLength(1);
+      await s1.kill();
+      await lab1.close();
+      // A new policy object on the same directory, as a restarted client would make.
+      const lab2 = start();
+      const s2 = await everything(lab2);
+      try {
+        refused(await s2.trigger('release notes'));
+        expect(consents).toHaveLength(1);
+        expect(s2.handled()).toBe(1);
+      } finally {
+        await s2.client.close();
+        await lab2.close();
+      }
+    });
+
+    it('memoryStore: the reconnected server is asked about again', async () => {
+      let consents = 0;
+      const lab = createSamplingPolicy({
+        policy: defaultPolicy(),
+        store: memoryStore(),
+        consent: () => (consents++, 'deny'),
+        sample: () => ({ content: { type: 'text', text: 'never' } })
+      });
+      const s1 = await everything(lab);
+      refused(await s1.trigger('release notes'));
+      await s1.kill();
+      const s2 = await everything(lab);
+      try {
+        refused(await s2.trigger('release notes'));
+        expect(consents).toBe(2);
+      } finally {
+        await s2.client.close();
+        await lab.close();
+      }
+    });
   });
 });

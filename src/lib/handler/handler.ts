@@ -14,7 +14,7 @@ import { effectiveBlock } from '../machine/policy';
 import type { CreateMessageResult, JsonRpcId, Money, SamplingParams } from '../machine/types';
 import type { DecisionStore } from '../store/decision-store';
 import { ClientHost, type RunHandle } from '../client/host';
-import { AuditSink, type AuditTarget } from './audit';
+import { AuditSink, type AuditTarget, type HandlerAuditRecord } from './audit';
 import { RealClock } from './clock';
 import { validClient, validPolicy, validRateCards, HandlerConfigError } from './options';
 import {
@@ -26,6 +26,14 @@ import {
   type SampleResult
 } from './sources';
 import { memoryStore } from './stores';
+import {
+  GuardedStore,
+  logError,
+  validLimits,
+  type HandlerErrorContext,
+  type HandlerLimits,
+  type OnError
+} from './guard';
 
 export interface SamplingPolicyOptions {
   /** The policy JSON the lab's editor writes (a value or its text). */
@@ -42,6 +50,31 @@ export interface SamplingPolicyOptions {
   sample: SampleFn;
   /** `enforce` (default), or `shadow`: serve every call, record what the policy would have done. */
   mode?: 'enforce' | 'shadow';
+  /** Bounds against a flooding server: requests in flight per connection, decisions stored. */
+  limits?: HandlerLimits;
+  /**
+   * Told about each request failed closed because a decision or record could not be written, and
+   * about a connection going past `limits.maxInFlight`; default: one line on `console.error`.
+   */
+  onError?: OnError;
+}
+
+/** What the handler holds now (its memory bounds, for monitoring and the flood tests). */
+export interface HandlerStats {
+  connections: number;
+  /** Requests not yet answered, over every connection. */
+  inFlight: number;
+  /** Requests refused at once because their connection had `maxInFlight` in flight. */
+  refusedInFlight: number;
+  /** Identities being decided, and presentations waiting on them (in-flight joins). */
+  flights: number;
+  waiters: number;
+  /** Identities in the retry-loop alert's history (at most 10,000). */
+  presentations: number;
+  /** Decisions in the store (null when the store only answers asynchronously). */
+  storedDecisions: number | null;
+  /** Audit records waiting to be written. */
+  auditQueue: number;
 }
 
 /** What the SDK hands a request handler: the request and, as `extra`, its id and abort signal. */
@@ -49,9 +82,14 @@ export interface SamplingRequestMessage {
   method?: string;
   params?: unknown;
 }
+/**
+ * The request's id and abort signal: SDK 1.x passes them as `extra.requestId` / `extra.signal`,
+ * SDK 2.x as `ctx.mcpReq.id` / `ctx.mcpReq.signal`; either shape is read.
+ */
 export interface RequestExtra {
   requestId?: JsonRpcId;
   signal?: AbortSignal;
+  mcpReq?: { id?: JsonRpcId; signal?: AbortSignal };
 }
 
 export interface Connection {
@@ -65,8 +103,9 @@ export interface Connection {
 
 export interface SamplingPolicy {
   connect(server: string): Connection;
-  /** Close every connection and wait for the audit to be written. */
+  /** Close every connection, wait for the audit to be written, close the store (if it closes). */
   close(): Promise<void>;
+  stats(): HandlerStats;
 }
 
 /**
@@ -124,9 +163,22 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
   const policy = validPolicy(opts.policy);
   const config = validClient(opts.client);
   const cards = validRateCards(opts.rateCards);
+  const limits = validLimits(opts.limits);
+  if (opts.onError !== undefined && typeof opts.onError !== 'function')
+    throw new HandlerConfigError('options', [{ path: '$.onError', message: 'not a function' }]);
+  const onError: OnError = opts.onError ?? logError;
+  const report = (e: unknown, where: HandlerErrorContext) => {
+    try {
+      onError(e instanceof Error ? e : new Error(String(e)), where);
+    } catch {
+      // A broken logger must not change what the server is sent.
+    }
+  };
   const clientScope = (opts.client as { store?: unknown } | undefined)?.store;
-  const store =
+  const given =
     opts.store ?? memoryStore({ scope: clientScope === 'durable' ? 'process' : 'connection' });
+  const clock = new RealClock();
+  const store = new GuardedStore(given, limits.maxStoredDecisions, () => clock.now());
   if (clientScope !== undefined && clientScope !== store.scope)
     throw new HandlerConfigError('client', [
       {
@@ -137,7 +189,6 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
   config.store = store.scope;
   const shadow = mode === 'shadow';
   const audit = new AuditSink(opts.audit, shadow);
-  const clock = new RealClock();
   /** The result `sample` returned for a request (by its params object, one per request). */
   const sampled = new WeakMap<SamplingParams, SampleResult>();
   const host: ClientHost = new ClientHost({
@@ -156,6 +207,21 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
   const open = new Set<Connection>();
   let connections = 0;
   let closed = false;
+  let inFlight = 0;
+  let refusedInFlight = 0;
+  /** Expired decisions are dropped once a second, as requests arrive (no timer of its own). */
+  let lastSweep = clock.now();
+  function sweepNow(): void {
+    const now = clock.now();
+    if (now - lastSweep < 1_000) return;
+    lastSweep = now;
+    try {
+      const n = store.sweep(now);
+      if (typeof n !== 'number') n.catch(() => {});
+    } catch {
+      // A sweep is housekeeping: expired entries are misses anyway.
+    }
+  }
 
   /** Shadow mode's answer to a call the policy refused: the model's, as if it had been allowed. */
   async function serveAnyway(
@@ -201,8 +267,17 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
       await audit.written(out.audit);
     } catch (e) {
       // Nothing reaches a server unrecorded: a record that could not be written fails its request.
-      throw new SamplingError(INTERNAL, `the audit record could not be written: ${errorText(e)}`);
+      const message = `the audit record could not be written: ${errorText(e)}`;
+      report(new Error(message), {
+        kind: 'audit',
+        server,
+        connection: out.audit.connection,
+        requestId: out.audit.requestId
+      });
+      throw new SamplingError(INTERNAL, message);
     }
+    const lost = (out.audit as HandlerAuditRecord).failedClosed;
+    if (lost) throw new SamplingError(lost.code, lost.message);
     if (shadow && REFUSALS.has(out.audit.outcome)) return serveAnyway(server, params, out, signal);
     const frame = out.frame;
     if (frame === null) throw new SamplingError(INTERNAL, 'no frame (silence is not shipped)');
@@ -220,6 +295,13 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
     const running = new Set<RunHandle>();
     let ended = false;
     let seq = 0;
+    /** Requests on this connection not yet answered, and whether the flood was reported. */
+    let pending = 0;
+    let flooding = false;
+    const settled = () => {
+      pending--;
+      inFlight--;
+    };
     const conn: Connection = {
       server,
       id,
@@ -229,33 +311,83 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
             reject(new SamplingError(INTERNAL, `the connection ${id} is closed`));
             return;
           }
+          if (pending >= limits.maxInFlight) {
+            refusedInFlight++;
+            if (!flooding) {
+              flooding = true;
+              report(
+                new Error(
+                  `${limits.maxInFlight} sampling requests in flight (limits.maxInFlight): ` +
+                    'refusing more with -32603 until some are answered'
+                ),
+                { kind: 'flood', server, connection: id }
+              );
+            }
+            reject(
+              new SamplingError(
+                INTERNAL,
+                `too many sampling requests in flight on this connection (${limits.maxInFlight})`
+              )
+            );
+            return;
+          }
+          if (pending < limits.maxInFlight / 2) flooding = false;
           const valid = validParams(request);
           if (typeof valid === 'string') {
             reject(new SamplingError(INVALID_PARAMS, `Invalid sampling request: ${valid}`));
             return;
           }
+          sweepNow();
           // One params object per request: shadow mode finds the model's result by it.
           const params: SamplingParams = { ...valid };
-          const signal = extra?.signal;
+          pending++;
+          inFlight++;
+          const done = (v: CreateMessageResult) => (settled(), resolve(v));
+          const failed = (e: unknown) => (settled(), reject(e));
+          const signal = extra?.signal ?? extra?.mcpReq?.signal;
+          const requestId = extra?.requestId ?? extra?.mcpReq?.id;
           // The run may end inside `authorize` (a stored decision answers synchronously).
           const self: { run?: RunHandle; done: boolean } = { done: false };
           const cancel = () => self.run?.cancel();
-          self.run = host.authorize(
-            {
-              id: extra?.requestId ?? `handler-${++seq}`,
-              server,
-              connection: id,
-              params,
-              receivedAt: clock.now()
-            },
-            (out: AuthOutput) => {
-              self.done = true;
-              if (self.run) running.delete(self.run);
-              signal?.removeEventListener('abort', cancel);
-              answer(server, params, out, signal).then(resolve, reject);
+          const run = (onDone: (out: AuthOutput) => void): RunHandle | null => {
+            try {
+              return host.authorize(
+                {
+                  id: requestId ?? `handler-${++seq}`,
+                  server,
+                  connection: id,
+                  params,
+                  receivedAt: clock.now()
+                },
+                onDone
+              );
+            } catch (e) {
+              // The host answers its own failures with a frame; this is a bug outside it.
+              failed(new SamplingError(INTERNAL, `internal error: ${errorText(e)}`));
+              return null;
             }
-          );
-          if (self.done) return;
+          };
+          const started = run((out: AuthOutput) => {
+            self.done = true;
+            if (self.run) running.delete(self.run);
+            signal?.removeEventListener('abort', cancel);
+            // The decision this request made could not be kept: fail closed, and say so in its
+            // record (written after this turn) and the log.
+            const lost = store.takeFailure(id, server, out.audit.identity);
+            if (lost) {
+              const message = `the decision could not be stored: ${errorText(lost)}`;
+              (out.audit as HandlerAuditRecord).failedClosed = { code: INTERNAL, message };
+              report(new Error(message), {
+                kind: 'store',
+                server,
+                connection: id,
+                requestId: out.audit.requestId
+              });
+            }
+            answer(server, params, out, signal).then(done, failed);
+          });
+          if (started === null || self.done) return;
+          self.run = started;
           running.add(self.run);
           if (signal?.aborted) cancel();
           else signal?.addEventListener('abort', cancel, { once: true });
@@ -265,7 +397,10 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
         ended = true;
         open.delete(conn);
         // A request still running gets its one frame (cancelled); the transport is gone anyway.
-        for (const r of [...running]) r.cancel();
+        // Newest first: presentations waiting on a decision end before the one deciding it, so
+        // none of them is left to lead a fresh decision (a new dialog) on a closed connection.
+        for (const r of [...running].reverse()) r.cancel();
+        store.forgetConnection(id);
         void host.closeConnection(server, id);
       }
     };
@@ -273,12 +408,30 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
     return conn;
   }
 
+  function stats(): HandlerStats {
+    const held = host.held();
+    const count = store.count();
+    return {
+      connections: open.size,
+      inFlight,
+      refusedInFlight,
+      flights: held.flights,
+      waiters: held.waiters,
+      presentations: host.presentations.size,
+      storedDecisions: typeof count === 'number' ? count : null,
+      auditQueue: audit.pending
+    };
+  }
+
   return {
     connect,
+    stats,
     close: async () => {
       closed = true;
       for (const c of [...open]) c.close();
       await audit.flush();
+      // A store that holds a file (fileStore) writes what is queued and lets the directory go.
+      await (given as DecisionStore & { close?: () => Promise<void> | void }).close?.();
     }
   };
 }

@@ -57,6 +57,36 @@ export type SampleFn = (
   options: SampleOptions
 ) => SampleResult | Promise<SampleResult>;
 
+/**
+ * An AbortController made when its signal is first read: most dialogs and model calls end on
+ * their own, and a controller per step per request is measurable garbage at thousands a second.
+ */
+class LazyAbort {
+  #ctl: AbortController | null = null;
+  #aborted = false;
+  get signal(): AbortSignal {
+    this.#ctl ??= new AbortController();
+    if (this.#aborted && !this.#ctl.signal.aborted) this.#ctl.abort();
+    return this.#ctl.signal;
+  }
+  get aborted(): boolean {
+    return this.#aborted;
+  }
+  abort(): void {
+    this.#aborted = true;
+    this.#ctl?.abort();
+  }
+}
+
+/** `target` with a `signal` member read from `ctl` only when the callee reads it. */
+function withSignal<T extends object>(target: T, ctl: LazyAbort): T & { signal: AbortSignal } {
+  return Object.defineProperty(target, 'signal', {
+    get: () => ctl.signal,
+    enumerable: true,
+    configurable: true
+  }) as T & { signal: AbortSignal };
+}
+
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
@@ -88,25 +118,33 @@ export function consentSource(
   estimate: (input: ConsentInput) => Money | null
 ): ConsentSource {
   return (input, answer) => {
-    const ctl = new AbortController();
+    const ctl = new LazyAbort();
     let reply: ConsentAnswer | Promise<ConsentAnswer>;
     try {
-      reply = ask({
-        server: input.server,
-        connection: input.connection,
-        identity: input.identity,
-        params: input.params,
-        estimate: estimate(input),
-        signal: ctl.signal
-      });
+      reply = ask(
+        withSignal(
+          {
+            server: input.server,
+            connection: input.connection,
+            identity: input.identity,
+            params: input.params,
+            estimate: estimate(input)
+          },
+          ctl
+        )
+      );
     } catch {
       reply = 'deny';
     }
+    let settled = false;
     Promise.resolve(reply).then(
-      (a) => answer(a === 'allow'),
-      () => answer(false)
+      (a) => ((settled = true), answer(a === 'allow')),
+      () => ((settled = true), answer(false))
     );
-    return () => ctl.abort();
+    // Abort only a dialog still open (an abort builds a DOMException: not on every request).
+    return () => {
+      if (!settled) ctl.abort();
+    };
   };
 }
 
@@ -134,40 +172,55 @@ export function providerSource(
   seen: (params: SamplingParams, result: SampleResult) => void
 ): ProviderSource {
   return (input: ProviderInput, emit) => {
-    const ctl = new AbortController();
+    const ctl = new LazyAbort();
     const failed = (e: unknown) => {
-      if (!ctl.signal.aborted)
-        emit({ type: 'provider.failed', kind: 'error', message: errorText(e) });
+      if (!ctl.aborted) emit({ type: 'provider.failed', kind: 'error', message: errorText(e) });
     };
     let call: Promise<SampleResult>;
     try {
       call = Promise.resolve(
-        sample(input.params, {
-          model: input.model,
-          includeContext: input.contextApplied,
-          maxTokens: input.maxTokens,
-          signal: ctl.signal
-        })
+        sample(
+          input.params,
+          withSignal(
+            {
+              model: input.model,
+              includeContext: input.contextApplied,
+              maxTokens: input.maxTokens
+            },
+            ctl
+          )
+        )
       );
     } catch (e) {
       call = Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
-    call.then((result) => {
-      if (ctl.signal.aborted) return;
-      const read = readResult(result);
-      if (typeof read === 'string') return failed(new Error(read));
-      seen(input.params, result);
-      const stop = result.stopReason;
-      emit({ type: 'provider.started', cachedInputTokens: 0 });
-      emit({ type: 'provider.chunk', text: read.text, tokens: read.tokens });
-      emit({
-        type: 'provider.done',
-        stopReason:
-          stop && STOP_REASONS.has(stop)
-            ? (stop as 'endTurn' | 'maxTokens' | 'stopSequence')
-            : 'endTurn'
-      });
-    }, failed);
-    return () => ctl.abort();
+    let settled = false;
+    call.then(
+      (result) => {
+        settled = true;
+        if (ctl.aborted) return;
+        const read = readResult(result);
+        if (typeof read === 'string') return failed(new Error(read));
+        seen(input.params, result);
+        const stop = result.stopReason;
+        emit({ type: 'provider.started', cachedInputTokens: 0 });
+        emit({ type: 'provider.chunk', text: read.text, tokens: read.tokens });
+        emit({
+          type: 'provider.done',
+          stopReason:
+            stop && STOP_REASONS.has(stop)
+              ? (stop as 'endTurn' | 'maxTokens' | 'stopSequence')
+              : 'endTurn'
+        });
+      },
+      (e: unknown) => {
+        settled = true;
+        failed(e);
+      }
+    );
+    // Abort only a call still running (an abort builds a DOMException: not on every request).
+    return () => {
+      if (!settled) ctl.abort();
+    };
   };
 }

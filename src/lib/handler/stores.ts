@@ -6,7 +6,7 @@
  *   lane teaches against, and the safe default for a process that cannot keep anything).
  * - `memoryStore({ scope: 'process' })`: the lab's durable scope, kept in memory for the life of
  *   the process: one partition for every connection of a server, so a refusal outlives the
- *   transport. It does not survive a restart (a file store, not in this slice, will).
+ *   transport. It does not survive a restart; `fileStore(dir)` (file-store.ts) does.
  */
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { DecisionStore } from '../store/decision-store';

@@ -12,6 +12,10 @@ import {
 import { ConnectionDecisionStore } from './connection-store';
 import { CachedDurableStore } from './cached-durable-store';
 import { DurableDecisionStore } from './durable-store';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileStore } from '../handler/file-store';
 
 function decision(over: Partial<StoredDecision> = {}): StoredDecision {
   return {
@@ -101,7 +105,7 @@ describe('toStoredDecision', () => {
   });
 });
 
-// ───────────── the contract every scope honours (connection, durable, cached durable) ─────────────
+// ───────── the contract every scope honours (connection, durable, cached durable, file) ─────────
 
 let dbSeq = 0;
 const uniqueDb = (label: string) => `decision-contract-${label}-${++dbSeq}`;
@@ -124,6 +128,11 @@ const scopes: { name: string; make: () => Promise<DecisionStore> }[] = [
   {
     name: 'CachedDurableStore',
     make: () => unwrap(CachedDurableStore.open({ dbName: uniqueDb('cached') }))
+  },
+  {
+    // The handler's durable store for Node (a fresh directory each time).
+    name: 'FileDecisionStore',
+    make: async () => fileStore(mkdtempSync(join(tmpdir(), 'decision-contract-')))
   }
 ];
 
