@@ -60,7 +60,7 @@ export const LIMITS = {
    * of magnitude past it.
    */
   requests: 8_000_000,
-  megabytes: 32_000,
+  megabytes: 64_000,
   events: 100_000_000,
   /** Forks of forks a run may stand on (each is one more change on the same re-simulation). */
   forkDepth: 32
