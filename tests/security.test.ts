@@ -189,7 +189,7 @@ test('inputs past the limits are refused with one line saying what and where', a
   heavy.durationMs = 600_000;
   await upload(page, 'heavy.json', JSON.stringify(heavy));
   await expect(alert).toContainText(
-    /heavy\.json: Scenario not loaded: \$: this run would be about [\d,]+ requests \/ [\d,]+ MB; the limit is 8,000,000 requests \/ 32,000 MB/
+    /heavy\.json: Scenario not loaded: \$: this run would be about [\d,]+ requests \/ [\d,]+ MB; the limit is 8,000,000 requests \/ 64,000 MB/
   );
 
   // A bound in the schema, with a plain message.

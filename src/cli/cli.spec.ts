@@ -187,7 +187,7 @@ describe('lab: names are data, work is bounded (issue #12)', () => {
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(
-      /^lab: .*heavy\.json: \$: this run would be about 28,350,000 requests \/ [\d,]+ MB; the limit is 8,000,000 requests \/ 32,000 MB/
+      /^lab: .*heavy\.json: \$: this run would be about 28,350,000 requests \/ [\d,]+ MB; the limit is 8,000,000 requests \/ 64,000 MB/
     );
   });
 });

@@ -8,7 +8,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 import { formatPath } from '../machine/policy';
-import { Simulation } from './engine';
+import { estimateCopyBytes } from './engine-size';
+import { guardedSimulation } from './guard';
 import { workRefusal } from './limits';
 import { parseScenario } from './scenario';
 import { BEHAVIOURS } from './servers/behaviours';
@@ -158,6 +159,11 @@ export function withLiteral(base: unknown, path: EdgePath, literal: string): str
  */
 const RUN_EVENTS = 200_000;
 const RUN_MEGABYTES = 100;
+/**
+ * What an engine holds whatever its work (servers, clock, counters: engine-size.ts's base, and
+ * the metric samples the limits allow at 100,000 a lane).
+ */
+const ENGINE_BASE_BYTES = 400_000 + 2 * 100_000 * 13 * 8;
 
 /**
  * The scenario with `literal` at `path`, as a file and as a share link: refused at the number's
@@ -200,8 +206,15 @@ export function checkEdge(
   // Admitted: within the budget, and the run does no more than its estimate said.
   expect(workRefusal(r.work)).toBeNull();
   if (r.work.megabytes > RUN_MEGABYTES) return;
-  const sim = new Simulation(r.scenario);
+  const { sim, guard } = guardedSimulation(r.scenario);
   sim.advanceTo(sim.end, Math.min(RUN_EVENTS, r.work.events + 1));
+  // Bounded memory, structurally (issue #19): what the engine holds after the run (stored
+  // decisions, requests in flight, presentation histories, the checker's records, samples; its
+  // estimated size, as engine checkpoints are budgeted) is within the megabytes the work estimate
+  // admitted it for — never a figure that grows past what the limits counted.
+  expect(estimateCopyBytes(sim, guard), where).toBeLessThanOrEqual(
+    ENGINE_BASE_BYTES + r.work.megabytes * 1e6
+  );
   const requests = sim.lanes.A.metrics.counters.requests + sim.lanes.B.metrics.counters.requests;
   expect(requests, where).toBeLessThanOrEqual(r.work.requests);
   expect(sim.events, where).toBeLessThanOrEqual(r.work.events);

@@ -56,11 +56,13 @@ export const LIMITS = {
    * The work budget of one run (both lanes): estimated requests, megabytes of request text, and
    * clock events (each request's own, plus its stream's chunks). Set to admit the largest
    * scenario in the repository (`bench/ui-50-servers.json`, a simulated day of 50 servers: about
-   * 6.9 million requests, 29,000 MB and 72 million events by the estimate) and nothing an order
-   * of magnitude past it.
+   * 6.9 million requests, 29,000 MB and 72 million events by the estimate) and a simulated week of
+   * the standard load (`bench/retry-storm.json` stretched to 7 days, what `bench:memory -- --week`
+   * runs: 3.1 million requests, 55,700 MB; its request text is not held, the page's memory over
+   * it is bounded), and nothing an order of magnitude past them.
    */
   requests: 8_000_000,
-  megabytes: 32_000,
+  megabytes: 64_000,
   events: 100_000_000,
   /** Forks of forks a run may stand on (each is one more change on the same re-simulation). */
   forkDepth: 32
@@ -207,18 +209,28 @@ const count = (n: number) => n.toLocaleString('en-US');
  * "this run would be about 7,000,000 requests / 14,336 MB; the limit is 6,000,000 requests /
  * 25,000 MB (…)", or, when the streams are what is too much, the events.
  */
-export function workRefusal(w: WorkEstimate): string | null {
+export function workRefusal(
+  w: WorkEstimate,
+  input: 'scenario' | 'trace' = 'scenario'
+): string | null {
+  // What the input can change: a trace's requests are as written, the scenario's provider is not its own.
+  const trace = input === 'trace';
   if (w.requests > LIMITS.requests || w.megabytes > LIMITS.megabytes) {
     return (
       `this run would be about ${round(w.requests)} requests / ${round(w.megabytes)} MB; ` +
       `the limit is ${count(LIMITS.requests)} requests / ${count(LIMITS.megabytes)} MB ` +
-      '(fewer servers, a longer intervalMs, fewer retries, a shorter durationMs or fewer tokens)'
+      (trace
+        ? '(fewer request events, or shorter messages in them)'
+        : '(fewer servers, a longer intervalMs, fewer retries, a shorter durationMs or fewer tokens)')
     );
   }
   if (w.events > LIMITS.events) {
     return (
       `this run would be about ${round(w.events)} clock events (its ${round(w.requests)} requests and their streams' chunks); ` +
-      `the limit is ${count(LIMITS.events)} (a larger provider.chunkTokens, a smaller maxTokens or fewer requests)`
+      `the limit is ${count(LIMITS.events)} ` +
+      (trace
+        ? '(a smaller params.maxTokens in its requests, or fewer request events)'
+        : '(a larger provider.chunkTokens, a smaller maxTokens or fewer requests)')
     );
   }
   return null;

@@ -188,11 +188,14 @@ export class TraceReader {
     if (this.#error) return this.#error;
     const events = this.#events;
     if (events.length === 0) return { ok: false, line: 0, error: 'the trace holds no events' };
-    const refused = workRefusal({
-      requests: 2 * this.#requests,
-      megabytes: (2 * (this.#requests * 2_048 + chars)) / 1e6,
-      events: 2 * (4 * this.#requests + this.#chunks)
-    });
+    const refused = workRefusal(
+      {
+        requests: 2 * this.#requests,
+        megabytes: (2 * (this.#requests * 2_048 + chars)) / 1e6,
+        events: 2 * (4 * this.#requests + this.#chunks)
+      },
+      'trace'
+    );
     if (refused) return { ok: false, line: 0, error: refused };
     events.sort((a, b) => a.t - b.t);
     return { ok: true, events };

@@ -66,6 +66,8 @@ export class WriteBehind<Op> {
   /** Position in `#queue` of the latest op per key since the last barrier. */
   #latest = new Map<string, number>();
   #inFlight = 0;
+  /** Batches committed so far (a long flush that commits is making progress). */
+  #commits = 0;
   /** Each flush writes after the previous one settles, so batches land in order. */
   #tail: Promise<boolean> = Promise.resolve(true);
   #failure: StorageFailure | null = null;
@@ -79,6 +81,11 @@ export class WriteBehind<Op> {
   /** Changes not yet committed (queued or being written now). */
   get pending(): number {
     return this.#queue.length + this.#inFlight;
+  }
+
+  /** Batches committed so far: a flush still running whose count moves is writing, not stuck. */
+  get commits(): number {
+    return this.#commits;
   }
 
   /** The failure that stopped writing, or null while healthy. */
@@ -175,6 +182,7 @@ export class WriteBehind<Op> {
       this.#inFlight = batch.length;
       try {
         await this.#opts.write(batch);
+        this.#commits += 1;
         this.#opts.committed?.(batch);
       } catch (err) {
         if (generation === this.#generation) this.#requeue(batch);
@@ -266,6 +274,11 @@ export abstract class WrittenBehind<Op> {
   /** Try again after a failure: write everything held in memory since. */
   retry(): Promise<boolean> {
     return this.writer.retry();
+  }
+
+  /** Batches committed so far (see {@link WriteBehind.commits}). */
+  get writeProgress(): number {
+    return this.writer.commits;
   }
 
   /** Point at a freshly opened database (after the old connection was lost) before a retry. */

@@ -136,6 +136,18 @@ describe('the audit table state (the page keeps a screenful)', () => {
     expect(t.rowAt(49 * PAGE_ROWS)?.seq).toBe(49 * PAGE_ROWS);
   });
 
+  // Issue #19: a filter over a long run reads the index's chunks back; one gone is said.
+  it('says why a filter has no answer', () => {
+    const { t, lastQuery } = table();
+    t.requery();
+    t.onError(lastQuery().id, "the audit table's index of rows 1–65,536 could not be read back");
+    expect(t.rowsError).toBe(
+      "This filter cannot be answered: the audit table's index of rows 1–65,536 could not be read back."
+    );
+    t.requery();
+    expect(t.rowsError).toBe('');
+  });
+
   it('asks again for a page that failed, and for the last page once it grew', () => {
     const { t, sent, lastQuery } = table();
     t.requery();

@@ -202,8 +202,12 @@ export class AuditTableState {
     this.#pagesVersion++;
   }
 
-  /** A question failed: a row page may be asked for again; an export says why it stopped. */
+  /**
+   * A question failed: a filter says why it has no answer (its index could not be read back); a
+   * row page may be asked for again; an export says why it stopped.
+   */
   onError(id: number, message: string): void {
+    if (id === this.#queryId) this.rowsError = `This filter cannot be answered: ${message}.`;
     for (const [p, asked] of this.#asked)
       if (asked === id) {
         this.#asked.delete(p);

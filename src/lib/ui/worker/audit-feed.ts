@@ -8,10 +8,14 @@ import { inTransaction } from '../../store/idb';
 import type { AuditRecord } from '../../machine/types';
 import type { Command, Reply } from '../../sim/protocol';
 import { AuditService, type RecordReader } from './audit-service';
+import { indexChunkStore } from './index-chunks';
 import { auditStore, currentRun } from './run-storage';
 
-/** The audit table's questions: the whole log as a column index, older records read back. */
-export const auditRows = new AuditService();
+/**
+ * The audit table's questions: the whole log as a column index (its full chunks written to
+ * IndexedDB, index-chunks.ts), older records read back.
+ */
+export const auditRows = new AuditService({ chunkStore: indexChunkStore });
 
 /** Audit rows appended but not yet on disk (they must stay in memory). */
 function auditNotOnDisk(): number {
@@ -119,7 +123,10 @@ export async function answerAudit(
         auditRows.window = Math.max(1, Math.floor(cmd.window));
         return;
       case 'auditQuery':
-        post([{ type: 'auditView', id: cmd.id, view: auditRows.setQuery(cmd.id, cmd.query) }], re);
+        post(
+          [{ type: 'auditView', id: cmd.id, view: await auditRows.setQuery(cmd.id, cmd.query) }],
+          re
+        );
         return;
       case 'auditRows': {
         const r = await auditRows.rows(cmd.start, cmd.count);

@@ -1,9 +1,10 @@
 /**
  * The audit table's questions, answered in the simulation worker (issue #8: a bounded page at a
  * million rows). The worker keeps the whole log as a compact column index (36 bytes a row, see
- * store/audit-index.ts) and only the most recent records in full; older records are read back
- * from the run's audit log in IndexedDB when a row is shown or exported. The page keeps a screenful
- * of rows and asks for the rest.
+ * store/audit-index.ts), whose older chunks go to IndexedDB too (issue #19: a week's run), and only
+ * the most recent records in full; older records are read back from the run's audit log in
+ * IndexedDB when a row is shown or exported. The page keeps a screenful of rows and asks for the
+ * rest.
  *
  * The records it reads back are the ones written by the durable log; a record not yet on disk
  * (queued, or held after a storage failure) is never dropped from memory. What is only on disk can
@@ -13,7 +14,13 @@
  * in the IndexedDB reader, the unit tests an array.
  */
 import type { AuditRecord } from '$lib/machine/types';
-import { AuditIndex, AuditSelection } from '$lib/store/audit-index';
+import {
+  AuditIndex,
+  AuditSelection,
+  type AuditIndexOptions,
+  type ChunkStore,
+  type RowPredicate
+} from '$lib/store/audit-index';
 import { toCsv, toJsonl } from '$lib/store/audit-export';
 import type { AuditQuery } from '$lib/store/audit-query';
 import { rowsBehind, type InvariantId } from '$lib/sim/invariants';
@@ -43,6 +50,13 @@ export interface AuditServiceOptions {
   window?: number;
   /** Rows sent with every view, for the end of the table. */
   tail?: number;
+  /** The column index's chunks (rows each, chunks read back kept in memory). */
+  index?: Omit<AuditIndexOptions, 'store'>;
+  /**
+   * Where the index's full chunks go for each run (null: they stay in memory). Called by every
+   * reset with a new run's store; the previous one is not used again.
+   */
+  chunkStore?: (() => ChunkStore | null) | null;
 }
 
 export const DEFAULT_WINDOW = 5_000;
@@ -50,17 +64,17 @@ export const DEFAULT_TAIL = 64;
 /** Rows serialised per export step (a Blob part each). */
 const EXPORT_CHUNK = 5_000;
 
-function focusPredicate(index: AuditIndex, f: AuditFocusSpec): (i: number) => boolean {
+function focusPredicate(index: AuditIndex, f: AuditFocusSpec): RowPredicate {
   if (f.kind === 'rows') {
     const rows = new Set(f.rows);
-    return (i) => {
-      const x = index.facts(i);
+    return (d, j) => {
+      const x = index.facts(d, j);
       return rows.has(`${x.lane ?? ''}\u0000${x.seq}`);
     };
   }
   const id = f.id as InvariantId;
-  return (i) => {
-    const x = index.facts(i);
+  return (d, j) => {
+    const x = index.facts(d, j);
     // The fields rowsBehind reads, rebuilt from the columns.
     const r = {
       ...x,
@@ -74,14 +88,16 @@ function focusPredicate(index: AuditIndex, f: AuditFocusSpec): (i: number) => bo
 export class AuditService {
   window: number;
   readonly tailSize: number;
-  #index = new AuditIndex();
+  readonly #indexOptions: Omit<AuditIndexOptions, 'store'>;
+  readonly #chunkStore: (() => ChunkStore | null) | null;
+  #index: AuditIndex;
   /** Full records of rows `#recentFrom..`: the newest, and every one not yet on disk. */
   #recent: AuditRecord[] = [];
   #recentFrom = 0;
   #reader: RecordReader | null = null;
   #query: AuditViewQuery = {};
   #queryId = 0;
-  #selection = new AuditSelection(this.#index, {});
+  #selection: AuditSelection;
   /** The selection's query had a time window but no first row to measure it from. */
   #windowPending = false;
   /** Bumped by every reset: an export or a read that spans one gives up instead of mixing runs. */
@@ -96,18 +112,29 @@ export class AuditService {
   constructor(opts: AuditServiceOptions = {}) {
     this.window = Math.max(1, opts.window ?? DEFAULT_WINDOW);
     this.tailSize = Math.max(1, opts.tail ?? DEFAULT_TAIL);
+    this.#indexOptions = opts.index ?? {};
+    this.#chunkStore = opts.chunkStore ?? null;
+    this.#index = this.#newIndex();
+    this.#selection = AuditSelection.now(this.#index, {});
+  }
+
+  #newIndex(): AuditIndex {
+    return new AuditIndex({ ...this.#indexOptions, store: this.#chunkStore?.() ?? null });
   }
 
   /** A new run: an empty log, read back through `reader` (null: nothing is on disk). */
   reset(reader: RecordReader | null): void {
     this.#generation += 1;
-    this.#index = new AuditIndex();
+    this.#index = this.#newIndex();
     this.#recent = [];
     this.#recentFrom = 0;
     this.#reader = reader;
     this.#lostBelow = 0;
     this.#lostWhy = null;
-    this.#select();
+    this.#windowPending = false;
+    this.#selection = AuditSelection.now(this.#index, {});
+    // The table's filters stay as they were: an empty log answers any of them at once.
+    this.#selectNow();
   }
 
   /**
@@ -127,21 +154,42 @@ export class AuditService {
    * Keep the first `rows` rows (a seek back restored in place: the run's log was cut to them).
    * Reads under way answer for the old rows, so they are dropped (the generation moves on).
    */
-  truncate(rows: number): void {
+  async truncate(rows: number): Promise<void> {
     if (rows >= this.#index.size) return;
     this.#generation += 1;
-    this.#index.truncate(rows);
+    await this.#index.truncate(rows);
     this.#lostBelow = Math.min(this.#lostBelow, rows);
     if (rows <= this.#recentFrom) {
       this.#recent = [];
       this.#recentFrom = rows;
     } else this.#recent.length = rows - this.#recentFrom;
-    this.#select();
+    await this.#select();
   }
 
-  /** Bytes of the column index and how many full records are held (benchmark figures). */
-  get memory(): { indexBytes: number; recordsHeld: number } {
-    return { indexBytes: this.#index.bytes, recordsHeld: this.#recent.length };
+  /**
+   * Bytes of the column index in memory, its chunks (in memory, written to storage), and how
+   * many full records are held (benchmark figures and the bound's tests).
+   */
+  get memory(): {
+    indexBytes: number;
+    indexChunks: number;
+    indexChunksInMemory: number;
+    indexChunksStored: number;
+    recordsHeld: number;
+  } {
+    const ix = this.#index;
+    return {
+      indexBytes: ix.bytes,
+      indexChunks: ix.chunkCount,
+      indexChunksInMemory: ix.residentChunks,
+      indexChunksStored: ix.storedChunks,
+      recordsHeld: this.#recent.length
+    };
+  }
+
+  /** Why the column index could not leave memory (its chunks failed to be written), or null. */
+  get indexSpillFailure(): string | null {
+    return this.#index.spillFailure;
   }
 
   /**
@@ -153,7 +201,8 @@ export class AuditService {
     if (records.length > 0) {
       for (const r of records) this.#index.append(r);
       for (const r of records) this.#recent.push(r);
-      if (this.#windowPending) this.#select();
+      // A time window waiting for the first row: every row is still in memory now.
+      if (this.#windowPending) this.#selectNow();
       else this.#selection.update();
     }
     this.#evict(this.#index.size - notOnDisk);
@@ -169,16 +218,43 @@ export class AuditService {
     this.#recentFrom = keepFrom;
   }
 
-  /** Replace the query; the answer is the view (with `id` as its query id). */
-  setQuery(id: number, q: AuditViewQuery): AuditView {
-    this.#query = q;
-    this.#queryId = id;
-    this.#select();
+  /**
+   * Replace the query; the answer is the view (with `id` as its query id). Chunks of the index
+   * that left memory are read back for it; until then the view answers the previous query.
+   */
+  async setQuery(id: number, q: AuditViewQuery): Promise<AuditView> {
+    const generation = this.#generation;
+    const [abs, extra, pending] = this.#selectionArgs(q);
+    const sel = await AuditSelection.over(this.#index, abs, extra);
+    if (generation === this.#generation) {
+      this.#query = q;
+      this.#queryId = id;
+      this.#selection = sel;
+      this.#windowPending = pending;
+    }
     return this.view();
   }
 
-  #select(): void {
-    const q = this.#query;
+  /** The selection of the current query over the whole log (chunks read back as needed). */
+  async #select(): Promise<void> {
+    const generation = this.#generation;
+    const [abs, extra, pending] = this.#selectionArgs(this.#query);
+    const sel = await AuditSelection.over(this.#index, abs, extra);
+    if (generation === this.#generation) {
+      this.#selection = sel;
+      this.#windowPending = pending;
+    }
+  }
+
+  /** The same, when every row is in memory (an empty log, or the first rows of one). */
+  #selectNow(): void {
+    const [abs, extra, pending] = this.#selectionArgs(this.#query);
+    this.#selection = AuditSelection.now(this.#index, abs, extra);
+    this.#windowPending = pending;
+  }
+
+  /** The query in the index's terms; `pending`: it has a time window but no first row yet. */
+  #selectionArgs(q: AuditViewQuery): [AuditQuery, RowPredicate | undefined, boolean] {
     const abs: AuditQuery = {};
     if (q.server !== undefined) abs.server = q.server;
     if (q.reason !== undefined) abs.reason = q.reason;
@@ -187,27 +263,21 @@ export class AuditService {
     if (q.lane !== undefined) abs.lane = q.lane;
     const hasWindow = q.fromMin !== undefined || q.toMin !== undefined;
     const index = this.#index;
-    this.#windowPending = hasWindow && index.size === 0;
+    const pending = hasWindow && index.size === 0;
     if (index.size > 0) {
-      const t0 = index.t(0);
+      const t0 = index.firstT;
       if (q.fromMin !== undefined) abs.from = t0 + q.fromMin * 60_000;
       if (q.toMin !== undefined) abs.to = t0 + q.toMin * 60_000;
     }
     const extra = q.focus ? focusPredicate(index, q.focus) : undefined;
-    this.#selection = new AuditSelection(index, abs, extra);
+    return [abs, extra, pending];
   }
 
   view(): AuditView {
     const sel = this.#selection;
     const index = this.#index;
-    const tail: AuditRecord[] = [];
-    let k = sel.length - 1;
-    for (; k >= 0 && tail.length < this.tailSize; k--) {
-      const row = sel.at(k);
-      if (row < this.#recentFrom) break;
-      tail.push(this.#recent[row - this.#recentFrom]!);
-    }
-    tail.reverse();
+    const last = sel.tail(this.tailSize, this.#recentFrom);
+    const tail = last.rows.map((row) => this.#recent[row - this.#recentFrom]!);
     const n = index.size;
     return {
       queryId: this.#queryId,
@@ -216,9 +286,9 @@ export class AuditService {
       totals: sel.totals(),
       options: index.options(),
       firstTime: index.firstTime,
-      spanMin: n > 0 ? Math.ceil((index.t(n - 1) - index.t(0)) / 60_000) : 0,
+      spanMin: n > 0 ? Math.ceil((index.lastT - index.firstT) / 60_000) : 0,
       tail,
-      tailStart: k + 1
+      tailStart: last.start
     };
   }
 
@@ -270,18 +340,39 @@ export class AuditService {
     if (!this.#reader) throw new Error('the older audit records are not stored anywhere');
     const got = await this.#reader(rows);
     const index = this.#index;
-    return Array.from(rows, (row, j) => {
-      const r = got[j];
-      if (r === undefined || row >= index.size) return undefined;
-      const f = index.facts(row);
-      return r.seq === f.seq && (r.lane ?? null) === f.lane && r.t === index.t(row) ? r : undefined;
-    });
+    const out: (AuditRecord | undefined)[] = [];
+    for (let j = 0; j < rows.length;) {
+      const k = Math.floor(rows[j]! / index.chunkRows);
+      const [lo, hi] = index.chunkRange(k);
+      const d = index.resident(k) ?? (await index.load(k));
+      for (; j < rows.length && rows[j]! < hi; j++) {
+        const row = rows[j]!;
+        const r = got[j];
+        if (r === undefined || row >= index.size) {
+          out.push(undefined);
+          continue;
+        }
+        const f = index.facts(d, row - lo);
+        const same =
+          r.seq === f.seq && (r.lane ?? null) === f.lane && r.t === index.tOf(d, row - lo);
+        out.push(same ? r : undefined);
+      }
+    }
+    return out;
+  }
+
+  /** Matches `from..to` of `sel`, unless a new run or a cut replaced the log meanwhile. */
+  async #slice(sel: AuditSelection, from: number, to: number): Promise<Uint32Array> {
+    const generation = this.#generation;
+    const rows = await sel.slice(from, to);
+    if (generation !== this.#generation) throw new Error('a new run replaced the audit log');
+    return rows;
   }
 
   /** Matching rows `start..start+count` of the current query (for the table's window). */
   async rows(start: number, count: number): Promise<{ queryId: number; rows: AuditRecord[] }> {
     const queryId = this.#queryId;
-    const got = await this.#records(this.#selection.slice(start, start + count));
+    const got = await this.#records(await this.#slice(this.#selection, start, start + count));
     if (got.missing.length > 0)
       throw new Error(`${rowsText(got.missing)} of the audit log ${got.why}`);
     return { queryId, rows: got.records as AuditRecord[] };
@@ -303,7 +394,7 @@ export class AuditService {
     let missing = 0;
     let why: string | null = null;
     for (let i = 0; i < of; i += EXPORT_CHUNK) {
-      const got = await this.#records(sel.slice(i, Math.min(of, i + EXPORT_CHUNK)));
+      const got = await this.#records(await this.#slice(sel, i, Math.min(of, i + EXPORT_CHUNK)));
       const chunk =
         got.missing.length > 0 ? got.records.filter((r) => r !== undefined) : got.records;
       if (got.missing.length > 0) {

@@ -32,6 +32,7 @@ import {
   type UseStore
 } from '../../store/idb';
 import type { StorageFailure } from '../../store/write-behind';
+import { flushWithin } from './write-limit';
 import { LANE_IDS, type LaneId } from '../../sim/scenario';
 import type { RunStorage } from '../../sim/session';
 
@@ -39,7 +40,7 @@ const DECISION_DB = 'sampling-policy-lab-run-decisions';
 const AUDIT_DB = 'sampling-policy-lab-run-audit';
 /** How long an open may take before storage is reported blocked. */
 const OPEN_TIMEOUT_MS = 4_000;
-/** How long a group commit may take before storage is reported as not answering. */
+/** How long a group commit may go without committing a batch before storage is reported as not answering. */
 const WRITE_TIMEOUT_MS = 8_000;
 /** Runs kept in IndexedDB besides the newest one (and any a tab is still using). */
 const KEEP_RUNS = 4;
@@ -53,6 +54,7 @@ interface RunEntry {
 
 interface Writable {
   flush(): Promise<boolean>;
+  readonly writeProgress: number;
   abandon(): void;
   fail(f: StorageFailure): void;
   retry(): Promise<boolean>;
@@ -357,19 +359,9 @@ function writables(run: Run): Writable[] {
   return out;
 }
 
-async function flushOne(w: Writable): Promise<void> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const timeout = new Promise<'timeout'>((resolve) => {
-    timer = setTimeout(() => resolve('timeout'), WRITE_TIMEOUT_MS);
-  });
-  const r = await Promise.race([w.flush(), timeout]);
-  clearTimeout(timer);
-  if (r === 'timeout')
-    w.fail({
-      kind: 'timeout',
-      words: 'the browser did not finish writing in time',
-      error: `A write to IndexedDB did not finish within ${WRITE_TIMEOUT_MS / 1000} s.`
-    });
+/** A group commit of one store, within the time limit (write-limit.ts: time without progress). */
+function flushOne(w: Writable): Promise<void> {
+  return flushWithin(w, WRITE_TIMEOUT_MS);
 }
 
 export async function flushRun(run: Run): Promise<void> {

@@ -63,6 +63,11 @@ const post = (replies: Reply[], re: number | null, withView = true) => {
         notes.push(
           chartWords(chart.stride, session.sim.scenario.sampleMs, chart.fullFrom - r.start)
         );
+      const spill = auditRows.indexSpillFailure;
+      if (spill)
+        notes.push(
+          `Long run: the audit table's index could not be written to this browser's storage (${spill}), so all of it is kept in memory (${Math.round(auditRows.memory.indexBytes / 2 ** 20)} MB, 36 bytes a row).`
+        );
       if (notes.length) r.longRun = notes;
     }
     self.postMessage({ re, reply: r } satisfies WorkerReply);
@@ -428,7 +433,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
           inPlace = true;
           const current = currentRun();
           const run = current?.storage.run;
-          if (r.auditRows <= auditRows.size) auditRows.truncate(r.auditRows);
+          if (r.auditRows <= auditRows.size) await auditRows.truncate(r.auditRows);
           else if (current && run) {
             // Everything queued so far on disk first (whatever flush is under way), then read.
             await flushRun(current);
