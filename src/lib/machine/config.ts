@@ -30,7 +30,8 @@ export const DEFAULT_CLIENT_CONFIG: ClientConfig = {
   capScope: 'per-call',
   sessionPool: { amount: '1.00', currency: 'USD' },
   advertiseCeiling: false,
-  preflightDefault: 'reject'
+  preflightDefault: 'reject',
+  denialStyle: 'lab'
 };
 
 export function resolveClientConfig(input: ClientConfigInput = {}): ClientConfig {
