@@ -116,7 +116,7 @@ describe('a lane refusing in each style, against the lab’s typed denial', () =
       else {
         const refusals = r.outB.filter((f) => 'error' in f).length;
         expect(typed).toMatchObject({ status: 'waived', checked: refusals });
-        expect(typed!.summary).toContain(`lane B refuses as ${FOREIGN_REFUSALS[style].client}`);
+        expect(typed!.summary).toContain(`lane B refuses like ${FOREIGN_REFUSALS[style].client}`);
       }
     }
   );

@@ -220,7 +220,7 @@ function foreignResult(
     const r = FOREIGN_REFUSALS[style];
     t.checked += count;
     parts.push(
-      `lane ${lane} refuses as ${r.client} does (${r.code}, no data): ${plural(count, 'refusal')} its servers see as ${r.serverSees}`
+      `lane ${lane} refuses like ${r.client} (${r.code}, no data): ${plural(count, 'refusal')} its servers see as ${r.serverSees}`
     );
   }
   return { ...result('refusals-typed', t, t.checked, parts.join('; ')), status: 'waived' };
