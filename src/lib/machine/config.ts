@@ -31,7 +31,10 @@ export const DEFAULT_CLIENT_CONFIG: ClientConfig = {
   sessionPool: { amount: '1.00', currency: 'USD' },
   advertiseCeiling: false,
   preflightDefault: 'reject',
-  denialStyle: 'lab'
+  denialStyle: 'lab',
+  protocol: '2025-11-25',
+  hostRetries: 2,
+  hostRetryDelayMs: 2_000
 };
 
 export function resolveClientConfig(input: ClientConfigInput = {}): ClientConfig {

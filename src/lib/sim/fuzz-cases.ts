@@ -48,7 +48,10 @@ export const clientArb = fc.record(
     sessionPool: fc.record({ amount: amount(1_000, 200_000), currency: fc.constant('USD') }),
     advertiseCeiling: fc.boolean(),
     preflightDefault: fc.constantFrom('reject', 'truncate'),
-    denialStyle: fc.constantFrom(...DENIAL_STYLES)
+    denialStyle: fc.constantFrom(...DENIAL_STYLES),
+    protocol: fc.constantFrom('2025-11-25', '2026-07-28'),
+    hostRetries: fc.integer({ min: 0, max: 4 }),
+    hostRetryDelayMs: fc.integer({ min: 10, max: 30_000 })
   },
   { requiredKeys: ['store'] }
 );

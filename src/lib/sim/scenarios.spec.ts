@@ -53,7 +53,8 @@ const LESSONS = [
   'tired-user',
   'rfc-budget-caps',
   'prompt-cache-trap',
-  'refusal-codes'
+  'refusal-codes',
+  'who-hears'
 ];
 
 interface Lane {
@@ -402,6 +403,26 @@ describe('refusal-codes', () => {
     expect(B.spendMicros).toBeGreaterThan(A.spendMicros);
     const typed = r.guarantees.find((g) => g.id === 'refusals-typed');
     expect(typed).toMatchObject({ status: 'waived', checked: refusals.length });
+  });
+});
+
+describe('who-hears', () => {
+  it('2026-07-28: a refusal fails the host’s tool call; servers never hear it, the host retries', () => {
+    const r = run('who-hears');
+    const { A, B } = { A: r.A.c, B: r.B.c };
+    expect(A.tasks).toBe(B.tasks);
+    // A (2025-11-25): servers hear their refusals and the retriers among them ask again.
+    expect(A.hostRetries).toBe(0);
+    expect(A.retries).toBeGreaterThan(0);
+    // B (2026-07-28): no server retry at all; every re-presentation is the host calling again,
+    // at most hostRetries (2) times a task.
+    expect(B.retries).toBe(0);
+    expect(B.hostRetries).toBeGreaterThan(0);
+    expect(B.hostRetries).toBeLessThanOrEqual(2 * B.tasks);
+    expect(B.requests).toBe(B.tasks + B.hostRetries);
+    expect(A.requests).toBeGreaterThan(B.requests);
+    // The user's verdicts are the same: one prompt per task in both lanes (durable stores).
+    expect(B.consentPrompts).toBe(A.consentPrompts);
   });
 });
 

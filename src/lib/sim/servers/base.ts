@@ -21,6 +21,8 @@ const RECONNECT_POLL_MS = 500;
  * local stdio server restarts in well under a second.
  */
 export const CLOSED_RECONNECT_MS = 300;
+/** The SDK's default cap on `input_required` rounds in one tool call (2026-07-28). */
+export const MAX_INPUT_ROUNDS = 10;
 /** The lab's denial code; not one of the SDK's `ErrorCode`s (it is ours, in -32000..-32019). */
 const LAB_DENIAL = -32003;
 
@@ -334,6 +336,33 @@ export abstract class BaseServer implements ServerAgent {
     this.onFailure(pending.state, failure);
   }
 
+  onToolCallFailed(id: JsonRpcId): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || pending.settled) return;
+    this.#settle(pending);
+    this.#hostFailed(pending.state);
+  }
+
+  /**
+   * 2026-07-28: the task's tool call failed at the host. Nothing reaches the server's code, so its
+   * behaviour (retry, reconnect, degrade) never runs: the host's agent loop decides whether the
+   * tool is called again, and the task then starts over from its first request.
+   */
+  #hostFailed(s: TaskState): void {
+    s.tally.rounds = 0;
+    const calls = this.bump(s, 'hostFailures');
+    const wait = this.env.hostRetryAfterMs(calls);
+    if (wait === null) {
+      return this.abandon(
+        s,
+        `its tool call failed at the host ${calls === 1 ? 'once' : `${calls} times`}; the host gave up (the server never heard why)`
+      );
+    }
+    this.env.report({ type: 'host.retry', task: s.task.n });
+    s.params = s.original;
+    this.env.schedule(wait, this.sendLater(s, false));
+  }
+
   #reconnect(): void {
     if (!this.env.connected()) return;
     this.env.disconnect();
@@ -400,6 +429,9 @@ export abstract class BaseServer implements ServerAgent {
    */
   protected send(s: TaskState, isRetry: boolean, wire?: WireStyle): void {
     if (s.done) return;
+    const rounds = this.env.protocol() === '2026-07-28';
+    // The host's SDK fulfils at most MAX_INPUT_ROUNDS rounds of one tool call, then fails it.
+    if (rounds && this.count(s, 'rounds') >= MAX_INPUT_ROUNDS) return this.#hostFailed(s);
     s.task.attempts++;
     const sent = s.params;
     const id = this.env.send(sent, { ...s.task }, wire);
@@ -412,11 +444,13 @@ export abstract class BaseServer implements ServerAgent {
       s.retries++;
       this.env.report({ type: 'retry', task: s.task.n });
     }
+    if (rounds) this.bump(s, 'rounds');
     const pending: Pending = { id, state: s, params: sent, timer: null, settled: false };
     // A reused id (a new connection numbering from 1 again) orphans the old entry, whose own
     // timer still settles it as a timeout.
     this.#pending.set(id, pending);
-    if (Number.isFinite(this.spec.timeoutMs)) {
+    // Under 2026-07-28 the server answered `input_required` and waits for nothing: no timeout.
+    if (!rounds && Number.isFinite(this.spec.timeoutMs)) {
       pending.timer = this.env.schedule(
         Math.max(0, this.spec.timeoutMs),
         this.#timeoutLater(pending)
