@@ -88,12 +88,17 @@ const TITLES: Partial<Record<SeriesKey, string>> = {
   silenced: 'Silenced (no frame)',
   trimmedSilently: 'Trimmed silently',
   fresh: 'Fresh evaluations',
-  replays: 'Replayed decisions'
+  replays: 'Replayed decisions',
+  retries: 'Retries by servers',
+  hostRetries: 'Tool calls retried by the host'
 };
 
 /** The one chart of a lesson: the playground's own chart for that series where there is one. */
 export function lessonChart(key: SeriesKey): ChartSpec {
-  const own = CHARTS.find((c) => c.keys.length === 1 && c.keys[0] === key);
+  // The playground's chart of that series alone, or the one that leads with it (who retried).
+  const own =
+    CHARTS.find((c) => c.keys.length === 1 && c.keys[0] === key) ??
+    CHARTS.find((c) => c.keys[0] === key);
   if (own) return own;
   const title = TITLES[key] ?? key;
   const money = key === 'spendMicros';
