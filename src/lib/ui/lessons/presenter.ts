@@ -95,10 +95,7 @@ const TITLES: Partial<Record<SeriesKey, string>> = {
 
 /** The one chart of a lesson: the playground's own chart for that series where there is one. */
 export function lessonChart(key: SeriesKey): ChartSpec {
-  // The playground's chart of that series alone, or the one that leads with it (who retried).
-  const own =
-    CHARTS.find((c) => c.keys.length === 1 && c.keys[0] === key) ??
-    CHARTS.find((c) => c.keys[0] === key);
+  const own = CHARTS.find((c) => c.keys.length === 1 && c.keys[0] === key);
   if (own) return own;
   const title = TITLES[key] ?? key;
   const money = key === 'spendMicros';
