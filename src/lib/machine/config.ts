@@ -30,7 +30,11 @@ export const DEFAULT_CLIENT_CONFIG: ClientConfig = {
   capScope: 'per-call',
   sessionPool: { amount: '1.00', currency: 'USD' },
   advertiseCeiling: false,
-  preflightDefault: 'reject'
+  preflightDefault: 'reject',
+  denialStyle: 'lab',
+  protocol: '2025-11-25',
+  hostRetries: 2,
+  hostRetryDelayMs: 2_000
 };
 
 export function resolveClientConfig(input: ClientConfigInput = {}): ClientConfig {

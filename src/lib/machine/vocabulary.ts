@@ -12,6 +12,7 @@ import './names';
 import { z } from 'zod';
 import { REASONS } from './reasons';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN } from './money';
+import { DENIAL_STYLES } from './refusal-styles';
 
 /** The largest count (tokens, ms) the core computes with: past it arithmetic loses exactness. */
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -53,6 +54,16 @@ export const RefusalAsSchema = z.enum(['result', 'error']);
 export const CapScopeSchema = z.enum(['per-call', 'session-pool']);
 /** What to do when the estimate exceeds the limit: refuse pre-flight, or run and stop at the cap. */
 export const OnExceededSchema = z.enum(['reject', 'truncate']);
+/**
+ * The MCP revision a lane runs (#25): in 2025-11-25 a server sends `sampling/createMessage` and
+ * hears the answer; in 2026-07-28 (SEP-2322, multi round-trip requests) the request arrives inside
+ * the host's own tool call as an `input_required` round, and a refusal fails that tool call at the
+ * host: the server never hears it.
+ */
+export const ProtocolSchema = z.enum(['2025-11-25', '2026-07-28']);
+export type Protocol = z.infer<typeof ProtocolSchema>;
+/** How a refusal reaches the server: the lab's typed denial, or a real client's frame (#25). */
+export const DenialStyleSchema = z.enum(DENIAL_STYLES);
 export type OnExceeded = z.infer<typeof OnExceededSchema>;
 
 /**
@@ -120,7 +131,20 @@ export const ClientConfigSchema = z.object({
   /** RFC open question: advertise the per-call ceiling at initialize. */
   advertiseCeiling: z.boolean(),
   /** When a request states no `budget.onExceeded`: refuse pre-flight, or run and stop at the cap. */
-  preflightDefault: OnExceededSchema
+  preflightDefault: OnExceededSchema,
+  /**
+   * The frame a refusal is sent as: `lab` (-32003 with `data.reason`), or exactly what the MCP
+   * spec's example, VS Code, the Inspector, the Python SDK's default or Cursor send.
+   */
+  denialStyle: DenialStyleSchema,
+  /** The MCP revision the lane runs: who hears a refusal (see {@link ProtocolSchema}). */
+  protocol: ProtocolSchema,
+  /**
+   * 2026-07-28 only: how many times the host's agent loop calls a tool again after the call failed
+   * at the host (a refused sampling round), and how long it waits first.
+   */
+  hostRetries: count,
+  hostRetryDelayMs: count
 });
 export type ClientConfig = z.infer<typeof ClientConfigSchema>;
 

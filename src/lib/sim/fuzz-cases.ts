@@ -8,6 +8,7 @@ import fc from 'fast-check';
 import type { ClientConfigInput } from '../machine/config';
 import { parsePolicy } from '../machine/policy';
 import { REASONS } from '../machine/reasons';
+import { DENIAL_STYLES } from '../machine/refusal-styles';
 import type { Simulation } from './engine';
 
 // ───────────────────────────── the space of valid scenarios ─────────────────────────────
@@ -46,7 +47,11 @@ export const clientArb = fc.record(
     capScope: fc.constantFrom('per-call', 'session-pool'),
     sessionPool: fc.record({ amount: amount(1_000, 200_000), currency: fc.constant('USD') }),
     advertiseCeiling: fc.boolean(),
-    preflightDefault: fc.constantFrom('reject', 'truncate')
+    preflightDefault: fc.constantFrom('reject', 'truncate'),
+    denialStyle: fc.constantFrom(...DENIAL_STYLES),
+    protocol: fc.constantFrom('2025-11-25', '2026-07-28'),
+    hostRetries: fc.integer({ min: 0, max: 4 }),
+    hostRetryDelayMs: fc.integer({ min: 10, max: 30_000 })
   },
   { requiredKeys: ['store'] }
 );

@@ -85,7 +85,8 @@ export class RunGuard {
         const sim = this.#sim;
         if (l.direction === 'in') {
           c.request(l.lane, l.connection, l.frame.id, l.t, {
-            silence: sim ? sim.lanes[l.lane].host.config.silence : false
+            silence: sim ? sim.lanes[l.lane].host.config.silence : false,
+            denialStyle: sim ? sim.lanes[l.lane].host.config.denialStyle : 'lab'
           });
           const params = 'params' in l.frame ? (l.frame.params as SamplingParams) : undefined;
           this.#arrived.set(

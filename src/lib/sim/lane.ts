@@ -25,6 +25,7 @@ import type { LaneId, Scenario } from './scenario';
 import { applyWireStyle } from './servers/request';
 import { tapStore, TappedStore } from './store-tap';
 import { SimUser } from './user';
+import type { Protocol } from '../machine/vocabulary';
 import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from './world';
 
 /** An audit log that forwards records instead of keeping them: runs of millions stay small. */
@@ -49,6 +50,20 @@ class SinkAuditLog implements AuditLog {
   count(): number {
     return this.#n;
   }
+}
+
+/**
+ * 2026-07-28: a request whose round the host refused (or left unanswered) fails the host's own
+ * tool call; the server is told only that, as its own event (clone.ts).
+ */
+function toolCallFailedLater(server: ServerRuntime, connection: string, id: JsonRpcId): () => void {
+  return revivable(
+    () => {
+      if (server.connected() && server.connection === connection)
+        server.agent?.onToolCallFailed(id);
+    },
+    (m) => toolCallFailedLater(m.get(server), connection, id)
+  );
 }
 
 /** A frame's delivery, as its own event: only over the connection that asked (clone.ts). */
@@ -156,6 +171,14 @@ export class ServerRuntime implements ServerEnv {
   }
   report(r: ServerReport): void {
     this.lane.metrics.report(r);
+  }
+  protocol(): Protocol {
+    return this.lane.host.config.protocol;
+  }
+  /** The lane's host agent loop: `hostRetries` more calls, each after `hostRetryDelayMs`. */
+  hostRetryAfterMs(failedCalls: number): number | null {
+    const c = this.lane.host.config;
+    return failedCalls <= c.hostRetries ? c.hostRetryDelayMs : null;
   }
 
   send(params: SamplingParams, _task: Task, wire?: WireStyle): JsonRpcId | null {
@@ -318,9 +341,10 @@ export class LaneRuntime {
     key: string,
     box: { done: boolean }
   ): (out: AuthOutput) => void {
-    // Read at arrival, as the annotation is decided then.
+    // Read at arrival, as the annotation is decided then (and the round belongs to its revision).
     const annotate = this.host.config.annotateTrim;
-    return this.#finished(server, request, key, box, annotate);
+    const rounds = this.host.config.protocol === '2026-07-28';
+    return this.#finished(server, request, key, box, annotate, rounds);
   }
 
   #finished(
@@ -328,7 +352,8 @@ export class LaneRuntime {
     request: IncomingRequest,
     key: string,
     box: { done: boolean },
-    annotate: boolean
+    annotate: boolean,
+    rounds: boolean
   ): (out: AuthOutput) => void {
     const sim = this.sim;
     return revivable(
@@ -338,8 +363,13 @@ export class LaneRuntime {
         const now = sim.clock.now();
         this.metrics.decided(out, annotate);
         sim.opts.onDecision?.(this.id, request, out);
-        if (!out.frame) return; // silenced: the server learns nothing and must infer.
         const frame = out.frame;
+        // 2026-07-28: the handler answered the host's own SDK, inside a tool call. A refusal (an
+        // error, or no answer at all) fails that tool call at the host: the server hears nothing.
+        const local = rounds && (!frame || 'error' in frame);
+        if (local)
+          sim.clock.schedule(now, toolCallFailedLater(server, request.connection, request.id));
+        if (!frame) return; // silenced: the server learns nothing and must infer.
         sim.opts.onFrame?.({
           t: now,
           lane: this.id,
@@ -348,11 +378,15 @@ export class LaneRuntime {
           direction: 'out',
           frame
         });
+        if (local) return;
         // Delivered as its own event, and only over the connection that asked: a frame for a
         // closed transport goes nowhere.
         sim.clock.schedule(now, deliverLater(server, request.connection, request.id, frame));
       },
-      (m) => m.get(this as LaneRuntime).#finished(m.get(server), request, key, m.box(box), annotate)
+      (m) =>
+        m
+          .get(this as LaneRuntime)
+          .#finished(m.get(server), request, key, m.box(box), annotate, rounds)
     );
   }
 

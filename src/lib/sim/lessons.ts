@@ -39,6 +39,7 @@ const METRIC_KEYS = [
   'abandoned',
   'degradedAware',
   'retries',
+  'hostRetries',
   'reconnects',
   'timeouts'
 ] as const;
@@ -65,7 +66,8 @@ export const METRIC_LABELS: Record<MetricKey, string> = {
   completed: 'Tasks completed',
   abandoned: 'Tasks abandoned',
   degradedAware: 'Knew their answer was degraded',
-  retries: 'Retries',
+  retries: 'Retries by servers',
+  hostRetries: 'Tool calls retried by the host',
   reconnects: 'Reconnects',
   timeouts: 'Server timeouts'
 };

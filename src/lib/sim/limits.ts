@@ -7,6 +7,7 @@
  * The per-field bounds live in the schemas (see `LIMITS`); the work bound is an estimate over the
  * whole run: how many requests the two lanes will see and how much request text they will carry.
  */
+import { DEFAULT_CLIENT_CONFIG, type ClientConfigInput } from '../machine/config';
 import { MAX_PARAMS_DEPTH } from '../machine/identity';
 import type { ServerSpec } from './world';
 
@@ -150,6 +151,18 @@ export function serverWork(
   // While the connection is closed, every task of the server may be waiting on it.
   const polls = closed > 0 ? (tasks * Math.min(span, closed)) / POLL_MS : 0;
   return { requests: Math.ceil(tasks * perTask), polls: Math.ceil(polls) };
+}
+
+/**
+ * How many times over a lane may see each task's requests: under 2026-07-28 a refused round fails
+ * the host's tool call and its agent loop calls the tool again (`hostRetries`, no more often than
+ * `hostRetryDelayMs` allows in `span`), each call asking afresh; under 2025-11-25, once.
+ */
+export function hostCallsPerTask(client: ClientConfigInput | undefined, span: number): number {
+  if ((client?.protocol ?? DEFAULT_CLIENT_CONFIG.protocol) !== '2026-07-28') return 1;
+  const cap = client?.hostRetries ?? DEFAULT_CLIENT_CONFIG.hostRetries;
+  const every = client?.hostRetryDelayMs ?? DEFAULT_CLIENT_CONFIG.hostRetryDelayMs;
+  return 1 + channelRetries({ cap, everyMs: every }, span);
 }
 
 /** The requests of {@link serverWork}. */

@@ -43,7 +43,10 @@ export interface LaneCounters {
   abandoned: number;
   /** Completions the server knew were made with less context than it asked for. */
   degradedAware: number;
+  /** Requests the servers sent again of their own accord. */
   retries: number;
+  /** 2026-07-28: tool calls the host's agent loop made again after one failed at the host. */
+  hostRetries: number;
   reconnects: number;
   timeouts: number;
 }
@@ -60,7 +63,9 @@ export const SERIES_KEYS = [
   'alerts',
   'abandoned',
   'silenced',
-  'trimmedSilently'
+  'trimmedSilently',
+  'retries',
+  'hostRetries'
 ] as const;
 export type SeriesKey = (typeof SERIES_KEYS)[number];
 
@@ -92,6 +97,7 @@ export function emptyCounters(): LaneCounters {
     abandoned: 0,
     degradedAware: 0,
     retries: 0,
+    hostRetries: 0,
     reconnects: 0,
     timeouts: 0
   };
@@ -193,6 +199,9 @@ export class LaneMetrics {
         break;
       case 'retry':
         c.retries++;
+        break;
+      case 'host.retry':
+        c.hostRetries++;
         break;
       case 'reconnect':
         c.reconnects++;

@@ -27,6 +27,8 @@ export interface LaneSummary {
   alertedIdentities: number;
   abandoned: number;
   completed: number;
+  retries: number;
+  hostRetries: number;
   denials: Record<string, number>;
 }
 
@@ -48,6 +50,8 @@ function laneSummary(sim: Simulation, id: LaneId): LaneSummary {
     alertedIdentities: c.alertedIdentities,
     abandoned: c.abandoned,
     completed: c.completed,
+    retries: c.retries,
+    hostRetries: c.hostRetries,
     denials: { ...c.denials }
   };
 }
@@ -77,6 +81,12 @@ export function summaryTable(sim: Simulation): string {
     ],
     ['abandoned requests', String(a.abandoned), String(b.abandoned)]
   );
+  // Who retried, where a lane runs 2026-07-28 and its host called tools again.
+  if (a.hostRetries || b.hostRetries)
+    rows.push(
+      ['retries by servers', String(a.retries), String(b.retries)],
+      ['tool calls retried by the host', String(a.hostRetries), String(b.hostRetries)]
+    );
   const w = [0, 1, 2].map((i) => Math.max(...rows.map((r) => r[i]!.length)));
   return rows
     .map((r) =>

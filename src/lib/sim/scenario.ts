@@ -33,6 +33,7 @@ import {
 import { DEFAULT_PROVIDER, type ProviderSpec } from './provider';
 import {
   estimateWork,
+  hostCallsPerTask,
   LIMITS,
   responseChunks,
   serverWork,
@@ -88,6 +89,8 @@ export const ClientConfigInputSchema = z
     allowedTtl: TtlSchema,
     consentTimeoutMs: Ms,
     deadlineMs: Ms,
+    hostRetries: z.int().min(0).max(LIMITS.retries),
+    hostRetryDelayMs: z.int().min(LIMITS.minIntervalMs).max(LIMITS.spanMs),
     alert: z.strictObject({
       threshold: AlertConfigSchema.shape.threshold.optional(),
       windowMs: Ms.optional()
@@ -274,6 +277,8 @@ function inertEnv(name: string): ServerEnv {
     disconnect: () => {},
     connect: () => {},
     advertisedCeiling: () => null,
+    protocol: () => '2025-11-25',
+    hostRetryAfterMs: () => null,
     report: () => {}
   };
 }
@@ -371,7 +376,13 @@ export function parseScenario(input: unknown): ScenarioParse {
     }
   });
   if (errors.length) return { ok: false, errors };
-  const estimate = estimateWork(work);
+  // Both lanes are counted as the costlier one (estimateWork doubles each server's requests).
+  const hostCalls = Math.max(
+    ...LANE_IDS.map((id) => hostCallsPerTask(data.lanes[id].client, data.durationMs))
+  );
+  const estimate = estimateWork(
+    hostCalls === 1 ? work : work.map((w) => ({ ...w, requests: w.requests * hostCalls }))
+  );
   const refused = workRefusal(estimate);
   if (refused) return { ok: false, errors: [{ path: '$', message: refused }] };
   const start = Date.parse(data.start);

@@ -52,7 +52,9 @@ const LESSONS = [
   'budget-window',
   'tired-user',
   'rfc-budget-caps',
-  'prompt-cache-trap'
+  'prompt-cache-trap',
+  'refusal-codes',
+  'who-hears'
 ];
 
 interface Lane {
@@ -231,6 +233,10 @@ describe('every scenario keeps the guarantees', () => {
   it.each(NAMES)('%s', (name) => {
     const { guarantees, scenario } = run(name);
     // Each one was checked; none is broken (the broken one's first offender names the request).
+    // A lane refusing in a real client's style gives up the typed refusal: listed, as waived.
+    const foreign = LANE_IDS.some(
+      (id) => (scenario.lanes[id].client.denialStyle ?? 'lab') !== 'lab'
+    );
     expect(guarantees.map((g) => g.id)).toEqual([
       'one-frame',
       'one-consent',
@@ -242,12 +248,15 @@ describe('every scenario keeps the guarantees', () => {
       'verdicts-only',
       'denials-true',
       'frames-conform',
+      ...(foreign ? ['refusals-typed'] : []),
       'totals-match'
     ]);
     expect(brokenLine(guarantees)).toBeNull();
-    // Silence is the one guarantee a learner may give up, and only by switching it on.
+    // Silence and a foreign refusal style are the guarantees a learner may give up, and only by
+    // switching them on.
     const silent = LANE_IDS.some((id) => scenario.lanes[id].client.silence);
     expect(guarantees[0]!.status).toBe(silent ? 'waived' : 'held');
+    if (foreign) expect(guarantees.at(-2)!.status).toBe('waived');
   });
 });
 
@@ -365,6 +374,55 @@ describe('reconnect-bypass', () => {
     // And the fresh chances at the user are what get the calls paid for.
     expect(A.providerCalls).toBeGreaterThan(B.providerCalls);
     expect(A.spendMicros).toBeGreaterThan(B.spendMicros);
+  });
+});
+
+describe('refusal-codes', () => {
+  it("a refusal sent as VS Code's -32000 reads as a dropped connection: reconnects, re-asks, spend", () => {
+    const r = run('refusal-codes');
+    const { A, B } = { A: r.A.c, B: r.B.c };
+    expect(A.tasks).toBe(B.tasks);
+    // A: the typed denial; a well-behaved server degrades at once, one prompt per task.
+    expect(A.consentPrompts).toBe(A.tasks);
+    expect(A.reconnects).toBe(0);
+    for (const f of outFrames(r, 'A').map((l) => l.frame))
+      if (isError(f)) expect(f.error.code).toBe(-32003);
+    // B: exactly VS Code's frame, no data; every refusal makes its server reconnect.
+    const refusals = outFrames(r, 'B')
+      .map((l) => l.frame)
+      .filter(isError);
+    expect(refusals.length).toBe(B.reconnects);
+    for (const f of refusals)
+      expect(f.error).toEqual({
+        code: -32000,
+        message: 'The user has denied permission to call this method.'
+      });
+    // Each reconnect empties the connection-scoped store: the user is asked again, and gives in.
+    expect(B.consentPrompts).toBeGreaterThan(2 * A.consentPrompts);
+    expect(B.completed).toBeGreaterThan(A.completed);
+    expect(B.spendMicros).toBeGreaterThan(A.spendMicros);
+    const typed = r.guarantees.find((g) => g.id === 'refusals-typed');
+    expect(typed).toMatchObject({ status: 'waived', checked: refusals.length });
+  });
+});
+
+describe('who-hears', () => {
+  it('2026-07-28: a refusal fails the host’s tool call; servers never hear it, the host retries', () => {
+    const r = run('who-hears');
+    const { A, B } = { A: r.A.c, B: r.B.c };
+    expect(A.tasks).toBe(B.tasks);
+    // A (2025-11-25): servers hear their refusals and the retriers among them ask again.
+    expect(A.hostRetries).toBe(0);
+    expect(A.retries).toBeGreaterThan(0);
+    // B (2026-07-28): no server retry at all; every re-presentation is the host calling again,
+    // at most hostRetries (2) times a task.
+    expect(B.retries).toBe(0);
+    expect(B.hostRetries).toBeGreaterThan(0);
+    expect(B.hostRetries).toBeLessThanOrEqual(2 * B.tasks);
+    expect(B.requests).toBe(B.tasks + B.hostRetries);
+    expect(A.requests).toBeGreaterThan(B.requests);
+    // The user's verdicts are the same: one prompt per task in both lanes (durable stores).
+    expect(B.consentPrompts).toBe(A.consentPrompts);
   });
 });
 

@@ -6,6 +6,7 @@
  * store or policy; a behaviour is a reaction to frames.
  */
 import type { Frame, IncludeContext, JsonRpcId, Money, SamplingParams } from '../machine/types';
+import type { Protocol } from '../machine/vocabulary';
 import type { Rng } from './rng';
 
 /** One unit of work a server wants done: a task may take several requests (retries). */
@@ -32,6 +33,8 @@ export type ServerReport =
   /** The server gave up on the task (after a permanent refusal, or its retry budget ran out). */
   | { type: 'task.abandoned'; task: number; why: string }
   | { type: 'retry'; task: number }
+  /** 2026-07-28: the host's agent loop called the tool again after the call failed at the host. */
+  | { type: 'host.retry'; task: number }
   | { type: 'reconnect' }
   | { type: 'timeout'; task: number };
 
@@ -63,6 +66,13 @@ export interface ServerEnv {
   connect(): void;
   /** The per-call ceiling the host advertised at initialize, if it advertises one (RFC open question). */
   advertisedCeiling(): Money | null;
+  /**
+   * 2026-07-28: the task's tool call failed at the host for the `failedCalls`-th time; when the
+   * host's agent loop calls the tool again (ms from now), or null when it gives up.
+   */
+  hostRetryAfterMs(failedCalls: number): number | null;
+  /** The MCP revision the connection runs (a real server knows the version it negotiated). */
+  protocol(): Protocol;
   report(r: ServerReport): void;
 }
 
@@ -70,6 +80,11 @@ export interface ServerEnv {
 export interface ServerAgent {
   start(): void;
   onFrame(id: JsonRpcId, frame: Frame): void;
+  /**
+   * 2026-07-28: the request was an `input_required` round of a tool call the host then failed
+   * locally (its handler refused): the server hears nothing, and the host may call the tool again.
+   */
+  onToolCallFailed(id: JsonRpcId): void;
 }
 
 export type ServerFactory = (env: ServerEnv, spec: ServerSpec) => ServerAgent;

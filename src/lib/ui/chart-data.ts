@@ -100,6 +100,18 @@ export const CHARTS: readonly ChartSpec[] = [
     none: 'No denials yet'
   },
   {
+    id: 'retries',
+    title: 'Who retried: servers or the host',
+    keys: ['retries', 'hostRetries'],
+    keyLabels: ['servers', 'the host'],
+    format: formatCount,
+    compare: [
+      (hi, r, lo) => `${hi}'s servers retried ${r} as often as ${lo}'s`,
+      (hi, r, lo) => `${hi}'s host called tools again ${r} as often as ${lo}'s`
+    ],
+    none: 'No retries yet'
+  },
+  {
     id: 'alerts',
     title: 'Retry-loop alerts',
     keys: ['alerts'],

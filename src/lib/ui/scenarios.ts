@@ -16,7 +16,9 @@ export const READY_MADE = [
   { name: 'prompt-cache-trap', title: 'The prompt-cache trap' },
   { name: 'in-flight-duplicates', title: 'In-flight duplicates' },
   { name: 'direct-provider', title: 'The direct-provider baseline' },
-  { name: 'restart-client', title: 'Restart the client' }
+  { name: 'restart-client', title: 'Restart the client' },
+  { name: 'refusal-codes', title: 'Same refusal, another code' },
+  { name: 'who-hears', title: 'Who hears the no?' }
 ] as const;
 
 export const DEFAULT_SCENARIO = 'reconnect-bypass';

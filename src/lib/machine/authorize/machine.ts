@@ -24,6 +24,7 @@ import {
   trimmedFrame
 } from '../frames';
 import { fromMicros } from '../money';
+import { styleFrame } from '../refusal-styles';
 import { DEFAULT_RETRY_AFTER_MS, type ReasonCode } from '../reasons';
 import type { AuditRecord, Frame, Outcome } from '../types';
 import { memoisedIdentity } from './fast-identity';
@@ -448,7 +449,11 @@ export const authorizationMachine = setup({
     } satisfies Omit<AuthContext, keyof AuthInput>),
   initial: 'identifying',
   output: ({ context }) => ({
-    frame: context.config.silence && context.audit?.silenced ? null : context.frame,
+    // The lane's refusal style changes only the frame the server receives (refusal-styles.ts).
+    frame:
+      context.config.silence && context.audit?.silenced
+        ? null
+        : styleFrame(context.frame, context.config.denialStyle),
     audit: context.audit!,
     path: context.path,
     verdict: context.verdict

@@ -21,6 +21,8 @@ export const INVARIANTS = {
     'Denials say what is true: an exhausted window could not pay, a replay names the window’s reset',
   'no-future-decisions': 'A run is never handed stored decisions decided after its clock',
   'frames-conform': 'Every frame conforms to the MCP SDK schema',
+  'refusals-typed':
+    'Every refusal carries a reason a server can branch on (-32003 with data.reason)',
   'totals-match': "The lane's counters equal its audit log",
   'same-bytes': 'The same scenario and seed give the same bytes'
 } as const;
@@ -103,6 +105,8 @@ export function rowsBehind(id: InvariantId, status: GuaranteeStatus, r: AuditRec
       return !r.replayed && (r.outcome === 'denied' || r.consent === 'approved');
     case 'frames-conform':
       return !r.silenced;
+    case 'refusals-typed':
+      return !r.silenced && (r.outcome === 'denied' || r.outcome === 'budget_exceeded');
     case 'denials-true':
       return r.reason === 'policy.budget_exhausted' || r.reason === 'policy.rate_limit';
     case 'no-future-decisions':

@@ -11,6 +11,7 @@ import { estimateCostMicros, type RateCard } from '../../machine/budget';
 import { toMicros } from '../../machine/money';
 import type { AuditRecord, Frame, SamplingParams, StoredDecision } from '../../machine/types';
 import type { CloneMap } from '../../machine/clone';
+import type { DenialStyle } from '../../machine/refusal-styles';
 import type { LaneCounters } from '../metrics';
 import { lifetimeBroken, LifetimeTracker } from '../lifetimes';
 import { LoopTracker, type AlertSettings } from '../loops';
@@ -34,6 +35,8 @@ export type FrameValidator = (frame: Frame) => string | null;
 export interface RequestContext {
   /** The lane's silence switch when the request arrived (the machine reads it then). */
   silence: boolean;
+  /** The lane's refusal style when the request arrived; default `lab`. */
+  denialStyle?: DenialStyle;
 }
 
 /** What the checker is told about an audit record: the limits in force when it was charged. */
@@ -96,6 +99,8 @@ export class InvariantChecker {
   #received = 0;
   #answered = 0;
   #silenced = 0;
+  /** Refusals sent in a real client's style, per lane (the lab's typed denial given up). */
+  readonly #foreign = new Map<string, { style: DenialStyle; count: number }>();
   /** Spend per (lane, server, window) and per (lane, connection) pool, in micros. */
   readonly #windows = new Map<string, number>();
   readonly #overdrawn = new Set<string>();
@@ -130,6 +135,7 @@ export class InvariantChecker {
     c.#received = this.#received;
     c.#answered = this.#answered;
     c.#silenced = this.#silenced;
+    for (const [k, v] of this.#foreign) c.#foreign.set(k, { ...v });
     for (const [k, v] of this.#windows) c.#windows.set(k, v);
     for (const k of this.#overdrawn) c.#overdrawn.add(k);
     for (const [k, v] of this.#pools) c.#pools.set(k, v);
@@ -154,7 +160,9 @@ export class InvariantChecker {
         t,
         what: 'a second request with an id still in flight on its connection'
       });
-    this.#pending.set(key, { t, silence: ctx.silence, seq: null, audited: false, tokensOut: 0 });
+    const pending: Pending = { t, silence: ctx.silence, seq: null, audited: false, tokensOut: 0 };
+    if (ctx.denialStyle && ctx.denialStyle !== 'lab') pending.style = ctx.denialStyle;
+    this.#pending.set(key, pending);
   }
 
   /** An audit record, with the limits in force when its cost was charged. */
@@ -171,6 +179,7 @@ export class InvariantChecker {
       p.audited = true;
       p.seq = r.seq;
       p.tokensOut = r.tokensOut;
+      if (r.outcome === 'denied' || r.outcome === 'budget_exceeded') p.refusal = true;
       if (r.silenced) {
         this.#pending.delete(key);
         if (p.silence) this.#silenced++;
@@ -229,6 +238,13 @@ export class InvariantChecker {
     if (!p) this.#t['one-frame'].add(at('a frame for no request in flight (a second frame?)'));
     else {
       this.#pending.delete(key);
+      // A refusal sent as an error in a real client's style: no reason a server can branch on.
+      if (p.style && p.refusal && 'error' in frame) {
+        const f = this.#foreign.get(lane) ?? { style: p.style, count: 0 };
+        f.style = p.style;
+        f.count++;
+        this.#foreign.set(lane, f);
+      }
       if (p.audited) this.#answered++;
       else this.#t['one-frame'].add(at('a frame sent before its audit record'));
     }
@@ -385,6 +401,7 @@ export class InvariantChecker {
         received: this.#received,
         answered: this.#answered,
         silenced: this.#silenced,
+        foreign: this.#foreign,
         replays: this.#replays,
         same: this.#same,
         totals: this.#totals,

@@ -3,6 +3,7 @@
  * requests answered"), the requests still in flight and those that waited too long, and the
  * lanes' counters held against the audit log.
  */
+import { FOREIGN_REFUSALS, type DenialStyle } from '../../machine/refusal-styles';
 import type { LaneCounters } from '../metrics';
 import { INVARIANTS, n, plural, Tally, type InvariantId, type InvariantResult } from './catalogue';
 import { handoverSummary } from './handover';
@@ -14,6 +15,10 @@ export interface Pending {
   seq: number | null;
   audited: boolean;
   tokensOut: number;
+  /** The lane's refusal style, when it is not the lab's. */
+  style?: DenialStyle;
+  /** The audit record says the request was refused (a denial or a cost refusal). */
+  refusal?: boolean;
 }
 
 /** What the checker has gathered so far: all {@link summarise} reads. */
@@ -23,6 +28,8 @@ export interface CheckerState {
   received: number;
   answered: number;
   silenced: number;
+  /** Refusals sent in a real client's style, per lane. */
+  foreign: ReadonlyMap<string, { style: DenialStyle; count: number }>;
   replays: number;
   same: { checked: number; problem: string | null } | null;
   /** The audit log's own totals per lane. */
@@ -185,6 +192,7 @@ export function summarise(
       )
     );
   }
+  if (s.foreign.size) out.push(foreignResult(s.foreign));
   out.push(totalsResult(s, now, counters));
   if (s.same) {
     const bytes = new Tally();
@@ -196,6 +204,26 @@ export function summarise(
     );
   }
   return out;
+}
+
+/**
+ * Listed only when a lane refuses in a real client's style: given up on purpose, as silence gives
+ * up the one frame, and said with what the server's SDK makes of the code.
+ */
+function foreignResult(
+  foreign: ReadonlyMap<string, { style: DenialStyle; count: number }>
+): InvariantResult {
+  const t = new Tally();
+  const parts: string[] = [];
+  for (const [lane, { style, count }] of [...foreign].sort(([a], [b]) => a.localeCompare(b))) {
+    if (style === 'lab') continue;
+    const r = FOREIGN_REFUSALS[style];
+    t.checked += count;
+    parts.push(
+      `lane ${lane} refuses like ${r.client} (${r.code}, no data): ${plural(count, 'refusal')} its servers see as ${r.serverSees}`
+    );
+  }
+  return { ...result('refusals-typed', t, t.checked, parts.join('; ')), status: 'waived' };
 }
 
 function totalsResult(

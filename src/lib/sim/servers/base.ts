@@ -6,7 +6,8 @@
  * A server sees only its own requests and the frames that come back (or do not): never the
  * client's decision store, policy or configuration.
  */
-import { classifyFrame, type FrameKind } from '../../machine/frames';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { classifyFrame } from '../../machine/frames';
 import type { BudgetDecision, Frame, JsonRpcId, SamplingParams } from '../../machine/types';
 import { revivable, type CloneMap } from '../../machine/clone';
 import type { Rng } from '../rng';
@@ -15,6 +16,15 @@ import { buildParams, type BuildOptions } from './request';
 
 /** How long a server waits before trying again to send on a closed connection. */
 const RECONNECT_POLL_MS = 500;
+/**
+ * How long a server takes to reconnect after its SDK said the connection closed (`-32000`): a
+ * local stdio server restarts in well under a second.
+ */
+export const CLOSED_RECONNECT_MS = 300;
+/** The SDK's default cap on `input_required` rounds in one tool call (2026-07-28). */
+export const MAX_INPUT_ROUNDS = 10;
+/** The lab's denial code; not one of the SDK's `ErrorCode`s (it is ours, in -32000..-32019). */
+const LAB_DENIAL = -32003;
 
 /** Parameters every behaviour understands. */
 export const BASE_DEFAULTS: Record<string, unknown> = {
@@ -33,8 +43,15 @@ export type Failure =
     }
   /** Refused pre-flight on cost; `decision` is the RFC's basis when the frame carried a usable one. */
   | { kind: 'budget_exceeded'; decision: BudgetDecision | null }
-  /** A transport or provider error, or a frame this server cannot read. */
-  | { kind: 'error'; what: 'transport_error' | 'provider_error' | 'unknown' }
+  /**
+   * An error as the server's SDK shows it: a request timeout (transport), an internal error
+   * (provider: transient), a closed connection (-32000: the server reconnects), or any other
+   * code or a frame this server cannot read.
+   */
+  | {
+      kind: 'error';
+      what: 'transport_error' | 'provider_error' | 'connection_closed' | 'unknown';
+    }
   /** No frame before the request's timeout. */
   | { kind: 'timeout' };
 
@@ -87,33 +104,61 @@ function decisionOf(v: unknown): BudgetDecision | null {
   return ok ? (d as unknown as BudgetDecision) : null;
 }
 
-/** Reads a failure frame defensively: a server never trusts the shape of what it receives. */
-function failureOf(kind: FrameKind, frame: unknown): Failure {
+/**
+ * What the server's SDK hands its code for an error frame: an `McpError` built from the
+ * response's code, message and data, as the SDK's `Protocol` builds it. A server sees nothing else.
+ */
+export function sdkErrorOf(frame: unknown): McpError | null {
+  if (!isObject(frame) || !isObject(frame.error)) return null;
+  const { code, message, data } = frame.error;
+  if (typeof code !== 'number' || !Number.isInteger(code)) return null;
+  return new McpError(code, typeof message === 'string' ? message : '', data);
+}
+
+/** Reads a denial's data defensively: a server never trusts the shape of what it receives. */
+function denialOf(data: Record<string, unknown>): Failure {
+  const out: Failure = {
+    kind: 'denied',
+    reason: typeof data.reason === 'string' ? data.reason : 'unknown',
+    // Absent or malformed reads as permanent: under uncertainty, stop asking.
+    retryable: data.retryable === true
+  };
+  const after = data.retryAfterMs;
+  if (typeof after === 'number' && Number.isFinite(after) && after >= 0) {
+    out.retryAfterMs = after;
+  }
+  if (typeof data.resetsAt === 'string') out.resetsAt = data.resetsAt;
+  return out;
+}
+
+/**
+ * What a server can tell from a frame that is not a completion. An error is classified by the
+ * code of the `McpError` its SDK raises, with the SDK's own `ErrorCode` values: only the lab's
+ * `-32003` (with `data`) is a refusal it can read; `-32000` is the SDK's closed connection,
+ * `-32001` its request timeout, `-32603` an internal (transient) failure; anything else (a spec
+ * `-1`, `-32600`, `-32601`) it cannot interpret.
+ */
+export function failureOf(frame: unknown): Failure {
   const f = isObject(frame) ? frame : {};
-  const error = isObject(f.error) ? f.error : {};
-  const data = isObject(error.data) ? error.data : {};
-  switch (kind) {
-    case 'denied': {
-      const out: Failure = {
-        kind: 'denied',
-        reason: typeof data.reason === 'string' ? data.reason : 'unknown',
-        // Absent or malformed reads as permanent: under uncertainty, stop asking.
-        retryable: data.retryable === true
-      };
-      const after = data.retryAfterMs;
-      if (typeof after === 'number' && Number.isFinite(after) && after >= 0) {
-        out.retryAfterMs = after;
-      }
-      if (typeof data.resetsAt === 'string') out.resetsAt = data.resetsAt;
-      return out;
-    }
-    case 'budget_exceeded': {
-      const result = isObject(f.result) ? f.result : {};
-      return { kind: 'budget_exceeded', decision: decisionOf(result.budget ?? data.budget) };
-    }
-    case 'transport_error':
-    case 'provider_error':
-      return { kind: 'error', what: kind };
+  if (isObject(f.result)) {
+    if (f.result.stopReason === 'budget_exceeded')
+      return { kind: 'budget_exceeded', decision: decisionOf(f.result.budget) };
+    return { kind: 'error', what: 'unknown' };
+  }
+  const e = sdkErrorOf(frame);
+  if (e === null) return { kind: 'error', what: 'unknown' };
+  const data = isObject(e.data) ? e.data : {};
+  switch (e.code) {
+    case LAB_DENIAL:
+      return isObject(data.budget)
+        ? { kind: 'budget_exceeded', decision: decisionOf(data.budget) }
+        : denialOf(data);
+    case ErrorCode.ConnectionClosed:
+      return { kind: 'error', what: 'connection_closed' };
+    case ErrorCode.RequestTimeout:
+      return { kind: 'error', what: 'transport_error' };
+    case ErrorCode.InternalError:
+      return { kind: 'error', what: 'provider_error' };
     default:
       return { kind: 'error', what: 'unknown' };
   }
@@ -282,9 +327,57 @@ export abstract class BaseServer implements ServerAgent {
     const kind = classifyFrame(frame);
     if (kind === 'allowed' || kind === 'trimmed' || kind === 'budget_exhausted') {
       this.onSuccess(pending.state, kind, pending.params);
-    } else {
-      this.onFailure(pending.state, failureOf(kind, frame));
+      return;
     }
+    const failure = failureOf(frame);
+    // Its SDK said the connection closed: the server reconnects, then its behaviour decides
+    // whether to ask again (a refusal sent as -32000 looks exactly like this).
+    if (failure.kind === 'error' && failure.what === 'connection_closed') this.#reconnect();
+    this.onFailure(pending.state, failure);
+  }
+
+  onToolCallFailed(id: JsonRpcId): void {
+    const pending = this.#pending.get(id);
+    if (pending === undefined || pending.settled) return;
+    this.#settle(pending);
+    this.#hostFailed(pending.state);
+  }
+
+  /**
+   * 2026-07-28: the task's tool call failed at the host. Nothing reaches the server's code, so its
+   * behaviour (retry, reconnect, degrade) never runs: the host's agent loop decides whether the
+   * tool is called again, and the task then starts over from its first request.
+   */
+  #hostFailed(s: TaskState): void {
+    s.tally.rounds = 0;
+    const calls = this.bump(s, 'hostFailures');
+    const wait = this.env.hostRetryAfterMs(calls);
+    if (wait === null) {
+      return this.abandon(
+        s,
+        `its tool call failed at the host ${calls === 1 ? 'once' : `${calls} times`}; the host gave up (the server never heard why)`
+      );
+    }
+    this.env.report({ type: 'host.retry', task: s.task.n });
+    s.params = s.original;
+    this.env.schedule(wait, this.sendLater(s, false));
+  }
+
+  #reconnect(): void {
+    if (!this.env.connected()) return;
+    this.env.disconnect();
+    this.env.schedule(CLOSED_RECONNECT_MS, this.#reconnectLater());
+  }
+
+  #reconnectLater(): () => void {
+    return revivable(
+      () => {
+        if (this.env.connected()) return;
+        this.env.connect();
+        this.env.report({ type: 'reconnect' });
+      },
+      (m) => m.get(this as BaseServer).#reconnectLater()
+    );
   }
 
   /** The params of task `n` (a behaviour may change what it asks for). */
@@ -336,6 +429,9 @@ export abstract class BaseServer implements ServerAgent {
    */
   protected send(s: TaskState, isRetry: boolean, wire?: WireStyle): void {
     if (s.done) return;
+    const rounds = this.env.protocol() === '2026-07-28';
+    // The host's SDK fulfils at most MAX_INPUT_ROUNDS rounds of one tool call, then fails it.
+    if (rounds && this.count(s, 'rounds') >= MAX_INPUT_ROUNDS) return this.#hostFailed(s);
     s.task.attempts++;
     const sent = s.params;
     const id = this.env.send(sent, { ...s.task }, wire);
@@ -348,11 +444,13 @@ export abstract class BaseServer implements ServerAgent {
       s.retries++;
       this.env.report({ type: 'retry', task: s.task.n });
     }
+    if (rounds) this.bump(s, 'rounds');
     const pending: Pending = { id, state: s, params: sent, timer: null, settled: false };
     // A reused id (a new connection numbering from 1 again) orphans the old entry, whose own
     // timer still settles it as a timeout.
     this.#pending.set(id, pending);
-    if (Number.isFinite(this.spec.timeoutMs)) {
+    // Under 2026-07-28 the server answered `input_required` and waits for nothing: no timeout.
+    if (!rounds && Number.isFinite(this.spec.timeoutMs)) {
       pending.timer = this.env.schedule(
         Math.max(0, this.spec.timeoutMs),
         this.#timeoutLater(pending)

@@ -4,6 +4,7 @@
  * with the frames.ts builders. Not used by the product.
  */
 import type { Frame, Money, SamplingParams } from '../../machine/types';
+import type { Protocol } from '../../machine/vocabulary';
 import { Rng } from '../rng';
 import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, WireStyle } from '../world';
 import { createServer } from './behaviours';
@@ -39,6 +40,11 @@ export interface FakeRun {
 
 export interface FakeOptions {
   seed?: number;
+  /** The revision the connection runs (default 2025-11-25). */
+  protocol?: Protocol;
+  /** 2026-07-28: the host calls the tool again this many times, this long after a failure. */
+  hostRetries?: number;
+  hostRetryDelayMs?: number;
   latencyMs?: number;
   ceiling?: Money | null;
 }
@@ -115,6 +121,9 @@ export function fakeRun(s: ServerSpec, responder: Responder, opts: FakeOptions =
       log.push(`connect@${now}`);
     },
     advertisedCeiling: () => opts.ceiling ?? null,
+    protocol: () => opts.protocol ?? '2025-11-25',
+    hostRetryAfterMs: (n) =>
+      n <= (opts.hostRetries ?? 2) ? (opts.hostRetryDelayMs ?? 2000) : null,
     report(r) {
       reports.push({ ...r, at: now });
     }

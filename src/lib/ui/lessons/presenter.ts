@@ -88,7 +88,9 @@ const TITLES: Partial<Record<SeriesKey, string>> = {
   silenced: 'Silenced (no frame)',
   trimmedSilently: 'Trimmed silently',
   fresh: 'Fresh evaluations',
-  replays: 'Replayed decisions'
+  replays: 'Replayed decisions',
+  retries: 'Retries by servers',
+  hostRetries: 'Tool calls retried by the host'
 };
 
 /** The one chart of a lesson: the playground's own chart for that series where there is one. */
