@@ -153,6 +153,8 @@ export class Assembler {
   #inferred = 0;
   #errorCodes: Record<string, number> = {};
   #seq = 0;
+  /** Characters of the sampling params kept: the trace's own bound on its text. */
+  #chars = 0;
   /** The last time seen: a line without one happens then. */
   #lastT: number | null = null;
   #timed = false;
@@ -357,6 +359,11 @@ export class Assembler {
     if (problem) {
       this.#messages--;
       return this.skip(where, `a sampling/createMessage request the lab cannot replay: ${problem}`);
+    }
+    this.#chars += JSON.stringify(event.params).length;
+    if (this.#chars > LIMITS.traceChars) {
+      this.#error ??= `${where.file}: line ${where.line}: the sampling requests so far hold more than ${LIMITS.traceChars / 1e6} million characters, the limit of a trace`;
+      return;
     }
     const before = s.sampling.get(key);
     if (before) this.#answered(s, before, { response: 'none' });
