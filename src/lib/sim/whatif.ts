@@ -8,7 +8,7 @@
  * the CLI (`lab replay`) and the page format it.
  */
 import { csvCell } from '../store/audit-export';
-import { fromMicros, toMicros } from '../machine/money';
+import { fromMicrosExact, toMicros } from '../machine/money';
 import type { AuditRecord, JsonRpcId } from '../machine/types';
 import { LANE_IDS, type LaneId } from './scenario';
 import type { Logged, TraceEvent } from './trace';
@@ -225,8 +225,8 @@ export class WhatIfCollector {
       }
     }
     for (const [c, m] of micros) {
-      if (c.spendThen !== null) c.spendThen = fromMicros(m.then);
-      for (const lane of LANE_IDS) c.lanes[lane].spendNow = fromMicros(m.now[lane]);
+      if (c.spendThen !== null) c.spendThen = fromMicrosExact(m.then);
+      for (const lane of LANE_IDS) c.lanes[lane].spendNow = fromMicrosExact(m.now[lane]);
     }
     return {
       labels,
