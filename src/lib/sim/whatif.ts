@@ -82,6 +82,13 @@ export interface WhatIfCounts {
   alertsThen: number | null;
 }
 
+/** One logged request: what the log shows, and each lane's outcome with its audit record. */
+export interface WhatIfRow {
+  event: TraceEvent;
+  then: { then: Then; label: string };
+  now: Record<LaneId, Now & { record?: AuditRecord }>;
+}
+
 /** One request whose outcome differs between the log and a lane. */
 export interface WhatIfChange {
   t: number;
@@ -155,6 +162,26 @@ export class WhatIfCollector {
     this.#records.set(`${r.lane}\u0000${r.connection}\u0000${String(r.requestId)}`, r);
   };
 
+  /**
+   * Each logged request of `trace` with what the log shows and each lane's outcome (the lane's
+   * audit record, when it decided one): the rows the report counts.
+   */
+  rows(trace: readonly TraceEvent[]): WhatIfRow[] {
+    const out: WhatIfRow[] = [];
+    for (const e of trace) {
+      if (e.type !== 'request' || !e.logged) continue;
+      const sent = this.#sent.get(e) ?? {};
+      const now = {} as WhatIfRow['now'];
+      for (const lane of LANE_IDS) {
+        const key = sent[lane];
+        const record = key === undefined ? undefined : this.#records.get(key);
+        now[lane] = { ...nowOf(record), ...(record ? { record } : {}) };
+      }
+      out.push({ event: e, then: thenOf(e.logged), now });
+    }
+    return out;
+  }
+
   report(trace: readonly TraceEvent[], labels: Record<LaneId, string>): WhatIfReport {
     const currency =
       this.#currency ?? trace.find((e) => e.logged?.audit)?.logged?.audit?.currency ?? 'USD';
@@ -168,19 +195,10 @@ export class WhatIfCollector {
     };
     const changes: WhatIfChange[] = [];
     let changed = 0;
-    for (const e of trace) {
-      if (e.type !== 'request' || !e.logged) continue;
+    for (const { event: e, then, now } of this.rows(trace)) {
       let s = byServer.get(e.server);
       if (!s) byServer.set(e.server, (s = emptyCounts()));
-      const then = thenOf(e.logged);
-      const audit = e.logged.audit;
-      const sent = this.#sent.get(e) ?? {};
-      const now = {} as Record<LaneId, Now & { record?: AuditRecord }>;
-      for (const lane of LANE_IDS) {
-        const key = sent[lane];
-        const record = key === undefined ? undefined : this.#records.get(key);
-        now[lane] = { ...nowOf(record), ...(record ? { record } : {}) };
-      }
+      const audit = e.logged!.audit;
       for (const c of [s, total]) {
         c.requests++;
         c.then[then.then]++;

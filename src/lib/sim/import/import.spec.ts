@@ -220,3 +220,47 @@ describe('format detection and bad input', () => {
     expect(r.ok).toBe(false);
   });
 });
+
+describe('the lab’s audit JSONL (written by the handler; the process killed mid-record)', () => {
+  it('counts what a person counts', () => {
+    const text = read('handler-audit.jsonl');
+    const r = ok(importTexts([['handler-audit.jsonl', text]]));
+    expect(r.report.files).toEqual([{ file: 'handler-audit.jsonl', format: 'audit', lines: 16 }]);
+    // mail#1, mail#2, research#3, notes#4, reports#5: one connection each.
+    expect(r.report.servers.map((s) => [s.name, s.connections, s.sampling, s.responses])).toEqual([
+      ['mail', 2, 6, { result: 3, error: 3, none: 0 }],
+      ['research', 1, 5, { result: 0, error: 5, none: 0 }],
+      ['notes', 1, 2, { result: 0, error: 2, none: 0 }],
+      ['reports', 1, 2, { result: 2, error: 0, none: 0 }]
+    ]);
+    expect(r.report.skips).toEqual([
+      {
+        file: 'handler-audit.jsonl',
+        line: 16,
+        why: expect.stringMatching(/^not valid JSON \(.*\): cut off\?$/)
+      }
+    ]);
+    // One text per identity: the two identical research requests share params, so one identity.
+    const research = r.events.filter((e) => e.server === 'research' && e.type === 'request');
+    expect(new Set(research.map((e) => JSON.stringify(e.params))).size).toBe(1);
+    expect(research[0]!.logged).toMatchObject({
+      response: 'error',
+      error: { code: -32003, message: 'policy.sampling_disabled' },
+      audit: { outcome: 'denied', reason: 'policy.sampling_disabled' }
+    });
+    roundTrips(r);
+  });
+
+  it('a shadow-mode record was served, whatever its verdict', () => {
+    const line = read('handler-audit.jsonl').split('\n')[3]!;
+    const shadow = JSON.stringify({
+      ...JSON.parse(line),
+      shadow: { outcome: 'denied', reason: 'policy.rate_limit' }
+    });
+    const r = ok(importTexts([['shadow.jsonl', shadow]]));
+    expect(r.events[1]!.logged).toMatchObject({
+      response: 'result',
+      audit: { outcome: 'denied', reason: 'policy.rate_limit', shadow: true }
+    });
+  });
+});
