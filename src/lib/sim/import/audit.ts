@@ -79,6 +79,7 @@ interface Known {
 /** Reads audit lines; `finish` makes each identity's params once everything about it is known. */
 export class AuditLines {
   readonly #byIdentity = new Map<string, Known>();
+  #lane: string | undefined;
 
   constructor(readonly a: Assembler) {}
 
@@ -92,6 +93,15 @@ export class AuditLines {
     const checked = validateAuditRecord(raw);
     if (!checked.ok) return this.a.skip(where, `not an audit record: ${checked.error}`);
     const r = checked.record;
+    // A run's audit.jsonl holds both lanes' records of the same traffic: the first lane's is read.
+    if (r.lane !== undefined) {
+      this.#lane ??= r.lane;
+      if (r.lane !== this.#lane)
+        return this.a.skip(
+          where,
+          `a record of lane ${r.lane}: only lane ${this.#lane}'s are read (the same traffic, decided again)`
+        );
+    }
     const shadow =
       typeof raw === 'object' && raw !== null && 'shadow' in raw && raw.shadow !== undefined;
     const event = this.a.decided(

@@ -264,3 +264,19 @@ describe('the lab’s audit JSONL (written by the handler; the process killed mi
     });
   });
 });
+
+describe('a run’s audit.jsonl (both lanes)', () => {
+  it('reads the first lane’s records and skips the other’s', () => {
+    const lines = read('handler-audit.jsonl').split('\n').slice(0, 3);
+    const both = lines.flatMap((l) => {
+      const r = JSON.parse(l);
+      return [JSON.stringify({ ...r, lane: 'A' }), JSON.stringify({ ...r, lane: 'B' })];
+    });
+    const r = ok(importTexts([['audit.jsonl', both.join('\n')]]));
+    expect(r.report.sampling).toBe(3);
+    expect(skipped(r)).toEqual([2, 4, 6]);
+    expect(r.report.skips[0]!.why).toBe(
+      "a record of lane B: only lane A's are read (the same traffic, decided again)"
+    );
+  });
+});
