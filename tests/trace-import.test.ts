@@ -65,6 +65,16 @@ test('a dropped Claude log replays in trace mode with the what-if table', async 
   ]);
   await expect(cells(page, 'weather', 'Consent dialogs')).toHaveText(['—', '3', '2']);
   await expect(logs).toContainText('2 requests changed outcome in a lane.');
+  await logs.getByText('The requests that changed').click();
+  const changed = logs.getByRole('table', { name: 'Requests whose outcome changed' });
+  await expect(changed.getByRole('row').nth(1).getByRole('cell')).toHaveText([
+    '+3.905 s',
+    'weather',
+    'result',
+    'user.denied',
+    'user.denied'
+  ]);
+  await expect(changed.getByRole('row')).toHaveCount(3);
 
   // The playground runs the same trace: six requests in each lane once simulated.
   await page.getByRole('button', { name: /Simulate/ }).click();
@@ -79,7 +89,7 @@ test('a file that is no client log is refused in one line, and the scenario stay
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
   await dropLog(page, 'notes.txt', 'hello\n'.repeat(60));
   await expect(page.getByRole('alert')).toHaveText(
-    'Log not imported: notes.txt: cannot tell the format from its first 50 lines: give --format claude, inspector, ndjson or audit'
+    'Log not imported: notes.txt: cannot tell the format from its first 50 lines: not a Claude Desktop log, an Inspector export, a JSON-RPC capture or an audit log (lab import --format names it)'
   );
   await expect(page.getByRole('region', { name: 'Lesson' })).toContainText('Predict:');
 });

@@ -112,8 +112,9 @@ describe('lab import', () => {
 });
 
 describe('lab replay of an imported trace', () => {
-  it('prints the what-if report and writes whatif.json and whatif.csv (through the real CLI)', () => {
+  it('prints the what-if report and writes whatif.json and whatif.csv', async () => {
     const trace = join(dir, 'stdio.jsonl');
+    // `lab` itself, once: the command is wired into main.ts.
     const imp = spawnSync(
       'npx',
       [
@@ -129,26 +130,21 @@ describe('lab replay of an imported trace', () => {
     expect(imp.stderr).toBe('');
     expect(imp.status).toBe(0);
     const out = join(dir, 'replay');
-    const r = spawnSync(
-      'npx',
-      [
-        'tsx',
-        'src/cli/main.ts',
-        'replay',
-        trace,
-        '--scenario',
-        'static/scenarios/reconnect-bypass.json',
-        '--out',
-        out
-      ],
-      { encoding: 'utf8' }
+    const text: string[] = [];
+    const code = await runCommand(
+      commands.replay!,
+      [trace, '--scenario', 'static/scenarios/reconnect-bypass.json', '--out', out],
+      {
+        out: (s) => void text.push(s),
+        err: (s) => void text.push(s),
+        stdin: () => Promise.reject(new Error('no stdin'))
+      }
     );
-    expect(r.stderr).toBe('');
-    expect(r.status).toBe(0);
-    expect(r.stdout).toContain('what the policy would have done');
-    expect(r.stdout).toMatch(/^ {2}sampling requests +4$/m);
+    expect(code).toBe(0);
+    expect(text.join('')).toContain('what the policy would have done');
+    expect(text.join('')).toMatch(/^ {2}sampling requests +4$/m);
     const report = JSON.parse(readFileSync(join(out, 'whatif.json'), 'utf8'));
     expect(report.total.then).toEqual({ served: 1, refused: 2, none: 1 });
     expect(readFileSync(join(out, 'whatif.csv'), 'utf8').split('\r\n')[0]).toMatch(/^lane,server,/);
-  });
+  }, 120_000);
 });

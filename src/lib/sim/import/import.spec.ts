@@ -211,7 +211,7 @@ describe('format detection and bad input', () => {
     expect(r).toEqual({
       ok: false,
       error:
-        'notes.txt: cannot tell the format from its first 50 lines: give --format claude, inspector, ndjson or audit'
+        'notes.txt: cannot tell the format from its first 50 lines: not a Claude Desktop log, an Inspector export, a JSON-RPC capture or an audit log (lab import --format names it)'
     });
   });
 

@@ -107,7 +107,7 @@ export class TrafficImport {
         this.#held = [];
         for (const [t, k] of held) this.#dispatch(t, k);
       } else if (this.#held.length >= DETECT_LINES) {
-        this.#error = `${this.#file}: cannot tell the format from its first ${DETECT_LINES} lines: give --format claude, inspector, ndjson or audit`;
+        this.#error = `${this.#file}: cannot tell the format from its first ${DETECT_LINES} lines: not a Claude Desktop log, an Inspector export, a JSON-RPC capture or an audit log (lab import --format names it)`;
       }
       return !this.error;
     }
@@ -147,7 +147,7 @@ export class TrafficImport {
     if (this.error) return;
     if (this.#format === null) {
       if (this.#held.some(([t]) => t.trim()))
-        this.#error = `${this.#file}: cannot tell its format: give --format claude, inspector, ndjson or audit`;
+        this.#error = `${this.#file}: cannot tell its format: not a Claude Desktop log, an Inspector export, a JSON-RPC capture or an audit log (lab import --format names it)`;
       this.#a.file(this.#file, 'ndjson', this.#lines);
       return;
     }
