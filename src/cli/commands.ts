@@ -13,6 +13,7 @@ import { MAX_PARAMS_BYTES, MAX_SCENARIO_BYTES, MAX_TRACE_BYTES } from '../lib/si
 import { parseArgs, parseSeed, parseSpan, readStdin } from './io';
 import { formatSpan } from '../lib/sim/extend';
 import { CliError, loadScenario, loadTrace, reportRun, runAndWrite, type Source } from './run';
+import { importFiles, importReportText, parseFormat } from './import';
 
 /** Where a command reads and writes: the process, or a test capturing both streams. */
 export interface Io {
@@ -20,12 +21,17 @@ export interface Io {
   err(s: string): void;
   /** Standard input's text, at most `maxBytes` (a `CliError` past that); `what` names it. */
   stdin(maxBytes: number, what: string): Promise<string>;
+  /** A progress line, overwritten by the next (a terminal only; absent otherwise). */
+  progress?(s: string): void;
 }
 
 const processIo: Io = {
   out: (s) => void process.stdout.write(s),
   err: (s) => void process.stderr.write(s),
-  stdin: (maxBytes, what) => readStdin(maxBytes, what)
+  stdin: (maxBytes, what) => readStdin(maxBytes, what),
+  ...(process.stderr.isTTY
+    ? { progress: (s: string) => void process.stderr.write(`\r\x1b[2K${s}`) }
+    : {})
 };
 
 export interface Command {
@@ -214,4 +220,41 @@ const replay: Command = {
   }
 };
 
-export const commands: Record<string, Command> = { identity, run, replay };
+const importLog: Command = {
+  usage: `import FILE... --out TRACE.jsonl [--format auto|claude|inspector|ndjson|audit] [--server NAME]
+      FILE               Claude Desktop's mcp-server-NAME.log or mcp.log, an MCP Inspector history
+                         export, a raw stdio capture (NDJSON), or the lab's audit JSONL
+      --format           each file's format (default auto: told from its first lines)
+      --server NAME      the server of a log that names none (Inspector, raw capture; default:
+                         the file's name without its extension)`,
+  async run(args) {
+    const a = parseArgs(args, { values: ['format', 'server', 'out'] });
+    if (!a.ok) return fail(`import: ${a.error}`);
+    if (a.positional.length === 0) return fail('import: give at least one log file');
+    if (a.positional.includes('-'))
+      return fail('import: give files (a log is not read from standard input)');
+    const out = a.values.out;
+    if (!out) return fail('import: --out TRACE.jsonl is required');
+    const format = parseFormat(a.values.format);
+    if (format !== 'auto' && !['claude', 'inspector', 'ndjson', 'audit'].includes(format))
+      return fail(`import: ${format}`);
+    const server = a.values.server;
+    if (server !== undefined && (server.length === 0 || server.length > 200))
+      return fail('import: --server must be 1 to 200 characters');
+    return guarded(() => {
+      const progress = io.progress;
+      const r = importFiles({
+        files: a.positional,
+        format: format as 'auto',
+        ...(server !== undefined ? { server } : {}),
+        out,
+        ...(progress ? { progress } : {})
+      });
+      if (progress) progress('');
+      io.out(importReportText(r.report, out, r.events) + '\n');
+      return 0;
+    });
+  }
+};
+
+export const commands: Record<string, Command> = { identity, run, replay, import: importLog };

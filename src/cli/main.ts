@@ -3,7 +3,8 @@
  *
  *   identity --server NAME            read a request's params (JSON) on stdin, print NAME:<32 hex>
  *   run SCENARIO.json [--seed N] [--out DIR] [--restart-at TIME]... [--break COND]...
- *   replay TRACE.jsonl --scenario SCENARIO.json [--out DIR]
+ *   replay TRACE.jsonl --scenario SCENARIO.json [--out DIR]   (an imported trace: + the what-if)
+ *   import FILE... --out TRACE.jsonl [--format F] [--server NAME]   an MCP client's logs as a trace
  *   help                              the usage, with every option and the exit codes
  *
  * A file argument may be `-` for standard input. Inputs are bounded and decoded as in `files.ts`.

@@ -23,6 +23,13 @@ import { BreakpointWatcher, type BreakCondition, type BreakFacts } from '../lib/
 import { restartNotice } from '../lib/sim/restart';
 import { formatSpan as spanText } from '../lib/sim/extend';
 import type { AuditRecord } from '../lib/machine/types';
+import {
+  isImportedTrace,
+  WhatIfCollector,
+  whatIfCsv,
+  whatIfText,
+  type WhatIfReport
+} from '../lib/sim/whatif';
 
 /** Buffered line writer: a simulated day can produce millions of lines. */
 class LineFile {
@@ -127,6 +134,8 @@ export interface RunOutcome {
   broken: string | null;
   /** The run stopped at a breakpoint: the facts (printed as JSON, exit code 4). */
   paused?: BreakFacts | null;
+  /** An imported trace's replay: what the policy would have done (whatif.ts). */
+  whatIf?: WhatIfReport;
 }
 
 /** A running SHA-256 of the lines a file gets, so a second run can be compared byte for byte. */
@@ -148,11 +157,13 @@ export function runAndWrite(o: RunOptions): RunOutcome {
   let audit: LineFile | null = null;
   if (o.out) {
     makeOutDir(o.out);
-    for (const f of ['frames.jsonl', 'audit.jsonl', 'metrics.json']) checkOutFile(join(o.out, f));
+    for (const f of ['frames.jsonl', 'audit.jsonl', 'metrics.json', 'whatif.json', 'whatif.csv'])
+      checkOutFile(join(o.out, f));
     frames = new LineFile(join(o.out, 'frames.jsonl'));
     audit = new LineFile(join(o.out, 'audit.jsonl'));
   }
   const digest = o.twice ? { frames: lineDigest(), audit: lineDigest() } : null;
+  const whatIf = o.trace && isImportedTrace(o.trace) ? new WhatIfCollector() : null;
   const runOpts = {
     ...(o.seed !== undefined ? { seed: o.seed } : {}),
     ...(o.trace ? { trace: o.trace } : {}),
@@ -170,7 +181,9 @@ export function runAndWrite(o: RunOptions): RunOutcome {
           frames?.line(s);
           digest?.frames.line(s);
         },
+        ...(whatIf ? { onTraceRequest: whatIf.onTraceRequest } : {}),
         onAudit: (r: AuditRecord) => {
+          whatIf?.onAudit(r);
           const s = auditLineJson(r);
           audit?.line(s);
           digest?.audit.line(s);
@@ -198,9 +211,20 @@ export function runAndWrite(o: RunOptions): RunOutcome {
     ? '\n\nclient restarts\n' +
       sim.restarts.map((r) => `  at +${spanText(r.t - sim.start)}: ${restartNotice(r)}`).join('\n')
     : '';
+  let whatIfReport: WhatIfReport | undefined;
+  let whatIfPart = '';
+  if (whatIf) {
+    whatIfReport = whatIf.report(o.trace!, { A: sim.lanes.A.label, B: sim.lanes.B.label });
+    whatIfPart = '\n\n' + whatIfText(whatIfReport);
+    if (o.out) {
+      writeOut(join(o.out, 'whatif.json'), JSON.stringify(whatIfReport, null, 2) + '\n');
+      writeOut(join(o.out, 'whatif.csv'), whatIfCsv(whatIfReport));
+    }
+  }
   return {
-    text: summaryTable(sim) + restarts + '\n\n' + guaranteesTable(guarantees),
-    broken: brokenLine(guarantees)
+    text: summaryTable(sim) + restarts + whatIfPart + '\n\n' + guaranteesTable(guarantees),
+    broken: brokenLine(guarantees),
+    ...(whatIfReport ? { whatIf: whatIfReport } : {})
   };
 }
 

@@ -70,6 +70,16 @@ export interface SimulationOptions {
   onFrame?: (line: FrameLine) => void;
   /** Receives every audit record. */
   onAudit?: (record: AuditRecord) => void;
+  /**
+   * A trace's request was sent on `lane` as request `requestId` on `connection` (its audit record
+   * carries both): how a replay finds each logged request's outcome in each lane (whatif.ts).
+   */
+  onTraceRequest?: (
+    lane: LaneId,
+    event: TraceEvent,
+    connection: string,
+    requestId: JsonRpcId
+  ) => void;
   /** Receives every finished request: the inspector keeps params, path and frame. */
   onDecision?: (lane: LaneId, request: IncomingRequest, out: AuthOutput) => void;
   /**

@@ -152,7 +152,9 @@ export class Simulation {
         else {
           // A trace request on a server that never connected: it connects implicitly.
           if (!server.connected()) server.connect();
-          server.send(e.params!, { n: 0, attempts: 1, startedAt: this.clock.now() });
+          const connection = server.connection;
+          const id = server.send(e.params!, { n: 0, attempts: 1, startedAt: this.clock.now() });
+          if (id !== null) this.opts.onTraceRequest?.(server.lane.id, e, connection, id);
         }
       },
       (m) => m.get(this as Simulation).#traceLater(m.get(server), e)

@@ -29,3 +29,38 @@ describe('lone surrogates in a request', () => {
     expect(r.stderr.trim()).toMatch(/^lab: identity: \$\.systemPrompt: contains a lone surrogate/);
   });
 });
+
+describe('a request’s `logged` member (an imported log’s answer)', () => {
+  const withLogged = (logged: string) =>
+    `{"t":0,"server":"s","type":"request","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5},"logged":${logged}}`;
+
+  it('is optional: a trace without it parses as before', () => {
+    const r = parseTrace(line('hi'));
+    expect(r.ok && r.events[0]!.logged).toBe(undefined);
+  });
+
+  it('carries a result, an error or none', () => {
+    for (const logged of [
+      '{"response":"result","afterMs":1200,"result":{"model":"m","stopReason":"endTurn"}}',
+      '{"response":"error","error":{"code":-32000,"message":"User rejected sampling request","data":{"x":1}}}',
+      '{"response":"none"}'
+    ]) {
+      const r = parseTrace(withLogged(logged));
+      expect(r.ok ? r.events[0]!.logged : r.error).toEqual(JSON.parse(logged));
+    }
+  });
+
+  it.each([
+    ['{"response":"result"}', 'line 1: $.logged.result: a "result" response needs "result"'],
+    [
+      '{"response":"none","error":{"code":1}}',
+      'line 1: $.logged.error: only a "error" response carries "error" (this one is "none")'
+    ],
+    ['{"response":"error","error":{"code":1.5}}', /^line 1: \$\.logged\.error\.code: /],
+    ['{"response":"maybe"}', /^line 1: \$\.logged\.response: /],
+    ['{"response":"none","note":1}', /^line 1: \$\.logged\.note: unknown member/]
+  ])('%s is refused with its path', (logged, error) => {
+    const r = parseTrace(withLogged(logged));
+    expect(r.ok ? 'accepted' : r.error).toMatch(error);
+  });
+});

@@ -7,6 +7,11 @@
  *
  * `t` is milliseconds from the start of the trace. A trace replays against a scenario's two lanes
  * instead of the simulated population: the servers in it do not react to the frames.
+ *
+ * A request imported from a real client's log (`lab import`, `import/`) also carries `logged`:
+ * what the log shows the client answered — a result, an error (code, message, data), or none —
+ * and, from the lab's own audit log, the verdict then. Replay compares it with each lane's
+ * outcome (`whatif.ts`). Traces without it parse as before.
  */
 // names first: it turns zod's JIT off before any schema here is built (the site's CSP).
 import '../machine/names';
@@ -16,8 +21,8 @@ import { AMOUNT_PATTERN, CURRENCY_PATTERN } from '../machine/money';
 import { describeIssues, formatPath } from '../machine/policy';
 import { duplicateMessage, duplicateIn, jsonSyntaxProblem } from '../machine/policy/json-strict';
 import { lineColumn } from '../machine/policy/json-text';
-import { IncludeContextSchema, OnExceededSchema } from '../machine/vocabulary';
-import type { SamplingParams } from '../machine/types';
+import { IncludeContextSchema, OnExceededSchema, OutcomeSchema } from '../machine/vocabulary';
+import type { Outcome, SamplingParams } from '../machine/types';
 import { LIMITS, workRefusal } from './limits';
 
 const Content = z.looseObject({ type: z.string().min(1) });
@@ -68,22 +73,95 @@ const SamplingParamsSchema = z.looseObject({
 const T = z.number().min(0).max(LIMITS.spanMs);
 const Server = z.string().min(1).max(200);
 
+const Label = z.string().max(200);
+
+/** What a log shows happened to a request (see {@link Logged}). */
+const LoggedSchema = z
+  .strictObject({
+    response: z.enum(['result', 'error', 'none']),
+    afterMs: T.optional(),
+    result: z
+      .strictObject({
+        model: Label.optional(),
+        stopReason: Label.optional(),
+        trimmed: z.boolean().optional()
+      })
+      .optional(),
+    error: z
+      .strictObject({
+        code: z.int(),
+        message: z.string().max(10_000).optional(),
+        data: z.unknown().optional()
+      })
+      .optional(),
+    audit: z
+      .strictObject({
+        outcome: OutcomeSchema,
+        reason: Label.nullable(),
+        consentShown: z.boolean(),
+        cost: z.string().regex(AMOUNT_PATTERN),
+        currency: z.string().regex(CURRENCY_PATTERN),
+        alert: z.boolean(),
+        shadow: z.boolean().optional()
+      })
+      .optional()
+  })
+  .superRefine((l, ctx) => {
+    for (const k of ['result', 'error'] as const) {
+      if (l.response === k && !l[k])
+        ctx.addIssue({ code: 'custom', path: [k], message: `a "${k}" response needs "${k}"` });
+      if (l.response !== k && l[k])
+        ctx.addIssue({
+          code: 'custom',
+          path: [k],
+          message: `only a "${k}" response carries "${k}" (this one is "${l.response}")`
+        });
+    }
+  });
+
 const TraceEventSchema = z.discriminatedUnion('type', [
   z.strictObject({
     t: T,
     server: Server,
     type: z.literal('request'),
-    params: SamplingParamsSchema
+    params: SamplingParamsSchema,
+    logged: LoggedSchema.optional()
   }),
   z.strictObject({ t: T, server: Server, type: z.literal('connect') }),
   z.strictObject({ t: T, server: Server, type: z.literal('disconnect') })
 ]);
+
+/**
+ * What a real client's log shows it answered to a sampling request: `result` (with the model and
+ * stop reason it reported; `trimmed` when its result carried a context note), `error` (the
+ * JSON-RPC code, message and data), or `none` (no answer in the log: cut by a restart, or the
+ * log ends first). `afterMs`: how long after the request the answer was logged. `audit`: the lab's own verdict then, when the
+ * log is the lab's audit JSONL (`shadow`: the handler ran in shadow mode and served the request
+ * whatever the verdict said).
+ */
+export interface Logged {
+  response: 'result' | 'error' | 'none';
+  afterMs?: number;
+  result?: { model?: string; stopReason?: string; trimmed?: boolean };
+  error?: { code: number; message?: string; data?: unknown };
+  audit?: {
+    outcome: Outcome;
+    reason: string | null;
+    consentShown: boolean;
+    cost: string;
+    currency: string;
+    alert: boolean;
+    shadow?: boolean;
+  };
+}
 
 export interface TraceEvent {
   t: number;
   server: string;
   type: 'request' | 'connect' | 'disconnect';
   params?: SamplingParams;
+  /** A request imported from a log: what the log shows happened to it. */
+  logged?: Logged;
 }
 
 export type TraceParse =
@@ -151,23 +229,8 @@ export class TraceReader {
         `${formatPath(dup.segments)}: ${duplicateMessage(String(dup.segments.at(-1)), `column ${column}`)}`
       );
     }
-    // Depth first, before zod or anything recursive walks the params.
-    const params = isObject(raw) && Object.hasOwn(raw, 'params') ? raw.params : undefined;
-    const deep = depthExceeded(params, LIMITS.paramsDepth);
-    if (deep) {
-      return fail(
-        `${depthPathText(['params', ...deep])}: nested deeper than ${LIMITS.paramsDepth} levels (the limit for a request's params)`
-      );
-    }
-    const lone = loneSurrogateAt(params);
-    if (lone) return fail(`${depthPathText(['params', ...lone])}: ${LONE_SURROGATE}`);
-    const r = TraceEventSchema.safeParse(raw);
-    if (!r.success) {
-      const first = describeIssues(r.error.issues, raw, undefined, TraceEventSchema)[0]!;
-      return fail(`${first.path}: ${first.message}`);
-    }
-    // The event as written, not zod's copy: zod drops a member named `__proto__` from the loose
-    // params objects, and a request's identity must hash what the server sent.
+    const problem = traceEventProblem(raw);
+    if (problem) return fail(problem);
     const event = raw as TraceEvent;
     this.#events.push(event);
     if (event.type === 'request') {
@@ -212,6 +275,30 @@ export function parseTrace(text: string): TraceParse {
   const lines = text.split(/\r?\n/);
   for (let i = 0; i < lines.length; i++) if (!reader.line(lines[i]!, i + 1)) break;
   return reader.result(text.length);
+}
+
+/**
+ * What is wrong with one parsed trace event, as `$.path: problem`, or null when it is a valid
+ * event. Depth and lone surrogates are checked first, before zod or anything recursive walks it.
+ * The caller keeps the value as written, not zod's copy: zod drops a member named `__proto__` from
+ * the loose params objects, and a request's identity must hash what the server sent.
+ */
+export function traceEventProblem(raw: unknown): string | null {
+  for (const member of ['params', 'logged']) {
+    const v = isObject(raw) && Object.hasOwn(raw, member) ? raw[member] : undefined;
+    const deep = depthExceeded(v, LIMITS.paramsDepth);
+    if (deep) {
+      return `${depthPathText([member, ...deep])}: nested deeper than ${LIMITS.paramsDepth} levels (the limit for a request's ${member})`;
+    }
+    const lone = loneSurrogateAt(v);
+    if (lone) return `${depthPathText([member, ...lone])}: ${LONE_SURROGATE}`;
+  }
+  const r = TraceEventSchema.safeParse(raw);
+  if (!r.success) {
+    const first = describeIssues(r.error.issues, raw, undefined, TraceEventSchema)[0]!;
+    return `${first.path}: ${first.message}`;
+  }
+  return null;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

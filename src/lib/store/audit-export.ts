@@ -224,7 +224,7 @@ function describeIssue(issue: z.core.$ZodIssue, v: unknown): string {
  * a newer build's extra fields do not break an import), otherwise the first problem found, named
  * by its path (`field 'budgetDecision.limitApplied.amount' is not a valid amount: ...`).
  */
-function validateAuditRecord(
+export function validateAuditRecord(
   v: unknown
 ): { ok: true; record: AuditRecord } | { ok: false; error: string } {
   const r = ImportedRecordSchema.safeParse(v);

@@ -12,6 +12,7 @@ import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
 import { seedFromText } from '$lib/sim/rng';
 import { decodeScenarioHash } from './share';
 import { readLink, type LinkRead } from './link-run';
+import { TraceImport } from './trace-import.svelte';
 
 /** What the page needs from the browser. */
 export interface PageHost {
@@ -86,9 +87,13 @@ export class PlaygroundPage {
    */
   onLinkFork: ((scenario: unknown, fork: unknown) => void) | null = null;
 
+  /** MCP client logs replayed in the playground (trace mode; trace-import.svelte.ts). */
+  readonly logs: TraceImport;
+
   constructor(pg: Playground, host: PageHost) {
     this.pg = pg;
     this.#host = host;
+    this.logs = new TraceImport(pg);
   }
 
   /**
@@ -182,6 +187,7 @@ export class PlaygroundPage {
     const r = parseTrace(text);
     if (!r.ok) return `Trace not loaded: ${r.error}`;
     if (!this.pg.scenario) return 'Load a scenario first: the trace replays against its two lanes.';
+    this.logs.clear();
     void this.pg.load(this.pg.scenario, { trace: r.events });
     return null;
   }

@@ -1,0 +1,109 @@
+/**
+ * The page's side of `lab import` (issue #22): logs an MCP client wrote, dropped or picked, read
+ * by the same importers (`$lib/sim/import`), replayed against the current scenario's lanes, and
+ * what the policy would have done beside what the log shows (`$lib/sim/whatif`).
+ *
+ * The what-if is computed here, by a second run of the same engine on the main thread (the
+ * worker's run is the one the playground shows): a run of the scenario's lanes as loaded, so a
+ * policy edited during the replay is not in it. It is computed for an import of at most
+ * {@link MAX_WHATIF_REQUESTS} sampling requests; a larger one replays without it (`lab replay`
+ * reports it at any size).
+ */
+import type { ImportReport } from '$lib/sim/import';
+import type { TraceEvent } from '$lib/sim/trace';
+import type { WhatIfReport } from '$lib/sim/whatif';
+import { LIMITS } from '$lib/sim/limits';
+import type { Playground } from './playground.svelte';
+
+export const MAX_WHATIF_REQUESTS = 5_000;
+
+export interface ImportedLog {
+  /** The file's name, or "N files". */
+  name: string;
+  report: ImportReport;
+  events: TraceEvent[];
+  /** The scenario data the replay was loaded with (longer when the log is). */
+  scenario: Record<string, unknown>;
+  whatIf: WhatIfReport | null;
+  /** Why there is no what-if, when there is none. */
+  note: string;
+}
+
+export class TraceImport {
+  imported = $state.raw<ImportedLog | null>(null);
+  busy = $state(false);
+
+  constructor(readonly pg: Pick<Playground, 'scenario' | 'trace' | 'load'>) {}
+
+  /** The playground is replaying the imported log (not a scenario, nor another trace). */
+  get active(): boolean {
+    const i = this.imported;
+    // The scenario is read for its signal (a new load replaces it); the trace says which run.
+    return i !== null && this.pg.scenario !== null && this.pg.trace === i.events;
+  }
+
+  /** Another run was loaded: the page is no longer in trace mode. */
+  clear(): void {
+    this.imported = null;
+  }
+
+  /** Import the files and replay them; an error message, or null. */
+  async importFiles(files: { name: string; text: string }[]): Promise<string | null> {
+    if (files.length === 0) return null;
+    const base = this.pg.scenario;
+    if (!base) return 'Load a scenario first: the log replays against its two lanes.';
+    this.busy = true;
+    try {
+      const { importTexts } = await import('$lib/sim/import');
+      const r = importTexts(files.map((f) => [f.name, f.text]));
+      if (!r.ok) return `Log not imported: ${r.error}`;
+      // The run is made as long as the log (and a minute for the last answers), within a run's bound.
+      const duration = typeof base.durationMs === 'number' ? base.durationMs : 0;
+      const scenario =
+        r.report.spanMs + 60_000 > duration
+          ? { ...base, durationMs: Math.min(LIMITS.durationMs, r.report.spanMs + 60_000) }
+          : base;
+      const name = files.length === 1 ? files[0]!.name : `${files.length} files`;
+      const { whatIf, note } = await this.#whatIf(scenario, r.events, r.report.sampling);
+      this.imported = { name, report: r.report, events: r.events, scenario, whatIf, note };
+      const errors = await this.pg.load(scenario, { trace: r.events });
+      if (errors.length) {
+        this.imported = null;
+        return `Log not replayed: ${errors[0]!.path}: ${errors[0]!.message}`;
+      }
+      return null;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async #whatIf(
+    data: Record<string, unknown>,
+    trace: TraceEvent[],
+    requests: number
+  ): Promise<{ whatIf: WhatIfReport | null; note: string }> {
+    if (requests > MAX_WHATIF_REQUESTS)
+      return {
+        whatIf: null,
+        note: `The log holds ${requests.toLocaleString('en-US')} sampling requests: the page compares at most ${MAX_WHATIF_REQUESTS.toLocaleString('en-US')} with the lanes (lab replay compares any number).`
+      };
+    const [{ parseScenario }, { Simulation }, { WhatIfCollector }] = await Promise.all([
+      import('$lib/sim/scenario'),
+      import('$lib/sim/engine'),
+      import('$lib/sim/whatif')
+    ]);
+    const parsed = parseScenario(data);
+    if (!parsed.ok) return { whatIf: null, note: '' };
+    const w = new WhatIfCollector();
+    const sim = new Simulation(parsed.scenario, {
+      trace,
+      onAudit: w.onAudit,
+      onTraceRequest: w.onTraceRequest
+    });
+    sim.advanceTo(sim.end);
+    return {
+      whatIf: w.report(trace, { A: sim.lanes.A.label, B: sim.lanes.B.label }),
+      note: ''
+    };
+  }
+}

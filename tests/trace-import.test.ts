@@ -1,0 +1,95 @@
+/**
+ * Issue #22 in the page: a Claude Desktop log dropped on the playground is imported, replayed
+ * against the scenario's lanes, and the page says it is in trace mode — "Replaying <file>", the
+ * servers and time span, no scenario question — with what the policy would have done beside what
+ * the log shows (the same numbers `lab replay` prints for this log against reconnect-bypass).
+ */
+import { readFileSync } from 'node:fs';
+import { expect, test, type Page } from '@playwright/test';
+
+const FILE = 'mcp-server-weather.log';
+const TEXT = readFileSync(`static/traces/logs/${FILE}`, 'utf8');
+
+async function dropLog(page: Page, name: string, text: string): Promise<void> {
+  const dt = await page.evaluateHandle(
+    ([n, t]) => {
+      const d = new DataTransfer();
+      d.items.add(new File([t], n));
+      return d;
+    },
+    [name, text] as const
+  );
+  await page
+    .getByRole('region', { name: 'Client logs' })
+    .dispatchEvent('drop', { dataTransfer: dt });
+}
+
+/** The cells of the what-if table's row named `label` in the group of `server`. */
+function cells(page: Page, server: string, label: string) {
+  const table = page.getByRole('table', { name: 'What the policy would have done' });
+  return table
+    .getByRole('rowgroup')
+    .filter({ has: page.getByRole('rowheader', { name: server, exact: true }) })
+    .getByRole('row')
+    .filter({ has: page.getByRole('rowheader', { name: label, exact: true }) })
+    .getByRole('cell');
+}
+
+test('a dropped Claude log replays in trace mode with the what-if table', async ({ page }) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await expect(page.getByRole('region', { name: 'Lesson' })).toContainText('Predict:');
+
+  await dropLog(page, FILE, TEXT);
+
+  await expect(page.getByRole('heading', { name: `Replaying ${FILE}` })).toBeVisible();
+  const logs = page.getByRole('region', { name: 'Client logs' });
+  await expect(logs).toContainText(
+    '1 server (weather), 6 sampling requests on 2 connections, from 2025-07-20 13:44:16.395Z to 2025-07-20 13:45:25.000Z (1 min).'
+  );
+  await expect(logs).toContainText('1 answered with a result, 4 with an error, 1 not at all.');
+  await expect(logs.getByText('3 lines skipped')).toBeVisible();
+  // The scenario's own question does not belong to this traffic.
+  await expect(page.getByRole('region', { name: 'Lesson' })).toHaveCount(0);
+
+  // What the log shows, then lane A, then lane B.
+  await expect(cells(page, 'weather', 'Sampling requests')).toHaveText(['6', '', '']);
+  await expect(cells(page, 'weather', 'Served')).toHaveText(['1', '0', '0']);
+  await expect(cells(page, 'weather', 'Refused')).toHaveText(['4', '6', '6']);
+  await expect(cells(page, 'weather', 'Served then, refused now')).toHaveText(['', '1', '1']);
+  await expect(cells(page, 'weather', 'by user.denied')).toHaveText(['', '1', '1']);
+  await expect(cells(page, 'weather', 'No answer then: served / refused now')).toHaveText([
+    '',
+    '0 / 1',
+    '0 / 1'
+  ]);
+  await expect(cells(page, 'weather', 'Consent dialogs')).toHaveText(['—', '3', '2']);
+  await expect(logs).toContainText('2 requests changed outcome in a lane.');
+  await logs.getByText('The requests that changed').click();
+  const changed = logs.getByRole('table', { name: 'Requests whose outcome changed' });
+  await expect(changed.getByRole('row').nth(1).getByRole('cell')).toHaveText([
+    '+3.905 s',
+    'weather',
+    'result',
+    'user.denied',
+    'user.denied'
+  ]);
+  await expect(changed.getByRole('row')).toHaveCount(3);
+
+  // The playground runs the same trace: six requests in each lane once simulated.
+  await page.getByRole('button', { name: /Simulate/ }).click();
+  await expect(page.getByLabel('Lane A requests')).toHaveText('6', { timeout: 45_000 });
+  await expect(page.getByLabel('Lane B requests')).toHaveText('6');
+});
+
+test('a file that is no client log is refused in one line, and the scenario stays', async ({
+  page
+}) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await dropLog(page, 'notes.txt', 'hello\n'.repeat(60));
+  await expect(page.getByRole('alert')).toHaveText(
+    'Log not imported: notes.txt: cannot tell the format from its first 50 lines: not a Claude Desktop log, an Inspector export, a JSON-RPC capture or an audit log (lab import --format names it)'
+  );
+  await expect(page.getByRole('region', { name: 'Lesson' })).toContainText('Predict:');
+});
