@@ -76,7 +76,8 @@ describe('lab run and replay', () => {
     expect(read(`${out}-a`, 'frames.jsonl')).toBe(read(`${out}-b`, 'frames.jsonl'));
     expect(read(`${out}-a`, 'audit.jsonl')).toBe(read(`${out}-b`, 'audit.jsonl'));
     expect(read(`${out}-a`, 'audit.jsonl')).not.toBe(read(`${out}-c`, 'audit.jsonl'));
-  });
+    // Three real `lab run` processes: allowed the time a loaded two-core machine needs for them.
+  }, 180_000);
 
   it('replays a trace against a scenario', () => {
     const r = lab([
