@@ -7,3 +7,14 @@ export function formatSimTime(ms: number): string {
   const sec = s % 60;
   return `${h}:${String(m).padStart(2, '0')}:${String(sec).padStart(2, '0')}`;
 }
+
+/** A span of virtual time in words, rounded to the minute past one: "45 s", "57 min", "1 h 3 min". */
+export function formatSpan(ms: number): string {
+  if (!Number.isFinite(ms) || ms <= 0) return '0 s';
+  if (ms < 60_000) return `${Math.round(ms / 1000)} s`;
+  const min = Math.round(ms / 60_000);
+  const h = Math.floor(min / 60);
+  const m = min % 60;
+  if (h === 0) return `${m} min`;
+  return m === 0 ? `${h} h` : `${h} h ${m} min`;
+}
