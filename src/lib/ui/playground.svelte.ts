@@ -76,7 +76,8 @@ export class Playground {
   readonly auditTable = new AuditTableState({
     query: (id, query) => this.#client?.send({ type: 'auditQuery', id, query }),
     rows: (id, start, count) => this.#client?.send({ type: 'auditRows', id, start, count }),
-    exportFile: (id, kind) => this.#client?.send({ type: 'auditExport', id, kind })
+    exportFile: (id, kind) => this.#client?.send({ type: 'auditExport', id, kind }),
+    scenario: () => this.name || this.title
   });
   /** Play and its frames (playground/live-play.svelte.ts). */
   readonly #live = new LivePlay(
@@ -95,7 +96,11 @@ export class Playground {
     this.#live.speed = v;
   }
   seed = $state(0);
-  ff = $state.raw<{ done: number; total: number } | null>(null);
+  /**
+   * A fast-forward under way: virtual ms done of `total`, and when (wall ms, performance.now) it
+   * started and last reported, for the percentage and the time left the bar shows.
+   */
+  ff = $state.raw<{ done: number; total: number; started: number; at: number } | null>(null);
   human = $state(false);
   inspection = $state.raw<Inspection | null>(null);
   inspecting = $state(false);
@@ -233,7 +238,8 @@ export class Playground {
   fastForwardMs(ms: number): void {
     if (!this.snapshot || this.ff || ms <= 0) return;
     this.pause();
-    this.ff = { done: 0, total: ms };
+    const t = performance.now();
+    this.ff = { done: 0, total: ms, started: t, at: t };
     this.#client?.send({ type: 'fastForward', ms });
   }
 
@@ -403,7 +409,8 @@ export class Playground {
     const now = this.snapshot?.now ?? end;
     if (end > now) {
       this.pause();
-      this.ff = { done: 0, total: end - now };
+      const t = performance.now();
+      this.ff = { done: 0, total: end - now, started: t, at: t };
       this.#client.send({ type: 'fastForward', ms: end - now });
     }
     return null;
