@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_WIDTH, MIN_WIDTH, WIDTH_KEY, clampWidth, storedWidth } from './policy-side';
+import {
+  DEFAULT_WIDTH,
+  MIN_WIDTH,
+  WIDTH_KEY,
+  clampWidth,
+  defaultWidth,
+  storedWidth
+} from './policy-side';
 
 describe('the policy editor side panel', () => {
   it('keeps its width within the window, the lanes keeping their share', () => {
@@ -14,5 +21,7 @@ describe('the policy editor side panel', () => {
     expect(storedWidth(at('wide'))).toBe(DEFAULT_WIDTH);
     expect(storedWidth(at(null))).toBe(DEFAULT_WIDTH);
     expect(storedWidth(null)).toBe(DEFAULT_WIDTH);
+    expect(storedWidth(null, defaultWidth(1920))).toBe(806);
+    expect(defaultWidth(1366)).toBe(DEFAULT_WIDTH);
   });
 });

@@ -19,10 +19,18 @@ export function clampWidth(w: number, windowWidth: number): number {
   return Math.round(Math.min(max, Math.max(MIN_WIDTH, w)));
 }
 
-/** The remembered width, or the default; a stored value that is not a number is ignored. */
-export function storedWidth(storage: Pick<Storage, 'getItem'> | null): number {
+/** The width before the designer chose one: 640 px, or 42% of a wider window. */
+export function defaultWidth(windowWidth: number): number {
+  return Math.max(DEFAULT_WIDTH, Math.round(windowWidth * 0.42));
+}
+
+/** The remembered width, or `fallback`; a stored value that is not a number is ignored. */
+export function storedWidth(
+  storage: Pick<Storage, 'getItem'> | null,
+  fallback = DEFAULT_WIDTH
+): number {
   const v = Number(storage?.getItem(WIDTH_KEY));
-  return Number.isFinite(v) && v > 0 ? v : DEFAULT_WIDTH;
+  return Number.isFinite(v) && v > 0 ? v : fallback;
 }
 
 /** Move an open editor's panel into the side panel when there is one and the window is wide. */
