@@ -76,7 +76,7 @@ for (const fault of [
     await expect(laneAlert).toContainText('for this page only');
     // The lane's name ("Durable store") is struck through and hidden from its accessible name.
     await expect(laneBHeader(page)).toHaveAccessibleName(
-      /^B\s*·\s*held in memory only \(storage failed\)$/
+      /^B\s*Held in memory only \(storage failed\)$/
     );
     await expect(page.getByRole('alert').filter({ hasText: /^Audit log: / })).toContainText(
       fault.words
@@ -126,7 +126,7 @@ test('Retry storage, once there is room again, saves everything that was held', 
   await expect(
     page.getByLabel('Lane B decisions held in memory only', { exact: true })
   ).toHaveCount(0);
-  await expect(laneBHeader(page)).toContainText('durable store');
+  await expect(laneBHeader(page)).toContainText('Durable store');
   const run = (await runId(page))!;
   expect(await diskCount(page, DECISIONS_DB, [run, 'B'])).toBe(299);
   expect(await diskCount(page, AUDIT_DB, [run])).toBe(auditRecords(24));
@@ -139,7 +139,7 @@ test('an IndexedDB open that never answers: the page is ready within seconds and
   await page.goto(dayLink());
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled({ timeout: 15_000 });
   await expect(page.getByRole('alert').first()).toContainText('did not open in time');
-  await expect(laneBHeader(page)).toContainText('connection-scoped (durable storage unavailable)');
+  await expect(laneBHeader(page)).toContainText('Connection-scoped (durable storage unavailable)');
   await expect(page.getByLabel('Lane B decisions saved', { exact: true })).toHaveCount(0);
   await expectReloadFinds(page, 0);
 });
@@ -148,7 +148,7 @@ test('IndexedDB absent: durable lanes run connection-scoped and say so', async (
   await injectWorkerFault(page, { kind: 'absent' });
   await openDay(page, 1);
   await expect(page.getByRole('alert').first()).toContainText('offers no IndexedDB');
-  await expect(laneBHeader(page)).toContainText('connection-scoped (durable storage unavailable)');
+  await expect(laneBHeader(page)).toContainText('Connection-scoped (durable storage unavailable)');
   await simulate(page, 1);
   await expect(page.getByLabel('Lane B decisions saved', { exact: true })).toHaveCount(0);
   expect(await runId(page)).toBeNull();
@@ -179,14 +179,14 @@ test("an open blocked by another tab's version change: reported, and Retry recov
   await page.goto(dayLink(1));
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled({ timeout: 15_000 });
   await expect(page.getByRole('alert').first()).toContainText('is blocked');
-  await expect(laneBHeader(page)).toContainText('connection-scoped (durable storage unavailable)');
+  await expect(laneBHeader(page)).toContainText('Connection-scoped (durable storage unavailable)');
   await expect(page.getByLabel('Lane B decisions saved', { exact: true })).toHaveCount(0);
 
   await blocker.close();
   await page.getByRole('button', { name: 'Retry storage' }).click();
   await page.getByRole('button', { name: 'Reset', exact: true }).click();
   await expect(page.getByRole('alert')).toHaveCount(0);
-  await expect(laneBHeader(page)).toContainText('durable store');
+  await expect(laneBHeader(page)).toContainText('Durable store');
   await simulate(page, 1);
   const saved = await shown(page, 'Lane B decisions saved');
   expect(saved).toBeGreaterThan(0);

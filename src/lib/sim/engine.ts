@@ -316,7 +316,7 @@ export class Simulation {
     this.marks.push({
       t: this.clock.now(),
       lane,
-      what: `policy edited (${n} stored decisions invalidated)`
+      what: `policy edited (${n} stored decision${n === 1 ? '' : 's'} invalidated)`
     });
     return out;
   }
@@ -369,8 +369,8 @@ export class Simulation {
       const l = lanes[id];
       const what =
         l.scope === 'durable'
-          ? `client restarted (kept ${l.kept} stored decisions)`
-          : `client restarted (lost ${l.lost} stored decisions)`;
+          ? `client restarted (kept ${l.kept} stored decision${l.kept === 1 ? '' : 's'})`
+          : `client restarted (lost ${l.lost} stored decision${l.lost === 1 ? '' : 's'})`;
       this.marks.push({ t, lane: id, what, kind: 'restart' });
     }
     this.opts.onRestart?.(report);

@@ -8,6 +8,7 @@
 import type { AuditRecord } from '$lib/machine/types';
 import type { AuditView, AuditViewQuery } from '$lib/sim/protocol';
 import type { AuditOptions } from '$lib/store/audit-index';
+import { auditFileName } from './download-name';
 import type { AuditFocus } from './guarantees';
 
 /** How the state talks to the worker; replies come back through the `on…` methods. */
@@ -15,6 +16,8 @@ export interface AuditTransport {
   query(id: number, query: AuditViewQuery): void;
   rows(id: number, start: number, count: number): void;
   exportFile(id: number, kind: 'jsonl' | 'csv'): void;
+  /** The scenario's name, for the downloaded file's (download-name.ts). */
+  scenario?: () => string;
 }
 
 /** Rows per fetched page, and how many pages the page keeps (the rest are asked for again). */
@@ -72,6 +75,8 @@ export class AuditTableState {
   rowsError = $state('');
   /** What the last file holds when it is not every matching row, in words. */
   exportNote = $state('');
+  /** What the file being prepared is called: the scenario and the filters (download-name.ts). */
+  exportName = 'audit-log';
   #exportId = 0;
 
   constructor(transport: AuditTransport) {
@@ -237,6 +242,10 @@ export class AuditTableState {
       this.exportError = `The export failed: ${r.error}`;
       return null;
     }
+    if (r.rows === 0) {
+      this.exportNote = this.#nothing();
+      return null;
+    }
     if (r.missing > 0) {
       const n = (v: number) => v.toLocaleString('en-US');
       this.exportNote = `The file has ${n(r.rows)} of ${n(r.rows + r.missing)} rows: ${n(r.missing)} ${r.missing === 1 ? 'is' : 'are'} not in it — ${r.why ?? 'they could not be read back'}.`;
@@ -295,12 +304,25 @@ export class AuditTableState {
   /** Export every matching row; the worker builds the file (see `onExportDone`). */
   download(kind: 'jsonl' | 'csv'): void {
     if (this.exporting) return;
+    // Nothing matches: say so, rather than hand over an empty file without a word.
+    if (!this.busy && this.count === 0) {
+      this.exportError = '';
+      this.exportNote = this.#nothing();
+      return;
+    }
     this.exporting = kind;
     this.exportDone = 0;
     this.exportOf = this.count;
     this.exportError = '';
     this.exportNote = '';
+    this.exportName = auditFileName(this.#send.scenario?.() ?? '', this.query(), kind);
     this.#exportId = this.#nextId++;
     this.#send.exportFile(this.#exportId, kind);
+  }
+
+  #nothing(): string {
+    return this.filtersActive || this.#focus
+      ? 'No rows match these filters, so there is nothing to download: change or reset them.'
+      : 'The audit log has no rows yet, so there is nothing to download.';
   }
 }

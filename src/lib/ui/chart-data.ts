@@ -113,7 +113,8 @@ export const CHARTS: readonly ChartSpec[] = [
   },
   {
     id: 'alerts',
-    title: 'Retry-loop alerts',
+    // Every presentation that tripped the alert; the lanes table counts the requests flagged.
+    title: 'Retry-loop alerts (presentations)',
     keys: ['alerts'],
     format: formatCount,
     compare: [(hi, r, lo) => `${hi} raised ${r} the alerts of ${lo}`],

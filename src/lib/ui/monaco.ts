@@ -121,3 +121,44 @@ export function createPolicyEditor(host: HTMLElement, o: PolicyEditorOptions) {
     }
   };
 }
+
+/**
+ * The draft against the policy in force, before Apply (issue #24): Monaco's diff editor, read
+ * only, side by side when there is room. `update` shows a new draft; `dispose` removes it all.
+ */
+export function createPolicyDiff(
+  host: HTMLElement,
+  o: { inForce: string; draft: string; dark: boolean; label: string }
+) {
+  const original = monaco.editor.createModel(o.inForce, 'json');
+  const modified = monaco.editor.createModel(o.draft, 'json');
+  const diff = monaco.editor.createDiffEditor(host, {
+    theme: monacoTheme(o.dark),
+    automaticLayout: true,
+    readOnly: true,
+    originalEditable: false,
+    renderSideBySide: host.clientWidth >= 640,
+    minimap: { enabled: false },
+    scrollBeyondLastLine: false,
+    wordWrap: 'on',
+    ariaLabel: o.label,
+    originalAriaLabel: `${o.label}: the policy in force`,
+    modifiedAriaLabel: `${o.label}: the draft`
+  });
+  diff.setModel({ original, modified });
+  return {
+    update(inForce: string, draft: string): void {
+      if (original.getValue() !== inForce) original.setValue(inForce);
+      if (modified.getValue() !== draft) modified.setValue(draft);
+    },
+    /** How many changed blocks the diff shows (null until it has computed them). */
+    changes(): number | null {
+      return diff.getLineChanges()?.length ?? null;
+    },
+    dispose(): void {
+      diff.dispose();
+      original.dispose();
+      modified.dispose();
+    }
+  };
+}

@@ -74,7 +74,12 @@ export class PlaygroundPage {
   readonly #host: PageHost;
   /** The ready-made scenario shown in the picker; '' for an uploaded or shared one. */
   picked = $state<string>(DEFAULT_SCENARIO);
-  hours = $state(24);
+  /**
+   * The Hours field of "Simulate": empty (null) simulates to the scenario's end, which is most
+   * scenarios' hour or less; a number asks for that many hours (past the end, the run offers
+   * to extend).
+   */
+  hours = $state<number | null>(null);
   seedText = $state('');
   /** The keyboard shortcuts dialog. */
   helpOpen = $state(false);

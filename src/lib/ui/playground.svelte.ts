@@ -33,6 +33,8 @@ import { RunLoader, type LoadOptions } from './playground/run-loader';
 import { leftOut } from './link-run';
 import type { RunTimeline } from '$lib/sim/link-timeline';
 import { travelRequest } from './playground/travel-request';
+import { configWords, laneHeading, storeWords, type LaneHeading } from './lane-summary';
+import { resolveClientConfig } from '$lib/machine/config';
 
 export {
   MIN_SPEED,
@@ -74,7 +76,8 @@ export class Playground {
   readonly auditTable = new AuditTableState({
     query: (id, query) => this.#client?.send({ type: 'auditQuery', id, query }),
     rows: (id, start, count) => this.#client?.send({ type: 'auditRows', id, start, count }),
-    exportFile: (id, kind) => this.#client?.send({ type: 'auditExport', id, kind })
+    exportFile: (id, kind) => this.#client?.send({ type: 'auditExport', id, kind }),
+    scenario: () => this.name || this.title
   });
   /** Play and its frames (playground/live-play.svelte.ts). */
   readonly #live = new LivePlay(
@@ -93,7 +96,11 @@ export class Playground {
     this.#live.speed = v;
   }
   seed = $state(0);
-  ff = $state.raw<{ done: number; total: number } | null>(null);
+  /**
+   * A fast-forward under way: virtual ms done of `total`, and when (wall ms, performance.now) it
+   * started and last reported, for the percentage and the time left the bar shows.
+   */
+  ff = $state.raw<{ done: number; total: number; started: number; at: number } | null>(null);
   human = $state(false);
   inspection = $state.raw<Inspection | null>(null);
   inspecting = $state(false);
@@ -224,10 +231,21 @@ export class Playground {
   }
 
   fastForward(hours: number): void {
-    if (!this.snapshot || this.ff) return;
+    this.fastForwardMs(hours * 3_600_000);
+  }
+
+  /** Run `ms` of virtual time at once (in the worker's slices, with progress). */
+  fastForwardMs(ms: number): void {
+    if (!this.snapshot || this.ff || ms <= 0) return;
     this.pause();
-    this.ff = { done: 0, total: hours * 3_600_000 };
-    this.#client?.send({ type: 'fastForward', ms: hours * 3_600_000 });
+    const t = performance.now();
+    this.ff = { done: 0, total: ms, started: t, at: t };
+    this.#client?.send({ type: 'fastForward', ms });
+  }
+
+  /** Simulate to the scenario's end. */
+  fastForwardToEnd(): void {
+    if (this.snapshot) this.fastForwardMs(this.snapshot.end - this.snapshot.now);
   }
 
   cancelFastForward(): void {
@@ -293,6 +311,23 @@ export class Playground {
     const st = this.storage?.lanes[lane]?.storage ?? view.storage;
     if (st === null) return 'durable (in memory)';
     return st.failure ? 'held in memory only (storage failed)' : 'durable store';
+  }
+
+  /**
+   * What a lane's header says (lane-summary.ts): the store as the engine keeps it and what
+   * `client` — the lane's live configuration — changes from the defaults; the scenario's name
+   * for the lane beside it when that adds something.
+   */
+  heading(lane: LaneId, client: ClientConfigInput): LaneHeading {
+    const label = this.snapshot?.lanes[lane].label ?? '';
+    const words = configWords(client);
+    const live = [storeWords(this.scopeLabel(lane)), ...words].filter(Boolean).join(' · ');
+    const lanes = this.loaded?.lanes as Record<LaneId, { client?: ClientConfigInput }> | undefined;
+    const loaded = lanes?.[lane]?.client ?? {};
+    const edited =
+      words.join('|') !== configWords(loaded).join('|') ||
+      resolveClientConfig(client).store !== resolveClientConfig(loaded).store;
+    return laneHeading(label, live, edited);
   }
 
   setHuman(on: boolean): void {
@@ -374,7 +409,8 @@ export class Playground {
     const now = this.snapshot?.now ?? end;
     if (end > now) {
       this.pause();
-      this.ff = { done: 0, total: end - now };
+      const t = performance.now();
+      this.ff = { done: 0, total: end - now, started: t, at: t };
       this.#client.send({ type: 'fastForward', ms: end - now });
     }
     return null;

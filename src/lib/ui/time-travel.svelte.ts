@@ -48,6 +48,12 @@ export class TimeTravel {
    * later branch's durable decisions and audit rows stay behind in the old one, unused).
    */
   wentBack = $state(false);
+  /**
+   * How the last seek got there, for the note under the scrubber: it ran the run on ('ran'),
+   * restored an engine checkpoint in place, storage kept ('restored'), or re-simulated from the
+   * start into fresh storage ('resimulated').
+   */
+  seekHow = $state<'ran' | 'restored' | 'resimulated' | null>(null);
   /** The breakpoint conditions in force (sim/breakpoints.ts syntax). */
   conditions = $state.raw<string[]>([]);
   breakError = $state('');
@@ -125,6 +131,8 @@ export class TimeTravel {
       if (seeked?.type === 'seeked') this.#setFork(seeked.forks);
       if (back) this.host.rewound();
       this.wentBack = back;
+      const inPlace = seeked?.type === 'seeked' && seeked.inPlace === true;
+      this.seekHow = inPlace ? 'restored' : back ? 'resimulated' : 'ran';
       await this.refreshStops();
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);

@@ -72,9 +72,11 @@ export class PlaygroundReplies {
       case 'storage':
         this.#pg.storage = { run: r.run, lanes: r.lanes, audit: r.audit, auditError: r.auditError };
         break;
-      case 'progress':
-        this.#pg.ff = { done: r.done, total: r.total };
+      case 'progress': {
+        const at = performance.now();
+        this.#pg.ff = { done: r.done, total: r.total, started: this.#pg.ff?.started ?? at, at };
         break;
+      }
       case 'fastForwardDone':
         this.#pg.ff = null;
         this.#pg.notice = r.error
@@ -105,8 +107,7 @@ export class PlaygroundReplies {
         break;
       case 'auditExport': {
         const blob = this.#pg.auditTable.onExportDone(r.id, r);
-        if (blob)
-          downloadBlob(blob.type.includes('csv') ? 'audit-log.csv' : 'audit-log.jsonl', blob);
+        if (blob) downloadBlob(this.#pg.auditTable.exportName, blob);
         break;
       }
     }

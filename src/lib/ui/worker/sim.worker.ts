@@ -142,6 +142,12 @@ let sliceEvents = 500;
 let pumpGen = 0;
 /** The `fastForward` request the running fast-forward's slices answer. */
 let fastForwardRe: number | null = null;
+/**
+ * How often a long fast-forward shows the run so far (issue #24): a snapshot every this many ms
+ * of wall time, so the clock, the counters and the charts move while it runs, not only at its end.
+ */
+const FF_SNAPSHOT_MS = 500;
+let lastFfSnapshot = 0;
 
 function pump() {
   if (!session.fastForwarding) return;
@@ -164,6 +170,10 @@ function pump() {
     // An engine error ends the fast-forward in the session, with what broke (as live play's).
     post(session.fastForwardSlice(sliceEvents), fastForwardRe);
     takeAudit(session.drainAudit());
+    if (session.fastForwarding && performance.now() - lastFfSnapshot >= FF_SNAPSHOT_MS) {
+      lastFfSnapshot = performance.now();
+      post([session.snapshot()], null);
+    }
   } catch (err) {
     // Anything else: the fast-forward still ends, and says why, instead of spinning silently.
     session.handle({ type: 'cancel' });
@@ -451,6 +461,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       else void flush();
       if (session.fastForwarding && cmd.type === 'fastForward') fastForwardRe = id;
       if (!wasRunning && session.fastForwarding) {
+        lastFfSnapshot = performance.now();
         pumpGen++;
         setTimeout(pump, 0);
       }
