@@ -54,6 +54,7 @@ test('killed mid-run: every decision shown as saved is on disk when the profile 
     const page = await first.context.newPage();
     await page.goto(new URL(dayLink(), baseURL).href);
     await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled({ timeout: 20_000 });
+    await page.getByLabel('Hours', { exact: true }).fill('24');
     await page.getByRole('button', { name: 'Simulate 24 h' }).click();
     // Mid-run: some decisions saved, the fast-forward still going.
     await expect

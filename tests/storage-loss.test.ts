@@ -145,6 +145,7 @@ test('site data cleared mid-run, as from the browser’s settings: said as such,
 }) => {
   test.setTimeout(150_000);
   await openDay(page);
+  await page.getByLabel('Hours', { exact: true }).fill('24');
   await page.getByRole('button', { name: 'Simulate 24 h' }).click();
   await expect
     .poll(() => shown(page, 'Lane B decisions saved'), { timeout: 60_000 })
