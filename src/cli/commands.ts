@@ -14,6 +14,7 @@ import { parseArgs, parseSeed, parseSpan, readStdin } from './io';
 import { formatSpan } from '../lib/sim/extend';
 import { CliError, loadScenario, loadTrace, reportRun, runAndWrite, type Source } from './run';
 import { importFiles, importReportText, parseFormat } from './import';
+import { matrixText, refusalMatrix } from '../lib/sim/refusal-matrix';
 
 /** Where a command reads and writes: the process, or a test capturing both streams. */
 export interface Io {
@@ -257,4 +258,41 @@ const importLog: Command = {
   }
 };
 
-export const commands: Record<string, Command> = { identity, run, replay, import: importLog };
+const styles: Command = {
+  usage: `styles SCENARIO.json [--lane A|B] [--seed N]
+      run the scenario once per refusal style (lab, spec, vscode, inspector, python-default,
+      cursor), the lane (default B) refusing as that client does, and print the matrix`,
+  async run(args) {
+    const a = parseArgs(args, { values: ['seed', 'lane'] });
+    if (!a.ok) return fail(`styles: ${a.error}`);
+    const [file, extra] = a.positional;
+    if (!file || extra) return fail('styles: give exactly one scenario file');
+    const lane = a.values.lane ?? 'B';
+    if (lane !== 'A' && lane !== 'B')
+      return fail(`styles: --lane must be A or B, got ${quote(lane)}`);
+    let seed: number | undefined;
+    if (a.values.seed !== undefined) {
+      const s = parseSeed(a.values.seed);
+      if (!s.ok) return fail(`styles: ${s.error}`);
+      seed = s.seed;
+    }
+    return guarded(async () => {
+      const scenario = loadScenario(await source(file, 'scenario', MAX_SCENARIO_BYTES));
+      const data = seed === undefined ? scenario.data : { ...scenario.data, seed };
+      const m = refusalMatrix(data, lane);
+      if (!m.ok) return fail(`styles: ${file}: ${m.errors[0]!.path}: ${m.errors[0]!.message}`);
+      io.out(
+        `lane ${lane}, seed ${data.seed}, one run per refusal style:\n${matrixText(m.rows)}\n`
+      );
+      return 0;
+    });
+  }
+};
+
+export const commands: Record<string, Command> = {
+  identity,
+  run,
+  replay,
+  import: importLog,
+  styles
+};

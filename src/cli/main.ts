@@ -5,6 +5,7 @@
  *   run SCENARIO.json [--seed N] [--out DIR] [--restart-at TIME]... [--break COND]...
  *   replay TRACE.jsonl --scenario SCENARIO.json [--out DIR]   (an imported trace: + the what-if)
  *   import FILE... --out TRACE.jsonl [--format F] [--server NAME]   an MCP client's logs as a trace
+ *   styles SCENARIO.json [--lane A|B] [--seed N]   one run per refusal style, as a matrix
  *   help                              the usage, with every option and the exit codes
  *
  * A file argument may be `-` for standard input. Inputs are bounded and decoded as in `files.ts`.

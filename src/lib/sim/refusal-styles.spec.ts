@@ -5,6 +5,7 @@
  * guarantee a foreign style gives up is listed as waived, never silently dropped.
  */
 import { describe, expect, it } from 'vitest';
+import { defaultPolicy } from '../machine/policy';
 import type { ErrorFrame } from '../machine/types';
 import { DENIAL_STYLES, FOREIGN_REFUSALS, type DenialStyle } from '../machine/refusal-styles';
 import { sdkFrameProblem } from './conformance';
@@ -12,21 +13,13 @@ import type { FrameLine } from './engine';
 import { guardedSimulation } from './guard';
 import { parseScenario } from './scenario';
 
-const policy = {
-  version: 1,
-  defaults: {
-    sampling: true,
-    allowedModels: ['example-model-v2'],
-    defaultModel: 'example-model-v2',
-    maxInputTokens: 32000,
-    maxContext: 'thisServer',
-    rateLimit: null,
-    budget: null,
-    perCallCap: null,
-    consent: 'ask'
-  },
-  servers: {}
-};
+/** The starter policy without volume controls: every refusal here is the user's. */
+const policy = (() => {
+  const p = defaultPolicy();
+  p.defaults = { ...p.defaults, rateLimit: null, budget: null, perCallCap: null };
+  p.servers = {};
+  return p;
+})();
 
 function scenario(style: DenialStyle) {
   const r = parseScenario({
