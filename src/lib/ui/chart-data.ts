@@ -101,7 +101,7 @@ export const CHARTS: readonly ChartSpec[] = [
   },
   {
     id: 'retries',
-    title: 'Who retried: servers or the host',
+    title: 'Who retried',
     keys: ['retries', 'hostRetries'],
     keyLabels: ['servers', 'the host'],
     format: formatCount,
