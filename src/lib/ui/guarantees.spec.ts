@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '$lib/machine/types';
 import type { InvariantResult } from '$lib/sim/invariants';
-import { focusOf, guaranteeLine } from './guarantees';
+import { focusOf, guaranteeLine, waivedWhy } from './guarantees';
 
 const rec = (lane: string, seq: number, over: Partial<AuditRecord> = {}) =>
   ({ lane, seq, silenced: false, consentShown: false, ...over }) as AuditRecord;
@@ -47,5 +47,21 @@ describe('the Guarantees panel', () => {
     const consent = focusOf(result({ id: 'one-consent' }));
     expect(consent.match(rec('A', 1, { consentShown: true }))).toBe(true);
     expect(consent.match(rec('A', 2))).toBe(false);
+  });
+});
+
+describe('why a guarantee was given up', () => {
+  const waived = (id: InvariantResult['id']): InvariantResult => ({
+    id,
+    title: '',
+    status: 'waived',
+    summary: '',
+    checked: 1,
+    violations: 0,
+    offenders: []
+  });
+  it('names silence for the one frame, and the missing reason for a real client’s refusal', () => {
+    expect(waivedWhy(waived('one-frame'))).toMatch(/^Silence gives up one frame/);
+    expect(waivedWhy(waived('refusals-typed'))).toMatch(/no reason and no retryable flag/);
   });
 });

@@ -24,6 +24,13 @@ export function guaranteeLine(g: InvariantResult): string {
   return `${MARK[g.status]} ${g.summary}`;
 }
 
+/** Why a guarantee was given up on purpose, in the panel's words (only a waived one has a why). */
+export function waivedWhy(g: InvariantResult): string {
+  return g.id === 'refusals-typed'
+    ? "A real client's refusal carries no reason and no retryable flag: its servers cannot tell it from a failure, so they cannot degrade deliberately."
+    : 'Silence gives up one frame per request: those servers learn nothing, so they wait out their timeouts and ask again.';
+}
+
 /** The audit rows behind `g`: its offenders when broken, else the rows it was checked on. */
 export function focusOf(g: InvariantResult): AuditFocus {
   if (g.status === 'broken') {
