@@ -11,10 +11,15 @@
  * refusal-styles.spec.ts checks them against the SDK so this file needs no import of it).
  */
 import type { ErrorFrame, Frame } from './types';
-import { DENIAL_STYLES } from './vocabulary';
 
-// The list itself is vocabulary (the config schema's enum); named here for this module's users.
-export { DENIAL_STYLES };
+export const DENIAL_STYLES = [
+  'lab',
+  'spec',
+  'vscode',
+  'inspector',
+  'python-default',
+  'cursor'
+] as const;
 export type DenialStyle = (typeof DENIAL_STYLES)[number];
 
 /** A real client's refusal: the code and message it sends, and no `data`. */

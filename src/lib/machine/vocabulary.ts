@@ -12,6 +12,7 @@ import './names';
 import { z } from 'zod';
 import { REASONS } from './reasons';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN } from './money';
+import { DENIAL_STYLES } from './refusal-styles';
 
 /** The largest count (tokens, ms) the core computes with: past it arithmetic loses exactness. */
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -62,14 +63,6 @@ export const OnExceededSchema = z.enum(['reject', 'truncate']);
 export const ProtocolSchema = z.enum(['2025-11-25', '2026-07-28']);
 export type Protocol = z.infer<typeof ProtocolSchema>;
 /** How a refusal reaches the server: the lab's typed denial, or a real client's frame (#25). */
-export const DENIAL_STYLES = [
-  'lab',
-  'spec',
-  'vscode',
-  'inspector',
-  'python-default',
-  'cursor'
-] as const;
 export const DenialStyleSchema = z.enum(DENIAL_STYLES);
 export type OnExceeded = z.infer<typeof OnExceededSchema>;
 
