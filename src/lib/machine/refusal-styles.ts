@@ -11,16 +11,9 @@
  * refusal-styles.spec.ts checks them against the SDK so this file needs no import of it).
  */
 import type { ErrorFrame, Frame } from './types';
+import { DENIAL_STYLES, type DenialStyle } from './denial-styles';
 
-export const DENIAL_STYLES = [
-  'lab',
-  'spec',
-  'vscode',
-  'inspector',
-  'python-default',
-  'cursor'
-] as const;
-export type DenialStyle = (typeof DENIAL_STYLES)[number];
+export { DENIAL_STYLES, type DenialStyle };
 
 /** A real client's refusal: the code and message it sends, and no `data`. */
 export interface ForeignRefusal {

@@ -12,7 +12,7 @@ import './names';
 import { z } from 'zod';
 import { REASONS } from './reasons';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN } from './money';
-import { DENIAL_STYLES } from './refusal-styles';
+import { DENIAL_STYLES } from './denial-styles';
 
 /** The largest count (tokens, ms) the core computes with: past it arithmetic loses exactness. */
 const count = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
