@@ -3,6 +3,8 @@ import fc from 'fast-check';
 import { estimateCostMicros, type RateCard } from './budget';
 import {
   addSpend,
+  consentSkip,
+  consentSkippedText,
   countRequest,
   evaluate,
   initialVolume,
@@ -575,5 +577,99 @@ describe('evaluate: caps (the RFC)', () => {
         }
       )
     );
+  });
+});
+
+describe('askAbove: cheap calls go ahead without a dialog', () => {
+  // The default request: 1,000 input tokens at $3/Mtok + 500 maxTokens at $15/Mtok = $0.0105.
+  const usd = (amount: string) => ({ askAbove: { amount, currency: 'USD' } });
+
+  it('an estimate at the threshold is not asked, and the evaluation says why', () => {
+    const e = proceed(evaluate(input({}, usd('0.0105'))));
+    expect(e.consent).toBe('allow');
+    expect(e.consentSkipped).toEqual({
+      estimatedCost: { amount: '0.0105', currency: 'USD' },
+      askAbove: { amount: '0.0105', currency: 'USD' }
+    });
+    // The same estimate the budget decision states (and the handler's consent callback gets).
+    expect(e.decision?.estimatedCost).toEqual(e.consentSkipped?.estimatedCost);
+    expect(consentSkippedText(e.consentSkipped!)).toBe('estimate 0.0105 USD ≤ askAbove 0.0105 USD');
+  });
+
+  it('below the threshold: not asked; one micro-unit above it: asked', () => {
+    expect(proceed(evaluate(input({}, usd('0.02')))).consent).toBe('allow');
+    const above = proceed(evaluate(input({}, usd('0.010499'))));
+    expect(above.consent).toBe('ask');
+    expect(above.consentSkipped).toBeUndefined();
+  });
+
+  it('judges the whole maxTokens allowance, not what a call usually uses', () => {
+    // Same prompt, so the same identity: maxTokens is outside it, and decides the estimate.
+    expect(proceed(evaluate(input({ params: request(1_000, 500) }, usd('0.0105')))).consent).toBe(
+      'allow'
+    );
+    expect(proceed(evaluate(input({ params: request(1_000, 501) }, usd('0.0105')))).consent).toBe(
+      'ask'
+    );
+  });
+
+  it('a threshold in another currency than the rate card never applies: asked, not converted', () => {
+    const e = proceed(evaluate(input({}, { askAbove: { amount: '100', currency: 'EUR' } })));
+    expect(e.consent).toBe('ask');
+    expect(e.consentSkipped).toBeUndefined();
+  });
+
+  it('a call with no estimate is not cheap', () => {
+    const block = { ...BLOCK, ...usd('100') };
+    expect(consentSkip(block, undefined, 1, 1)).toBeNull();
+    // In evaluation a model without a rate card is refused before consent is considered.
+    const e = evaluate(input({ card: () => undefined }, usd('100')));
+    expect(e).toMatchObject({ kind: 'deny', reason: 'policy.model_not_allowed' });
+  });
+
+  it('null or absent: always ask (policies written before askAbove mean what they meant)', () => {
+    expect(proceed(evaluate(input({}, { askAbove: null }))).consent).toBe('ask');
+    expect('askAbove' in BLOCK).toBe(false);
+    expect(proceed(evaluate(input())).consent).toBe('ask');
+  });
+
+  it('only replaces "ask": a standing deny stays a denial, allow stays allow with no basis', () => {
+    const deny = proceed(evaluate(input({}, { consent: 'deny', ...usd('1') })));
+    expect(deny.consent).toBe('deny');
+    expect(deny.consentSkipped).toBeUndefined();
+    const allow = proceed(evaluate(input({}, { consent: 'allow', ...usd('1') })));
+    expect(allow.consent).toBe('allow');
+    expect(allow.consentSkipped).toBeUndefined();
+  });
+
+  it('never skips the rate limit', () => {
+    const b = { ...BLOCK, ...usd('1') };
+    const volume: VolumeState = { ...initialVolume(b, NOW), rateCount: 30 };
+    expect(evaluate(input({ volume }, usd('1')))).toMatchObject({
+      kind: 'deny',
+      reason: 'policy.rate_limit'
+    });
+  });
+
+  it('never skips a spent budget window', () => {
+    const b = { ...BLOCK, ...usd('1') };
+    const volume: VolumeState = { ...initialVolume(b, NOW), budgetSpentMicros: 5_000_000 };
+    expect(evaluate(input({ volume }, usd('1')))).toMatchObject({
+      kind: 'deny',
+      reason: 'policy.budget_exhausted'
+    });
+  });
+
+  it('never skips the per-call cap: over it is a cost refusal, whatever the threshold', () => {
+    // The RFC request estimates $0.10272 against the $0.05 cap; a $1 threshold does not help it.
+    expect(evaluate(input({ params: RFC }, usd('1'))).kind).toBe('budget_exceeded');
+  });
+
+  it('a truncated call is judged on its estimate, not on the limit that truncates it', () => {
+    // Over the $0.05 cap, truncated to it: a $0.06 threshold would cover the limit, not the ask.
+    const params = { ...request(1_000, 5_000), budget: { onExceeded: 'truncate' as const } };
+    const e = proceed(evaluate(input({ params }, usd('0.06'))));
+    expect(e.limitMicros).toBe(50_000);
+    expect(e.consent).toBe('ask');
   });
 });

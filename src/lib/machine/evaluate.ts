@@ -14,13 +14,21 @@
  *                                     money held for running calls → policy.budget_reserved
  *   7. context scope                → trim (never a denial)
  *   8. per-call cap / session pool  → budget_exceeded, or proceed with a limit to meter against
+ *   9. consent "ask" with `askAbove` → the estimate at or below it proceeds without a dialog
+ *                                     (consent "allow", with `consentSkipped` saying why)
  *
  * Evaluate never mutates its input and never counts anything: the machine commits the request to
  * the rate window and the spend to the budget window (`countRequest`, `addSpend` below), because
  * only the machine knows whether the request got as far as being counted and what it cost.
  */
-import { inputTokensOf, preflight, preflightTokens, type RateCard } from './budget';
-import { currencyMismatch, fromMicrosExact, toMicros } from './money';
+import {
+  estimateCostMicros,
+  inputTokensOf,
+  preflight,
+  preflightTokens,
+  type RateCard
+} from './budget';
+import { currencyMismatch, fromMicrosExact, parseMoneyAmount, toMicros } from './money';
 import type { PolicyBlock } from './policy';
 import type { ReasonCode } from './reasons';
 import type { ClientConfig, OnExceeded } from './vocabulary';
@@ -206,7 +214,52 @@ export type Evaluation =
       /** The budget decision to report, whenever a limit applies. */
       decision: BudgetDecision | null;
       consent: 'ask' | 'allow' | 'deny';
+      /**
+       * Present when the block says "ask" but the estimate was at or below `askAbove`, so
+       * `consent` is "allow": the figures the audit record keeps as the basis.
+       */
+      consentSkipped?: ConsentSkipped;
     };
+
+/** Why a call the policy would have asked about went ahead without a dialog (`askAbove`). */
+export interface ConsentSkipped {
+  /** The pre-flight estimate: input × input price + maxTokens × output price, cold cache. */
+  estimatedCost: Money;
+  /** The policy's threshold it was at or below. */
+  askAbove: Money;
+}
+
+/**
+ * Whether consent is skipped for a call priced at `card`: only under consent "ask", only with a
+ * threshold in the card's own currency (never converted; a mismatch asks), and only when the
+ * estimate — the same one the budget decision states and the handler's `consent` callback
+ * receives — is at or below it. The estimate assumes the whole `maxTokens` is used, so a call
+ * later truncated by a cap was still judged on what it asked for: never cheaper than it is.
+ */
+export function consentSkip(
+  block: Pick<PolicyBlock, 'consent' | 'askAbove'>,
+  card: RateCard | undefined,
+  inputTokens: number,
+  maxTokens: number
+): ConsentSkipped | null {
+  const t = block.askAbove;
+  // No rate card, no estimate: a call whose cost is unknown is not cheap.
+  if (block.consent !== 'ask' || !t || !card) return null;
+  if (t.currency !== card.currency) return null;
+  const threshold = parseMoneyAmount(t.amount);
+  if (!threshold.ok) return null;
+  const estimate = estimateCostMicros(card, inputTokens, maxTokens);
+  if (estimate > threshold.micros) return null;
+  return {
+    estimatedCost: { amount: fromMicrosExact(estimate), currency: card.currency },
+    askAbove: { amount: t.amount, currency: t.currency }
+  };
+}
+
+/** A skipped dialog in words: "estimate 0.0012 USD ≤ askAbove 0.002 USD". */
+export function consentSkippedText(s: ConsentSkipped): string {
+  return `estimate ${s.estimatedCost.amount} ${s.estimatedCost.currency} ≤ askAbove ${s.askAbove.amount} ${s.askAbove.currency}`;
+}
 
 const CONTEXT_RANK: Record<IncludeContext, number> = { none: 0, thisServer: 1, allServers: 2 };
 
@@ -372,13 +425,17 @@ export function evaluate(input: EvaluateInput): Evaluation {
       ? params.budget.onExceeded
       : input.preflightDefault;
   const intent = params.budget?.intent;
+  // 9. Consent. Judged here, after every check that can refuse, so a cheap call is never
+  // exempt from a limit: it only stands in for the dialog, as "allow" does.
+  const skipped = consentSkip(block, card, inputTokens, maxTokens);
   const base = {
     kind: 'proceed' as const,
     model,
     inputTokens,
     maxTokens,
     context,
-    consent: block.consent
+    consent: skipped ? ('allow' as const) : block.consent,
+    ...(skipped ? { consentSkipped: skipped } : {})
   };
 
   // Every host limit in money bounds the call, and the least of them applies (SPEC §6): the

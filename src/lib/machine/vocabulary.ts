@@ -221,6 +221,12 @@ export const AuditRecordSchema = z.object({
   represented: count,
   consentShown: z.boolean(),
   consent: z.enum(['approved', 'denied', 'timeout', 'not-asked']),
+  /**
+   * The basis of a dialog the policy would have shown but skipped (`askAbove`): the pre-flight
+   * estimate and the threshold it was at or below. Absent whenever nothing was skipped, so
+   * records of runs without `askAbove` are byte-identical to those written before it.
+   */
+  consentSkipped: z.object({ estimatedCost: MoneySchema, askAbove: MoneySchema }).optional(),
   model: z.string().nullable(),
   tokensIn: count,
   tokensOut: count,

@@ -25,6 +25,7 @@ export const AUDIT_FIELDS = [
   'represented',
   'consentShown',
   'consent',
+  'consentSkipped',
   'model',
   'tokensIn',
   'tokensOut',
@@ -71,7 +72,11 @@ export function orderRecord(r: AuditRecord): AuditRecord {
   const out = {} as Record<string, unknown>;
   for (const f of AUDIT_FIELDS) {
     if (f === 'budgetDecision') out[f] = r.budgetDecision ? orderBudget(r.budgetDecision) : null;
-    else if (r[f] !== undefined) out[f] = r[f];
+    else if (f === 'consentSkipped') {
+      const s = r.consentSkipped;
+      if (s)
+        out[f] = { estimatedCost: orderMoney(s.estimatedCost), askAbove: orderMoney(s.askAbove) };
+    } else if (r[f] !== undefined) out[f] = r[f];
   }
   return out as unknown as AuditRecord;
 }
@@ -83,9 +88,13 @@ export function toJsonl(records: readonly AuditRecord[]): string {
   return out;
 }
 
-/** The CSV columns: every top-level field but `budgetDecision`, which is flattened into `budget_*`. */
+/**
+ * The CSV columns: every top-level field but `budgetDecision`, which is flattened into `budget_*`,
+ * and `consentSkipped`, flattened into the last two (amounts in the record's `currency`: a dialog
+ * is only skipped when the threshold is in the rate card's currency).
+ */
 export const CSV_COLUMNS = [
-  ...AUDIT_FIELDS.filter((f) => f !== 'budgetDecision'),
+  ...AUDIT_FIELDS.filter((f) => f !== 'budgetDecision' && f !== 'consentSkipped'),
   'budget_estimatedCost',
   'budget_limitApplied',
   'budget_currency',
@@ -96,7 +105,9 @@ export const CSV_COLUMNS = [
   'budget_actualCost',
   'budget_actualTokensIn',
   'budget_actualTokensOut',
-  'budget_requestHonored'
+  'budget_requestHonored',
+  'consentSkipped_estimatedCost',
+  'consentSkipped_askAbove'
 ] as const;
 
 type Cell = string | number | boolean | null | undefined;
@@ -130,7 +141,7 @@ function budgetAmount(m: Money | undefined, currency: string): string | undefine
 function csvRow(r: AuditRecord): string {
   const b = r.budgetDecision;
   const bc = b?.estimatedCost.currency ?? '';
-  const budget: Record<string, Cell> = b
+  const flat: Record<string, Cell> = b
     ? {
         budget_estimatedCost: b.estimatedCost.amount,
         budget_limitApplied: budgetAmount(b.limitApplied, bc),
@@ -145,8 +156,13 @@ function csvRow(r: AuditRecord): string {
         budget_requestHonored: b.requestHonored
       }
     : {};
+  const s = r.consentSkipped;
+  if (s) {
+    flat['consentSkipped_estimatedCost'] = s.estimatedCost.amount;
+    flat['consentSkipped_askAbove'] = s.askAbove.amount;
+  }
   return CSV_COLUMNS.map((c) =>
-    csvCell(c.startsWith('budget_') ? budget[c] : (r[c as keyof AuditRecord] as Cell))
+    csvCell(c.includes('_') ? flat[c] : (r[c as keyof AuditRecord] as Cell))
   ).join(',');
 }
 
@@ -170,6 +186,11 @@ const ImportedRecordSchema = AuditRecordSchema.superRefine((r, ctx) => {
       r.budgetDecision.limitApplied.amount,
       ['budgetDecision', 'limitApplied', 'amount']
     ]);
+  if (r.consentSkipped)
+    amounts.push(
+      [r.consentSkipped.estimatedCost.amount, ['consentSkipped', 'estimatedCost', 'amount']],
+      [r.consentSkipped.askAbove.amount, ['consentSkipped', 'askAbove', 'amount']]
+    );
   for (const [amount, path] of amounts) {
     const p = parseMoneyAmount(amount);
     if (!p.ok) ctx.addIssue({ code: 'custom', path, message: `is not a valid amount: ${p.error}` });

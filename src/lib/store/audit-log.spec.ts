@@ -59,6 +59,12 @@ const BUDGET: BudgetDecision = {
   requestHonored: false
 };
 
+/** A dialog skipped by the policy's askAbove: the estimate and the threshold it was under. */
+const SKIPPED: NonNullable<AuditRecord['consentSkipped']> = {
+  estimatedCost: { amount: '0.0012', currency: 'USD' },
+  askAbove: { amount: '0.002', currency: 'USD' }
+};
+
 /** A minimal RFC 4180 reader, to check what a spreadsheet would see. */
 function readCsv(text: string): string[][] {
   const rows: string[][] = [];
@@ -309,7 +315,7 @@ describe('JSONL export and import', () => {
   it('writes one object per line in fixed key order with a trailing newline', () => {
     // Keys deliberately scrambled: the export must not depend on construction order.
     const scrambled = Object.fromEntries(
-      Object.entries(rec({ budgetDecision: BUDGET, lane: 'A' })).reverse()
+      Object.entries(rec({ budgetDecision: BUDGET, lane: 'A', consentSkipped: SKIPPED })).reverse()
     ) as unknown as AuditRecord;
     const text = toJsonl([scrambled, rec({ seq: 2 })]);
     expect(text.endsWith('\n')).toBe(true);
@@ -326,12 +332,14 @@ describe('JSONL export and import', () => {
       'actualTokens',
       'requestHonored'
     ]);
+    // A record without the optional members writes none of them (no nulls that were not there).
+    expect(Object.keys(JSON.parse(lines[1] ?? '{}'))).not.toContain('consentSkipped');
     expect(toJsonl([])).toBe('');
   });
 
   it('round-trips: parse(toJsonl(x)) equals x and re-exports byte-identically', () => {
     const records = [
-      rec({ seq: 1, budgetDecision: BUDGET, lane: 'A' }),
+      rec({ seq: 1, budgetDecision: BUDGET, lane: 'A', consentSkipped: SKIPPED }),
       rec({ seq: 2, requestId: 'req-"2"', server: 'x,"=cmd\ny', reason: 'policy.rate_limit' })
     ];
     const text = toJsonl(records);
@@ -389,10 +397,11 @@ describe('JSONL export and import', () => {
 
 describe('CSV export', () => {
   it('has a header naming every field, with the budget decision flattened', () => {
-    const rows = readCsv(toCsv([rec({ budgetDecision: BUDGET }), rec()]));
+    const rows = readCsv(toCsv([rec({ budgetDecision: BUDGET, consentSkipped: SKIPPED }), rec()]));
     const [header, withBudget, without] = rows;
     expect(header).toEqual([...CSV_COLUMNS]);
-    for (const f of AUDIT_FIELDS.filter((f) => f !== 'budgetDecision')) expect(header).toContain(f);
+    for (const f of AUDIT_FIELDS.filter((f) => f !== 'budgetDecision' && f !== 'consentSkipped'))
+      expect(header).toContain(f);
     for (const c of [
       'budget_estimatedCost',
       'budget_limitApplied',
@@ -409,6 +418,9 @@ describe('CSV export', () => {
     expect(col(withBudget, 'budget_meterBasis')).toBe(BUDGET.meterBasis);
     expect(col(withBudget, 'budget_actualTokensOut')).toBe('1000');
     expect(col(withBudget, 'budget_requestHonored')).toBe('false');
+    expect(col(withBudget, 'consentSkipped_estimatedCost')).toBe('0.0012');
+    expect(col(withBudget, 'consentSkipped_askAbove')).toBe('0.002');
+    expect(col(without, 'consentSkipped_estimatedCost')).toBe('');
     expect(col(without, 'budget_estimatedCost')).toBe('');
     expect(col(without, 'reason')).toBe('');
     expect(col(without, 'requestId')).toBe('47');

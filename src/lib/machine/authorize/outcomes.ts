@@ -172,6 +172,20 @@ export function contextRequested(params: SamplingParams): IncludeContext {
   return c === 'thisServer' || c === 'allServers' ? c : 'none';
 }
 
+/**
+ * The basis of a dialog skipped for a cheap call (`askAbove`), when that is why none was shown:
+ * not when a stored approval stood in for it (a person did answer for this identity), and not
+ * when the call never got as far as the provider.
+ */
+function consentSkippedOf(
+  ctx: AuthContext,
+  p: ReturnType<typeof proceed>
+): AuditRecord['consentSkipped'] {
+  const s = p?.consentSkipped;
+  if (!s || ctx.stored?.verdict === 'allowed' || !ctx.path.includes('calling')) return undefined;
+  return { estimatedCost: { ...s.estimatedCost }, askAbove: { ...s.askAbove } };
+}
+
 export function buildAudit(ctx: AuthContext): AuditRecord {
   const now = ctx.at;
   const p = proceed(ctx);
@@ -188,7 +202,7 @@ export function buildAudit(ctx: AuthContext): AuditRecord {
       ? (frame.error.data as { reason?: string; retryable?: boolean })
       : null;
   const calledProvider = ctx.path.includes('calling');
-  return {
+  const record: AuditRecord = {
     seq: 0,
     t: now,
     time: new Date(now).toISOString(),
@@ -216,4 +230,9 @@ export function buildAudit(ctx: AuthContext): AuditRecord {
     alert: ctx.alert,
     ...(ctx.lane ? { lane: ctx.lane } : {})
   };
+  // Set afterwards, not spread into the literal: a spread before further keys is V8's slow path
+  // (see the machine's context), and exports order the keys anyway (`orderRecord`).
+  const skipped = consentSkippedOf(ctx, p);
+  if (skipped) record.consentSkipped = skipped;
+  return record;
 }

@@ -60,6 +60,7 @@ function allowedKeysAt(segments: PathSegment[]): string[] {
   if (last === 'rateLimit') return Object.keys(RateLimitSchema.shape);
   if (last === 'budget') return Object.keys(BudgetSchema.shape);
   if (last === 'perCallCap') return ['amount', 'currency', 'tokens'];
+  if (last === 'askAbove') return ['amount', 'currency'];
   return [];
 }
 

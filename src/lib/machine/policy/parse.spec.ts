@@ -121,7 +121,7 @@ describe('parsePolicy: every error, with a path', () => {
       {
         path: '$.defaults.colour',
         message:
-          'unknown member "colour" (allowed: sampling, allowedModels, defaultModel, maxInputTokens, maxContext, rateLimit, budget, perCallCap, consent)',
+          'unknown member "colour" (allowed: sampling, allowedModels, defaultModel, maxInputTokens, maxContext, rateLimit, budget, perCallCap, consent, askAbove)',
         line: 13,
         column: 5,
         endLine: 13,
@@ -214,6 +214,26 @@ describe('parsePolicy: every error, with a path', () => {
     });
     expect(errorsOf(p)).toEqual([
       { path: '$.defaults.budget.amount', message: 'expected a string, got the number 5' }
+    ]);
+  });
+
+  it('accepts askAbove as money, and names what is wrong with a bad one by its path', () => {
+    const ok = edited((p) => (p.defaults.askAbove = { amount: '0.002', currency: 'USD' }));
+    expect(parsePolicy(ok).ok).toBe(true);
+    const bad = edited((p) => {
+      p.defaults.askAbove = { amount: 0.002 as unknown as string, currency: 'USD' };
+      (p.servers['release-notes'] as Record<string, unknown>)['askAbove'] = {
+        amount: '1',
+        currency: 'USD',
+        windowMs: 1
+      };
+    });
+    expect(errorsOf(bad)).toEqual([
+      { path: '$.defaults.askAbove.amount', message: 'expected a string, got the number 0.002' },
+      {
+        path: '$.servers["release-notes"].askAbove.windowMs',
+        message: 'unknown member "windowMs" (allowed: amount, currency)'
+      }
     ]);
   });
 

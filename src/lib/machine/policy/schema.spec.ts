@@ -30,8 +30,11 @@ describe('the JSON Schema', () => {
       'rateLimit',
       'budget',
       'perCallCap',
-      'consent'
+      'consent',
+      'askAbove'
     ]);
+    // Optional even in defaults: a policy written before askAbove stays valid, meaning the same.
+    expect(props['defaults']!['required']).not.toContain('askAbove');
     expect(props['servers']!['additionalProperties']).toMatchObject({
       type: 'object',
       additionalProperties: false
@@ -66,7 +69,15 @@ describe('the JSON Schema', () => {
       edited((p) => (p.servers['x'] = { consent: 'maybe' as 'ask' })),
       { ...DEFAULT_POLICY, extra: true },
       { ...DEFAULT_POLICY, version: 2 },
-      edited((p) => (p.defaults.maxInputTokens = 1.5))
+      edited((p) => (p.defaults.maxInputTokens = 1.5)),
+      edited((p) => (p.defaults.askAbove = { amount: '0.002', currency: 'USD' })),
+      edited((p) => (p.servers['x'] = { askAbove: null })),
+      edited(
+        (p) => (p.defaults.askAbove = { amount: 0.002 as unknown as string, currency: 'USD' })
+      ),
+      edited(
+        (p) => (p.defaults.askAbove = { amount: '0.002' } as { amount: string; currency: string })
+      )
     ];
     for (const c of cases) expect(validate(c), JSON.stringify(c)).toBe(parsePolicy(c).ok);
   });

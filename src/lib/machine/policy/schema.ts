@@ -102,7 +102,16 @@ const TokenCapSchema = z
   })
   .describe('A token meter: verifiable, and blind to price.');
 
-/** One policy block: every member required in `defaults`, any subset in a server's block. */
+const AskAboveSchema = z
+  .strictObject({ amount: AmountSchema, currency: CurrencySchema })
+  .describe(
+    'A consent threshold: calls whose pre-flight estimate is at or below this amount are not asked. Never converted: in another currency than the rate card, every call is asked.'
+  );
+
+/**
+ * One policy block: every member required in `defaults` (but `askAbove`, added later and optional
+ * everywhere), any subset in a server's block.
+ */
 export const PolicyBlockSchema = z.strictObject({
   sampling: z
     .boolean()
@@ -139,7 +148,14 @@ export const PolicyBlockSchema = z.strictObject({
     ),
   consent: z
     .enum(['ask', 'allow', 'deny'])
-    .describe('Ask the user, allow without asking, or deny (user.denied) without asking.')
+    .describe('Ask the user, allow without asking, or deny (user.denied) without asking.'),
+  // Optional, even in `defaults`: a policy written before it exists means exactly what it meant
+  // (always ask), and its hash — which stored decisions carry — does not change.
+  askAbove: AskAboveSchema.nullable()
+    .optional()
+    .describe(
+      'With consent "ask": ask the user only when the pre-flight estimate (input × input price + maxTokens × output price) is above this amount; at or below it the call goes ahead without a dialog, nothing is stored, and the audit record says why (consentSkipped). Never skips a rate limit, budget window, per-call cap or stored denial. A threshold in another currency than the rate card of the model never applies (every call is asked; amounts are never converted), and a call with no estimate is never cheap. Absent or null = always ask.'
+    )
 });
 
 /** A server's block: any subset of the members, each replacing the default one whole. */
