@@ -84,6 +84,16 @@ describe('the table executor writes the bytes the actor executor writes', () => 
     expect(actor!.audit.length).toBeGreaterThan(0);
   });
 
+  it('both take the askAbove path (a dialog skipped for a cheap call) the same way', () => {
+    // cheap-calls is the ready-made scenario whose lane B skips dialogs under askAbove: the
+    // comparison above covers that path only if the runs really took it.
+    const text = readFileSync(DIR + 'cheap-calls.json', 'utf8');
+    const [actor, table] = EXECUTORS.map((e) => runScenario(text, e));
+    const skippedOf = (f: Files) => f.audit.filter((l) => l.includes('"consentSkipped":'));
+    expect(skippedOf(actor!).length).toBeGreaterThan(100);
+    expect(skippedOf(table!)).toEqual(skippedOf(actor!));
+  });
+
   it('fuzzed scenarios with mid-run edits', () => {
     const runs = Number(process.env.EQUIV_RUNS ?? 8);
     const seed = Number(process.env.EQUIV_SEED ?? 9);

@@ -4,6 +4,7 @@
  */
 import type { AuthOutput } from '../machine/authorize';
 import type { CloneMap } from '../machine/clone';
+import { toMicros } from '../machine/money';
 import type { Outcome } from '../machine/types';
 import { OutcomeSchema } from '../machine/vocabulary';
 import type { ServerReport } from './world';
@@ -17,6 +18,12 @@ export interface LaneCounters {
   frames: Record<Outcome, number>;
   silenced: number;
   consentPrompts: number;
+  /**
+   * Calls the policy would have asked about but let through unasked, their estimate at or below
+   * its `askAbove` (audit `consentSkipped`), and what they cost: spend no person saw.
+   */
+  consentSkipped: number;
+  unaskedSpendMicros: number;
   providerCalls: number;
   spendMicros: number;
   /** Spent by servers on their own provider keys (a direct lane): never on the client's bill. */
@@ -80,6 +87,8 @@ export function emptyCounters(): LaneCounters {
     frames: Object.fromEntries(OUTCOMES.map((o) => [o, 0])) as Record<Outcome, number>,
     silenced: 0,
     consentPrompts: 0,
+    consentSkipped: 0,
+    unaskedSpendMicros: 0,
     providerCalls: 0,
     spendMicros: 0,
     serverSpendMicros: 0,
@@ -154,6 +163,11 @@ export class LaneMetrics {
     if (a.silenced) c.silenced++;
     else c.frames[a.outcome]++;
     if (a.consentShown) c.consentPrompts++;
+    if (a.consentSkipped) {
+      c.consentSkipped++;
+      // The record's cost is what the lane charges for it (`charge`), so the two always agree.
+      c.unaskedSpendMicros += toMicros(a.cost);
+    }
     if (out.path.includes('calling')) c.providerCalls++;
     if (a.replayed) c.replays++;
     else c.fresh++;

@@ -31,6 +31,7 @@ import type { FrameLine } from './engine';
 import { guardedSimulation } from './guard';
 import { brokenLine, type InvariantResult } from './invariants';
 import { emptyCounters, type LaneCounters } from './metrics';
+import { mergePatch } from './lessons';
 import { LANE_IDS, parseScenario, type LaneId, type Scenario } from './scenario';
 import type { UserStats } from './user';
 
@@ -54,7 +55,8 @@ const LESSONS = [
   'rfc-budget-caps',
   'prompt-cache-trap',
   'refusal-codes',
-  'who-hears'
+  'who-hears',
+  'cheap-calls'
 ];
 
 interface Lane {
@@ -403,6 +405,70 @@ describe('refusal-codes', () => {
     expect(B.spendMicros).toBeGreaterThan(A.spendMicros);
     const typed = r.guarantees.find((g) => g.id === 'refusals-typed');
     expect(typed).toMatchObject({ status: 'waived', checked: refusals.length });
+  });
+});
+
+describe('cheap-calls', () => {
+  const micros = (m: { amount: string }) => Math.round(Number(m.amount) * 1_000_000);
+  const skipped = (r: Run, lane: LaneId, server?: string) =>
+    audits(r, lane, server).filter((a) => a.consentSkipped);
+
+  it('askAbove saves the dialogs and spends unasked; every skip is recorded with its basis', () => {
+    const r = run('cheap-calls');
+    const { A, B } = { A: r.A.c, B: r.B.c };
+    expect(A.tasks).toBe(B.tasks);
+    // A asks for every call; B only for the report's calls, whose estimates are above $0.005.
+    expect(A.consentSkipped).toBe(0);
+    expect(A.unaskedSpendMicros).toBe(0);
+    expect(A.consentPrompts).toBe(decided(A));
+    expect(tally(audits(r, 'B', 'report')).prompts).toBe(B.consentPrompts);
+    expect(B.consentPrompts + B.consentSkipped).toBe(decided(B));
+    expect(B.consentPrompts).toBeLessThan(A.consentPrompts / 10);
+    // Every skipped dialog's record keeps its basis: an estimate at or below the threshold, in
+    // the card's currency, the same estimate its budget decision states — and no dialog.
+    const records = skipped(r, 'B');
+    expect(records).toHaveLength(B.consentSkipped);
+    for (const a of records) {
+      expect(a).toMatchObject({ consentShown: false, consent: 'not-asked', replayed: false });
+      expect(a.consentSkipped!.askAbove).toEqual({ amount: '0.005', currency: 'USD' });
+      expect(a.consentSkipped!.estimatedCost).toEqual(a.budgetDecision!.estimatedCost);
+      expect(micros(a.consentSkipped!.estimatedCost)).toBeLessThanOrEqual(5_000);
+    }
+    // The counter is the records' cost: spend no person saw a dialog for.
+    expect(B.unaskedSpendMicros).toBe(tally(records).spendMicros);
+    // The trap: one large job cut into calls under the threshold, all served unasked, and
+    // together most of what lane B spent — more than lane A spent on everything.
+    const contracts = tally(skipped(r, 'B', 'contracts'));
+    expect(contracts.requests).toBe(tally(audits(r, 'B', 'contracts')).requests);
+    expect(contracts.spendMicros).toBeGreaterThan(B.spendMicros / 2);
+    expect(B.unaskedSpendMicros).toBeGreaterThan(A.spendMicros);
+    expect(B.spendMicros).toBeGreaterThan(A.spendMicros);
+  });
+
+  it('its Try, a budget window in lane B, bounds the spend no person saw', () => {
+    const lesson = JSON.parse(
+      readFileSync(
+        fileURLToPath(new URL('../../../static/lessons/cheap-calls.json', import.meta.url)),
+        'utf8'
+      )
+    ) as { try: { patch: Record<string, unknown> } };
+    const base = JSON.parse(readFileSync(`${DIR}cheap-calls.json`, 'utf8')) as unknown;
+    const parsed = parseScenario(mergePatch(base, lesson.try.patch));
+    if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+    const { sim } = guardedSimulation(parsed.scenario, {}, { validate: sdkFrameProblem });
+    sim.runToEnd();
+    const before = run('cheap-calls').B.c;
+    const B = sim.lanes.B.metrics.counters;
+    const window = parsed.scenario.lanes.B.policy.defaults.budget!;
+    expect(window).toMatchObject({ amount: '0.10', windowMs: 3_600_000 });
+    // Still dialogs saved, but never more unasked than each server's window allows (one
+    // window spans the hour: 09:00–10:00).
+    expect(B.consentSkipped).toBeGreaterThan(0);
+    expect(B.consentPrompts).toBe(before.consentPrompts);
+    expect(B.unaskedSpendMicros).toBeLessThanOrEqual(
+      micros(window) * parsed.scenario.servers.length
+    );
+    expect(B.unaskedSpendMicros).toBeLessThan(before.unaskedSpendMicros / 2);
   });
 });
 

@@ -18,7 +18,8 @@ export const READY_MADE = [
   { name: 'direct-provider', title: 'The direct-provider baseline' },
   { name: 'restart-client', title: 'Restart the client' },
   { name: 'refusal-codes', title: 'Same refusal, another code' },
-  { name: 'who-hears', title: 'Who hears the no?' }
+  { name: 'who-hears', title: 'Who hears the no?' },
+  { name: 'cheap-calls', title: 'Cheap calls without asking' }
 ] as const;
 
 export const DEFAULT_SCENARIO = 'reconnect-bypass';
