@@ -13,8 +13,11 @@ import type { Simulation } from './engine';
 
 // ───────────────────────────── the space of valid scenarios ─────────────────────────────
 
-const amount = (lo: number, hi: number) =>
-  fc.integer({ min: lo, max: hi }).map((micros) => (micros / 1_000_000).toFixed(6));
+/** `flat`: spread evenly over the range, not biased to its ends as fast-check's integers are. */
+const amount = (lo: number, hi: number, flat = false) => {
+  const micros = fc.integer({ min: lo, max: hi });
+  return (flat ? fc.noBias(micros) : micros).map((m) => (m / 1_000_000).toFixed(6));
+};
 
 const ttl = fc.oneof(
   fc.constant({ kind: 'session' as const }),
@@ -81,7 +84,15 @@ export const policyBlockArb = fc.record({
       fc.record({ tokens: fc.integer({ min: 10, max: 20_000 }) })
     )
   ),
-  consent: fc.constantFrom('ask', 'ask', 'allow', 'deny')
+  consent: fc.constantFrom('ask', 'ask', 'allow', 'deny'),
+  // Across the fuzzed requests' estimates (up to about $0.15), so calls fall each side; now
+  // and then in a currency no card prices, which must never skip a dialog.
+  askAbove: fc.option(
+    fc.record({
+      amount: amount(0, 100_000, true),
+      currency: fc.constantFrom('USD', 'USD', 'USD', 'EUR')
+    })
+  )
 });
 
 const lane = (label: string) =>
