@@ -9,7 +9,7 @@ import { defaultPolicy, type Policy } from '../machine/policy';
 import type { HandlerAuditRecord } from './audit';
 import { createSamplingPolicy } from './handler';
 import type { ConsentAnswer, ConsentRequest } from './sources';
-import { ask, outcome, pair } from './sdk-pair.testing';
+import { ask, deferred, outcome, pair, until } from './sdk-pair.testing';
 
 /** "Summarise 2.3." is 4 input tokens at $3/Mtok; each output token $15/Mtok (the lab's card). */
 const CHEAP = ask('Summarise 2.3.', { maxTokens: 200 }); // 12 + 3,000 µ$ = 0.003012
@@ -85,6 +85,51 @@ describe('askAbove through the handler', () => {
     expect(t.records[1]!.consentSkipped).toBeUndefined();
     await p.close();
     await t.handler.close();
+  });
+
+  it('concurrent identical cheap calls: no dialog for any, each served and recorded', async () => {
+    const t = lab('allow');
+    const p = await pair(t.handler);
+    const got = await Promise.all([1, 2, 3].map(() => outcome(p.server.createMessage(CHEAP))));
+    expect(got.map((g) => g.result?.stopReason)).toEqual(['endTurn', 'endTurn', 'endTurn']);
+    expect(t.asked).toHaveLength(0);
+    expect(t.records).toHaveLength(3);
+    for (const r of t.records) expect(r.consentSkipped).toBeDefined();
+    await p.close();
+    await t.handler.close();
+  });
+
+  it('a dearer call joining a cheap one in flight is still asked (no vouching through a join)', async () => {
+    // The cheap call's model answer is held open so the dear one (same identity) arrives while
+    // it is in flight and joins it.
+    const release = deferred<void>();
+    let calls = 0;
+    const policy = defaultPolicy();
+    policy.defaults.askAbove = { amount: '0.005', currency: 'USD' };
+    const asked: ConsentRequest[] = [];
+    const records: HandlerAuditRecord[] = [];
+    const handler = createSamplingPolicy({
+      policy,
+      consent: (r) => (asked.push(r), 'allow'),
+      sample: async (_p, { model }) => {
+        if (calls++ === 0) await release.promise;
+        return { content: { type: 'text', text: 'ok' }, model };
+      },
+      audit: (r) => void records.push(r)
+    });
+    const p = await pair(handler);
+    const cheap = outcome(p.server.createMessage(CHEAP));
+    await until(() => calls === 1, 'the cheap call reached the model');
+    const dear = outcome(p.server.createMessage(DEAR));
+    await until(() => p.handled() === 2, 'the dear call reached the handler');
+    release.resolve();
+    const got = await Promise.all([cheap, dear]);
+    expect(got.map((g) => g.result?.stopReason)).toEqual(['endTurn', 'endTurn']);
+    expect(asked).toHaveLength(1);
+    expect(asked[0]!.estimate).toEqual({ amount: '0.015012', currency: 'USD' });
+    expect(records.find((r) => r.consentShown)?.identity).toBe(records[0]!.identity);
+    await p.close();
+    await handler.close();
   });
 
   it('the rate limit counts cheap calls like any other', async () => {

@@ -296,10 +296,19 @@ export const authorizationMachine = setup({
           : budgetExceededFrame(context.request.id, { model, decision });
       return { outcome: 'budget_exceeded' as const, frame, budgetDecision: decision };
     }),
-    /** Allowed to call the model: the verdict a joiner of this presentation gets. */
+    /**
+     * Allowed to call the model: the verdict a joiner of this presentation gets — none when the
+     * policy's askAbove waived the dialog for this presentation's estimate and nobody approved
+     * the identity: maxTokens is outside the identity, so a cheap presentation must not let a
+     * dearer one joining it through unasked. Its joiners are decided afresh, each on its own
+     * estimate.
+     */
     startGeneration: assign(({ context }) => ({
       gen: { ...EMPTY_GEN },
-      verdict: allowedDecision(context, context.at)
+      verdict:
+        proceed(context)?.consentSkipped && context.stored?.verdict !== 'allowed'
+          ? null
+          : allowedDecision(context, context.at)
     })),
     noteCache: assign(({ context, event }) =>
       event.type === 'provider.started'
