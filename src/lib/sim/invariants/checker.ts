@@ -374,11 +374,16 @@ export class InvariantChecker {
     if (!c) {
       c = { frames: {}, silenced: 0 } as LaneCounters;
       c.consentPrompts = c.spendMicros = c.tokensIn = c.tokensOut = c.replays = c.fresh = 0;
+      c.consentSkipped = c.unaskedSpendMicros = 0;
       this.#totals.set(lane, c);
     }
     if (r.silenced) c.silenced++;
     else c.frames[r.outcome] = (c.frames[r.outcome] ?? 0) + 1;
     if (r.consentShown) c.consentPrompts++;
+    if (r.consentSkipped) {
+      c.consentSkipped++;
+      c.unaskedSpendMicros += toMicros(r.cost);
+    }
     c.spendMicros += toMicros(r.cost);
     c.tokensIn += r.tokensIn;
     c.tokensOut += r.tokensOut;

@@ -63,6 +63,10 @@ function countersOf(records: AuditRecord[]): Record<string, LaneCounters> {
     if (r.silenced) c.silenced++;
     else c.frames[r.outcome]++;
     if (r.consentShown) c.consentPrompts++;
+    if (r.consentSkipped) {
+      c.consentSkipped++;
+      c.unaskedSpendMicros += Math.round(Number(r.cost) * 1e6);
+    }
     c.spendMicros += Math.round(Number(r.cost) * 1e6);
     c.tokensIn += r.tokensIn;
     c.tokensOut += r.tokensOut;
@@ -438,6 +442,23 @@ describe('replays, the store, conformance and the counters', () => {
     counters.A!.consentPrompts = 0;
     const x = of(c.results(T0, counters, 1), 'totals-match');
     expect(x.offenders[0]!.what).toBe('lane A shows 0 consent prompts, its audit log 1');
+  });
+
+  it('the spend no person saw must match the audit records that skipped a dialog', () => {
+    const c = new InvariantChecker({ cards });
+    const skipped = {
+      estimatedCost: { amount: '0.0021', currency: 'USD' },
+      askAbove: { amount: '0.005', currency: 'USD' }
+    };
+    const r = record({ requestId: 1, consentSkipped: skipped });
+    answer(c, r, denial(1));
+    const counters = countersOf([r]);
+    expect(of(c.results(T0, counters, 1), 'totals-match').status).toBe('held');
+    counters.A!.consentSkipped = 0;
+    const x = of(c.results(T0, counters, 1), 'totals-match');
+    expect(x.offenders[0]!.what).toBe(
+      'lane A shows 0 dialogs skipped under askAbove, its audit log 1'
+    );
   });
 
   it('two runs with different bytes break same-bytes', () => {

@@ -237,6 +237,8 @@ function totalsResult(
     tally.checked++;
     const pairs: [string, number, number][] = [
       ['consent prompts', c.consentPrompts, a?.consentPrompts ?? 0],
+      ['dialogs skipped under askAbove', c.consentSkipped, a?.consentSkipped ?? 0],
+      ['spend no person saw (µ$)', c.unaskedSpendMicros, a?.unaskedSpendMicros ?? 0],
       ['spend (µ$)', c.spendMicros, a?.spendMicros ?? 0],
       ['tokens in', c.tokensIn, a?.tokensIn ?? 0],
       ['tokens out', c.tokensOut, a?.tokensOut ?? 0],
