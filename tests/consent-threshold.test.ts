@@ -1,4 +1,17 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
+import { runAndWrite } from '../src/cli/run';
+import {
+  fillTemplate,
+  formatMetric,
+  mergePatch,
+  parseLesson,
+  type LessonData
+} from '../src/lib/sim/lessons';
+import type { LaneCounters } from '../src/lib/sim/metrics';
+import { parseScenario, type LaneId } from '../src/lib/sim/scenario';
 
 // askAbove in the playground: a call the policy let through without a dialog says so in the
 // audit log, with the estimate and the threshold it stood on (the record's consentSkipped).
@@ -20,4 +33,42 @@ test('the audit log names the basis of a dialog skipped under askAbove', async (
     .filter({ has: page.getByRole('gridcell', { name: basis }) })
     .first();
   await expect(row.getByRole('gridcell').nth(1)).toHaveText('B');
+});
+
+function cheapCalls(): LessonData {
+  const r = parseLesson(readFileSync('static/lessons/cheap-calls.json', 'utf8'));
+  if (!r.ok) throw new Error(r.errors[0]!.message);
+  return r.lesson;
+}
+
+/** The lanes' counters from the CLI's metrics.json for the lesson's scenario (tried or not). */
+function cliMetrics(l: LessonData, tried: boolean): Record<LaneId, LaneCounters> {
+  const data = JSON.parse(readFileSync(`static/scenarios/${l.scenario}.json`, 'utf8')) as unknown;
+  const parsed = parseScenario(tried ? mergePatch(data, l.try.patch) : data);
+  if (!parsed.ok) throw new Error(parsed.errors[0]!.message);
+  const out = mkdtempSync(join(tmpdir(), 'cheap-calls-'));
+  try {
+    runAndWrite({ scenario: parsed.scenario, out });
+    const m = JSON.parse(readFileSync(join(out, 'metrics.json'), 'utf8')) as {
+      lanes: Record<LaneId, { counters: LaneCounters }>;
+    };
+    return { A: m.lanes.A.counters, B: m.lanes.B.counters };
+  } finally {
+    rmSync(out, { recursive: true, force: true });
+  }
+}
+
+test('the cheap-calls Try: a budget window bounds the spend no person saw', async ({ page }) => {
+  const l = cheapCalls();
+  const before = cliMetrics(l, false);
+  const after = cliMetrics(l, true);
+  await page.goto(`./lessons/${l.name}/try/`);
+  await page.getByRole('button', { name: l.try.label }).click();
+  await page.getByRole('button', { name: 'Skip to the end' }).click();
+  await expect(page.getByText('Run complete.')).toBeVisible({ timeout: 30_000 });
+  await expect(page.getByLabel('What changed')).toHaveText(fillTemplate(l.try.explain, after));
+  await expect(page.getByLabel('After lane B Spend no person saw', { exact: true })).toHaveText(
+    formatMetric('unaskedSpendMicros', after.B.unaskedSpendMicros)
+  );
+  expect(after.B.unaskedSpendMicros).toBeLessThan(before.B.unaskedSpendMicros);
 });
