@@ -292,10 +292,11 @@ function liveBatch(): void {
     // at 2×50 servers spent ~16 % of the worker's time idle in those polls while the writes had
     // already landed. The commit under way is awaited, not re-armed (a call while one runs makes
     // it write once more), so it ends once it has written what the run queued.
-    const wrote = flushing ?? flush();
-    void wrote.then(() => {
+    // Settled either way: a commit that threw must not leave play waiting for good.
+    const go = () => {
       if (live === l) scheduleLive(0);
-    });
+    };
+    void (flushing ?? flush()).then(go, go);
     return;
   }
   if (memory) {
