@@ -4,6 +4,9 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   plugins: [sveltekit()],
   worker: { format: 'es' },
+  // Sourcemaps only when asked (`BUILD_SOURCEMAP=1 npm run build`): `npm run bench:profile:worker`
+  // and the bundle breakdown name source modules through them; the shipped site has none.
+  build: { sourcemap: process.env.BUILD_SOURCEMAP === '1' },
   test: {
     include: ['src/**/*.spec.ts'],
     environment: 'node',

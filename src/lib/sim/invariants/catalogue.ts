@@ -56,8 +56,13 @@ export interface InvariantResult {
 
 export const MAX_OFFENDERS = 50;
 
-/** A number as the panel writes it: 12,345. */
-export const n = (x: number): string => x.toLocaleString('en-US');
+/**
+ * A number as the panel writes it: 12,345. One formatter for every call: `toLocaleString` builds
+ * a new `Intl.NumberFormat` each time (ECMA-402 defines it as exactly that), which was ~4 % of the
+ * worker's live play (the panel's summaries are written for every snapshot). Same text either way.
+ */
+const EN_US = new Intl.NumberFormat('en-US');
+export const n = (x: number): string => EN_US.format(x);
 export const plural = (x: number, one: string, many = `${one}s`): string =>
   `${n(x)} ${x === 1 ? one : many}`;
 

@@ -1,0 +1,161 @@
+// `npm run bench:profile:worker`: where a live second of the playground's sim worker goes, in
+// Chromium. Opens the built site (build it with sourcemaps for source names:
+// `BUILD_SOURCEMAP=1 npm run build`), loads bench/ui-50-servers.json (two lanes of 50 servers),
+// plays at the highest live speed, and records a V8 CPU profile of the worker thread through the
+// DevTools protocol (the page's session attaches to its dedicated worker). Self time is then
+// summed by source module (through the worker's sourcemap when there is one) and by function.
+// Figures, not assertions. BENCH_UI_SECONDS sets the profile's length (default 10),
+// BENCH_UI_PORT the port; the .cpuprofile is written to the path printed at the end.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium } from '@playwright/test';
+import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
+import { findChromium, chromiumArgs } from './chromium.mjs';
+
+const port = Number(process.env.BENCH_UI_PORT ?? 4191);
+const seconds = Number(process.env.BENCH_UI_SECONDS ?? 10);
+const root = new URL('../build/', import.meta.url).pathname;
+if (!existsSync(root + 'index.html')) {
+  console.error('bench:profile:worker: no build/ — run `npm run build` first');
+  process.exit(2);
+}
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+const server = spawn(process.execPath, ['scripts/serve.mjs'], {
+  env: { ...process.env, PORT: String(port) },
+  stdio: 'ignore'
+});
+for (let i = 0; i < 50; i++) {
+  try {
+    await fetch(`http://127.0.0.1:${port}/`);
+    break;
+  } catch {
+    await sleep(100);
+  }
+}
+const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+try {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  // The worker's own session, spoken to through the page's (non-flat attach: messages wrapped).
+  let workerSession = null;
+  let nextId = 1;
+  const pending = new Map();
+  cdp.on('Target.attachedToTarget', (e) => {
+    if (e.targetInfo.type === 'worker' && e.targetInfo.url.includes('sim.worker'))
+      workerSession = e.sessionId;
+    else
+      // Anything else (the editor's workers) runs on: it was paused for nobody.
+      void cdp
+        .send('Target.sendMessageToTarget', {
+          sessionId: e.sessionId,
+          message: JSON.stringify({ id: 0, method: 'Runtime.runIfWaitingForDebugger' })
+        })
+        .catch(() => {});
+  });
+  cdp.on('Target.receivedMessageFromTarget', (e) => {
+    const m = JSON.parse(e.message);
+    if (m.id && pending.has(m.id)) {
+      pending.get(m.id)(m);
+      pending.delete(m.id);
+    }
+  });
+  const wsend = (method, params = {}) =>
+    new Promise((resolve, reject) => {
+      const id = nextId++;
+      pending.set(id, (m) => (m.error ? reject(new Error(m.error.message)) : resolve(m.result)));
+      void cdp.send('Target.sendMessageToTarget', {
+        sessionId: workerSession,
+        message: JSON.stringify({ id, method, params })
+      });
+    });
+  await cdp.send('Target.setAutoAttach', {
+    autoAttach: true,
+    waitForDebuggerOnStart: false,
+    flatten: false
+  });
+  await page.goto(`http://127.0.0.1:${port}/`);
+  await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
+  for (let i = 0; i < 100 && !workerSession; i++) await sleep(50);
+  if (!workerSession) throw new Error('no sim worker target attached');
+
+  const scenario = JSON.parse(readFileSync('bench/ui-50-servers.json', 'utf8'));
+  await page.getByLabel('Upload scenario').setInputFiles({
+    name: 'ui-50.json',
+    mimeType: 'application/json',
+    buffer: Buffer.from(JSON.stringify(scenario))
+  });
+  await page.getByRole('button', { name: 'Play' }).waitFor();
+  const slider = page.getByLabel('Speed', { exact: true });
+  await slider.fill((await slider.getAttribute('max')) ?? '100');
+  await page.getByRole('button', { name: 'Play' }).click();
+  await sleep(2_000); // ramp-up, as bench:ui
+  await wsend('Profiler.enable');
+  await wsend('Profiler.setSamplingInterval', { interval: 200 });
+  await wsend('Profiler.start');
+  const load0 = loadavg()[0];
+  await sleep(seconds * 1000);
+  const { profile } = await wsend('Profiler.stop');
+  await page.getByRole('button', { name: 'Pause' }).click();
+  const dir = mkdtempSync(join(tmpdir(), 'worker-profile-'));
+  const out = join(dir, 'sim-worker.cpuprofile');
+  writeFileSync(out, JSON.stringify(profile));
+
+  // Self time by sample.
+  const self = new Map();
+  for (let i = 0; i < profile.samples.length; i++)
+    self.set(
+      profile.samples[i],
+      (self.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0)
+    );
+  const total = [...self.values()].reduce((a, b) => a + b, 0);
+  const maps = new Map();
+  const mapFor = (url) => {
+    if (maps.has(url)) return maps.get(url);
+    let m = null;
+    try {
+      const p = root + new URL(url).pathname.replace(/^\//, '') + '.map';
+      if (existsSync(p)) m = new TraceMap(readFileSync(p, 'utf8'));
+    } catch {
+      /* not a file of the site */
+    }
+    maps.set(url, m);
+    return m;
+  };
+  const byModule = new Map();
+  const byFn = new Map();
+  for (const node of profile.nodes) {
+    const t = self.get(node.id) ?? 0;
+    if (!t) continue;
+    const cf = node.callFrame;
+    let mod = cf.url ? cf.url.replace(/.*\//, '') : `(${cf.functionName || 'program'})`;
+    let fn = cf.functionName || '(anonymous)';
+    const map = cf.url && mapFor(cf.url);
+    if (map && cf.lineNumber >= 0) {
+      const pos = originalPositionFor(map, { line: cf.lineNumber + 1, column: cf.columnNumber });
+      if (pos.source) {
+        mod = pos.source.replace(/.*node_modules\//, '').replace(/.*\/src\//, 'src/');
+        fn = `${pos.name ?? fn} (${mod}:${pos.line})`;
+      }
+    }
+    byModule.set(mod, (byModule.get(mod) ?? 0) + t);
+    byFn.set(fn, (byFn.get(fn) ?? 0) + t);
+  }
+  const pct = (t) => ((100 * t) / total).toFixed(1).padStart(5) + ' %';
+  console.log(
+    `sim worker profile: ${(total / 1e6).toFixed(1)} s sampled over ${seconds} s of live play at the highest speed  [load ${load0.toFixed(2)} → ${loadavg()[0].toFixed(2)}]`
+  );
+  console.log('by module:');
+  for (const [m, t] of [...byModule].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    console.log(`  ${pct(t)}  ${m}`);
+  console.log('by function:');
+  for (const [f, t] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    console.log(`  ${pct(t)}  ${f}`);
+  console.log(`profile: ${out}`);
+} finally {
+  await browser.close();
+  server.kill();
+}
