@@ -5,7 +5,12 @@
  */
 import { sdkFrameProblem } from '../conformance';
 import { RunGuard } from '../guard';
-import { brokenLine, type GuaranteeStatus, type InvariantId } from '../invariants';
+import {
+  brokenLine,
+  type FrameValidator,
+  type GuaranteeStatus,
+  type InvariantId
+} from '../invariants';
 import { metricValue } from '../lessons';
 import type { Scenario } from '../scenario';
 import { parseMetric } from './metrics';
@@ -18,8 +23,14 @@ export interface SeedRun {
   broken: string | null;
 }
 
-export function runOnce(scenario: Scenario, seed: number, metrics: readonly string[]): SeedRun {
-  const guard = new RunGuard(scenario, { validate: sdkFrameProblem });
+/** `validate`: how frames are checked, the MCP SDK's schemas unless a test says otherwise. */
+export function runOnce(
+  scenario: Scenario,
+  seed: number,
+  metrics: readonly string[],
+  validate: FrameValidator = sdkFrameProblem
+): SeedRun {
+  const guard = new RunGuard(scenario, { validate });
   const sim = guard.simulate(scenario, { seed });
   sim.advanceTo(sim.end);
   const results = guard.results();
