@@ -1,16 +1,16 @@
 /**
  * `npm run bench:sweep`: what `lab sweep` costs (issue #23). A sweep of 48 points × 5 seeds of the
- * reconnect-bypass lesson (a simulated hour: lane A's store × rate limit × how long and whether a
- * user's refusal is kept) runs with 1 worker thread, then with 2, as `lab sweep --workers N` runs
+ * reconnect-bypass lesson (bench/sweep-48x5.json, a simulated hour each: lane A's store × rate
+ * limit × how long and whether a user's refusal is kept) runs with 1 worker thread, then with 2, as `lab sweep --workers N` runs
  * it; the wall time of each, the speedup, and the load average before and after each (the
  * machine is shared: read the figures beside it). The two outputs are also compared byte for
  * byte. Goals: at most 30 s with 2 workers on a 2-core machine; a speedup of at least 1.7.
  *
  * Figures, not assertions. `-- --workers=1,2,4` to try other counts.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { sweepAndWrite } from '../src/cli/sweep';
 
 const counts = (
@@ -20,33 +20,7 @@ const counts = (
   .map(Number);
 
 const dir = mkdtempSync(join(tmpdir(), 'bench-sweep-'));
-const file = join(dir, 'sweep.json');
-writeFileSync(
-  file,
-  JSON.stringify({
-    version: 1,
-    name: 'bench-48x5',
-    scenario: resolve('static/scenarios/reconnect-bypass.json'),
-    grid: {
-      'lanes.A.client.store': ['connection', 'durable'],
-      'lanes.A.policy.defaults.rateLimit': [
-        null,
-        { requests: 5, windowMs: 60_000 },
-        { requests: 30, windowMs: 60_000 },
-        { requests: 100, windowMs: 60_000 }
-      ],
-      'lanes.A.client.reasons["user.denied"].ttl': [
-        { kind: 'session' },
-        { kind: 'ms', ms: 600_000 },
-        { kind: 'ms', ms: 60_000 }
-      ],
-      'lanes.A.client.reasons["user.denied"].retryable': [false, true]
-    },
-    seeds: 5,
-    objectives: { 'A.consentPrompts': 'min', 'A.spendMicros': 'min' },
-    constraints: ['max(A.spendMicros) <= 50000']
-  })
-);
+const file = 'bench/sweep-48x5.json';
 
 const load = () =>
   loadavg()
