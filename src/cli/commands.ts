@@ -326,6 +326,8 @@ const sweep: Command = {
         file,
         workers,
         require,
+        // The estimate before the runs, so a long sweep says what it is doing first.
+        announce: (line) => io.out(line + '\n'),
         ...(out ? { out } : {}),
         ...(progress ? { progress } : {})
       });

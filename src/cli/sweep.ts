@@ -33,6 +33,8 @@ export interface SweepOptions {
   require: Constraint[];
   /** A progress line (a terminal only). */
   progress?: (s: string) => void;
+  /** Hears the plan's one line (points × seeds, workers, the estimate) before anything runs. */
+  announce?: (line: string) => void;
   /** How the runs are made: worker threads ({@link runPlan}) unless a test runs them in-process. */
   runner?: typeof runPlan;
 }
@@ -40,7 +42,7 @@ export interface SweepOptions {
 export interface SweepOutcome {
   plan: SweepPlan;
   results: SweepResults;
-  /** What to print on standard output. */
+  /** What to print on standard output after the runs (the plan's line too, unless announced). */
   text: string;
   /** Exit 3: the first run that broke a guarantee, as one line; and how many did. */
   broken: { line: string; count: number } | null;
@@ -168,8 +170,8 @@ export async function sweepAndWrite(o: SweepOptions): Promise<SweepOutcome> {
   const head =
     `sweep ${plan.sweep.name ?? fileName(o.file)}: ${plan.points.length} points × ${plan.seeds.length} seeds = ${count(plan.runs)} runs ` +
     `on ${workers} worker${workers === 1 ? '' : 's'} (estimate: about ${count(plan.work.requests)} requests, ${count(plan.work.megabytes)} MB)`;
+  o.announce?.(head);
   const progress = o.progress;
-  progress?.(`${head}\n`);
   const runs = await (o.runner ?? runPlan)(
     plan,
     scenario,
@@ -186,7 +188,7 @@ export async function sweepAndWrite(o: SweepOptions): Promise<SweepOutcome> {
   const feasible = results.points.filter((p) => p.feasible).length;
   const objectives = plan.sweep.objectives;
   const lines = [
-    head,
+    ...(o.announce ? [] : [head]),
     `${feasible} of ${results.points.length} points feasible${plan.sweep.constraints.length ? ` (${plan.sweep.constraints.map((c) => c.text).join(', ')})` : ''}; ` +
       `the Pareto front (${objectives.map((x) => `${x.direction} ${x.metric}`).join(', ')}, means over the seeds):`,
     ...results.pareto.map((i) => {
