@@ -295,7 +295,8 @@ const styles: Command = {
 const sweep: Command = {
   usage: `sweep SWEEP.json [--workers N] [--out DIR] [--require EXPR]...
       run every point of the sweep file's grid on every seed, in N worker threads (default: one
-      per core); the output is the same whatever N. Writes points.json, points.csv and pareto.json
+      per core); the output is the same whatever N. --out DIR: where points.json, points.csv
+      and pareto.json are written (without it, only the summary is printed)
       --require EXPR     a CI gate, such as "A.consentPrompts <= 20": exit 1 unless some feasible
                          point meets every --require (repeatable)
       exit codes: 0 done, 1 --require unmet, 2 bad input, 3 a run broke a guarantee`,
