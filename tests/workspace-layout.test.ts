@@ -6,7 +6,14 @@
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 
-const PAGES = ['./', './single/', './lessons/', './lessons/reconnect-bypass/run', './selftest/'];
+const PAGES = [
+  './',
+  './single/',
+  './lessons/',
+  './lessons/reconnect-bypass/run',
+  './selftest/',
+  './sweep/'
+];
 const SIZES = [
   { width: 360, height: 780 },
   { width: 390, height: 844 },

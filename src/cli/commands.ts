@@ -15,6 +15,9 @@ import { formatSpan } from '../lib/sim/extend';
 import { CliError, loadScenario, loadTrace, reportRun, runAndWrite, type Source } from './run';
 import { importFiles, importReportText, parseFormat } from './import';
 import { matrixText, refusalMatrix } from '../lib/sim/refusal-matrix';
+import { availableParallelism } from 'node:os';
+import { parseConstraint, type Constraint } from '../lib/sim/sweep/metrics';
+import { reportSweep, sweepAndWrite } from './sweep';
 
 /** Where a command reads and writes: the process, or a test capturing both streams. */
 export interface Io {
@@ -289,10 +292,56 @@ const styles: Command = {
   }
 };
 
+const sweep: Command = {
+  usage: `sweep SWEEP.json [--workers N] [--out DIR] [--require EXPR]...
+      run every point of the sweep file's grid on every seed, in N worker threads (default: one
+      per core); the output is the same whatever N. --out DIR: where points.json, points.csv
+      and pareto.json are written (without it, only the summary is printed)
+      --require EXPR     a CI gate, such as "A.consentPrompts <= 20": exit 1 unless some feasible
+                         point meets every --require (repeatable)
+      exit codes: 0 done, 1 --require unmet, 2 bad input, 3 a run broke a guarantee`,
+  async run(args) {
+    const a = parseArgs(args, { values: ['workers', 'out'], lists: ['require'] });
+    if (!a.ok) return fail(`sweep: ${a.error}`);
+    const [file, extra] = a.positional;
+    if (!file || extra) return fail('sweep: give exactly one sweep file');
+    if (file === '-') return fail('sweep: give a file (its scenario path is read beside it)');
+    let workers = availableParallelism();
+    if (a.values.workers !== undefined) {
+      if (!/^[1-9]\d{0,2}$/.test(a.values.workers))
+        return fail(
+          `sweep: --workers must be a whole number from 1 to 999, got ${quote(a.values.workers)}`
+        );
+      workers = Number(a.values.workers);
+    }
+    const require: Constraint[] = [];
+    for (const text of a.lists.require ?? []) {
+      const c = parseConstraint(text);
+      if (!c.ok) return fail(`sweep: --require ${c.error}`);
+      require.push(c.constraint);
+    }
+    return guarded(async () => {
+      const out = a.values.out;
+      const progress = io.progress;
+      const r = await sweepAndWrite({
+        file,
+        workers,
+        require,
+        // The estimate before the runs, so a long sweep says what it is doing first.
+        announce: (line) => io.out(line + '\n'),
+        ...(out ? { out } : {}),
+        ...(progress ? { progress } : {})
+      });
+      return reportSweep(r, io);
+    });
+  }
+};
+
 export const commands: Record<string, Command> = {
   identity,
   run,
   replay,
   import: importLog,
-  styles
+  styles,
+  sweep
 };

@@ -6,11 +6,12 @@
  *   replay TRACE.jsonl --scenario SCENARIO.json [--out DIR]   (an imported trace: + the what-if)
  *   import FILE... --out TRACE.jsonl [--format F] [--server NAME]   an MCP client's logs as a trace
  *   styles SCENARIO.json [--lane A|B] [--seed N]   one run per refusal style, as a matrix
+ *   sweep SWEEP.json [--workers N] [--out DIR] [--require EXPR]...   a grid of settings × seeds
  *   help                              the usage, with every option and the exit codes
  *
  * A file argument may be `-` for standard input. Inputs are bounded and decoded as in `files.ts`.
  *
- * Exit codes: 0 done; 2 bad input (one line on standard error); 3 a guarantee broken;
+ * Exit codes: 0 done; 1 `sweep --require` met by no point; 2 bad input (one line on standard error); 3 a guarantee broken;
  * 4 `run --break` stopped at a breakpoint (its facts as JSON on standard output).
  */
 import { quote } from '../lib/machine/excerpt';
