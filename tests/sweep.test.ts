@@ -32,7 +32,10 @@ async function drop(page: Page, sweep: unknown, name = 'small.json') {
 test('a dropped sweep runs to the end; a point opens as a lane beside the base scenario', async ({
   page
 }) => {
-  await page.goto('./sweep/');
+  // The playground's top bar leads here.
+  await page.goto('./');
+  await page.getByRole('link', { name: 'Sweeps' }).click();
+  await expect(page).toHaveURL(/\/sweep\/$/);
   await expect(page.getByRole('heading', { name: 'Sweep', level: 1 })).toBeVisible();
   await drop(page, small);
   await expect(
