@@ -21,11 +21,8 @@ import type { AnyStateMachine } from 'xstate';
 import { NotCloneable, revivable, type CloneMap } from '../clone';
 import {
   afterEventType,
-  delays,
   errorEventType,
   flowOf,
-  guards,
-  reducers,
   type ActionRef,
   type DelayName,
   type Flow,
@@ -123,7 +120,7 @@ export function tableOf(flow: Flow): MachineTable {
   const guardOf = (g: GuardRef | undefined): ((ctx: Ctx, ev: Ev) => boolean) | null => {
     if (g === undefined) return null;
     const name = typeof g === 'string' ? g : g.not;
-    const f = guards[name] as (ctx: Ctx, ev: FlowEvent) => boolean;
+    const f = flow.guards[name] as (ctx: Ctx, ev: FlowEvent) => boolean;
     if (typeof f !== 'function') unsupported(`guard '${name}' (not implemented)`);
     return typeof g === 'string' ? f : (ctx, ev) => !f(ctx, ev);
   };
@@ -131,7 +128,7 @@ export function tableOf(flow: Flow): MachineTable {
   const actionOf = (a: ActionRef): Action => {
     const name = typeof a === 'string' ? a : a.type;
     const params = typeof a === 'string' ? undefined : a.params;
-    const reduce = reducers[name] as unknown as Reducer;
+    const reduce = flow.reducers[name] as unknown as Reducer;
     if (typeof reduce !== 'function') unsupported(`action '${name}' (not implemented)`);
     return { kind: 'assign', reduce, params };
   };
@@ -168,7 +165,7 @@ export function tableOf(flow: Flow): MachineTable {
       readonly FlowTransition[]
     ][]) {
       const type = afterEventType(flow, delay, name);
-      entry.push({ kind: 'timer', event: { type }, delay: delays[delay] });
+      entry.push({ kind: 'timer', event: { type }, delay: flow.delays[delay] });
       exit.push({ kind: 'cancel', type });
       on.set(type, list.map(transitionOf));
     }

@@ -503,6 +503,10 @@ export interface Flow {
   /** Transitions any state takes (after its own, as a parent state's). */
   readonly on: { readonly [T in AuthEvent['type']]?: readonly FlowTransition[] };
   readonly states: { readonly [S in StateName]: FlowState };
+  /** The functions the states name. */
+  readonly guards: typeof guards;
+  readonly reducers: typeof reducers;
+  readonly delays: typeof delays;
   readonly context: (input: AuthInput) => AuthContext;
   readonly output: (context: AuthContext) => AuthOutput;
 }
@@ -532,6 +536,9 @@ const trace = (state: StateName): ActionRef => ({ type: 'trace', params: { state
 export const authorizationFlow: Flow = {
   id: 'authorize',
   initial: 'identifying',
+  guards,
+  reducers,
+  delays,
   // Object.assign, not `{ ...input, identity, ... }`: V8 (Node 20) builds a literal that adds
   // many keys after a spread about fifty times slower — a tenth of a fast-forward's time.
   context: (input) =>

@@ -12,9 +12,6 @@
 import { assign, fromCallback, not, setup, type ActorRefFrom, type SnapshotFrom } from 'xstate';
 import {
   authorizationFlow,
-  delays,
-  guards,
-  reducers,
   registerFlow,
   type Flow,
   type FlowEvent,
@@ -128,18 +125,18 @@ const authorizationSetup = setup({
     >
   },
   delays: mapValues(
-    delays,
+    authorizationFlow.delays,
     (d) =>
       ({ context }: XArgs) =>
         (d as (c: AuthContext) => number)(context)
   ),
   guards: mapValues(
-    guards,
+    authorizationFlow.guards,
     (g) =>
       ({ context, event }: XArgs) =>
         (g as (c: AuthContext, e: FlowEvent) => boolean)(context, event)
   ),
-  actions: mapValues(reducers, (r) =>
+  actions: mapValues(authorizationFlow.reducers, (r) =>
     assign<AuthContext, AuthEvent, undefined, AuthEvent, never>(({ context, event }, params) =>
       (r as (c: AuthContext, e: FlowEvent, p: unknown) => Partial<AuthContext>)(
         context,
