@@ -130,14 +130,6 @@ export class CloneMap {
   }
 }
 
-/**
- * A deep copy of plain data: numbers, strings, arrays, plain objects, Maps and Sets of them. Not
- * for class instances (their prototype is lost) or functions (they throw).
- */
-export function copyData<T>(v: T): T {
-  return structuredClone(v);
-}
-
 function describe(x: object): string {
   const name = (x as { constructor?: { name?: string } }).constructor?.name;
   return name ? `an object of class ${name}` : 'an object';

@@ -18,6 +18,7 @@ import {
   type ErrorFrame,
   type Frame,
   type JsonRpcId,
+  type Outcome,
   type ResultFrame
 } from './types';
 
@@ -53,16 +54,11 @@ export interface DenialArgs {
 /** The reason a cost refusal carries when sent as an error (the RFC's open question). */
 export const COST_CAP_REASON = 'policy.cost_cap';
 
-/** What a frame tells its receiver happened; `unknown` for anything this client would not send. */
-export type FrameKind =
-  | 'allowed'
-  | 'trimmed'
-  | 'denied'
-  | 'budget_exceeded'
-  | 'budget_exhausted'
-  | 'transport_error'
-  | 'provider_error'
-  | 'unknown';
+/**
+ * What a frame tells its receiver happened: an outcome (the audit record's vocabulary), or
+ * `unknown` for anything this client would not send.
+ */
+export type FrameKind = Outcome | 'unknown';
 
 function completion(
   id: JsonRpcId,

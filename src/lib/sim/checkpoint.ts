@@ -13,6 +13,7 @@
  *   the session restores from engine copies instead when it has one before t
  *   (engine-checkpoints.ts) and runs on from there with {@link replayFrom}.
  */
+import { copyJson } from '../machine/copy-json';
 import type { LaneCounters } from './metrics';
 import {
   Simulation,
@@ -43,11 +44,6 @@ export interface ViewCheckpoint extends RunPosition {
   marks: number;
   /** Metric samples per lane so far: the charts draw series[0 … samples − 1]. */
   samples: number;
-}
-
-/** A structured copy of a plain-data value (counters hold numbers and records of numbers). */
-function copy<T>(v: T): T {
-  return JSON.parse(JSON.stringify(v)) as T;
 }
 
 /**
@@ -96,7 +92,7 @@ export class CheckpointRecorder {
     for (const id of LANE_IDS) {
       const lane = sim.lanes[id];
       lanes[id] = {
-        counters: copy(lane.metrics.counters),
+        counters: copyJson(lane.metrics.counters),
         edges: { ...lane.metrics.edges },
         storedDecisions: liveDecisions(lane.host.store, sim.now)
       };

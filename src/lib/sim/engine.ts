@@ -228,17 +228,20 @@ export class Simulation {
     // A sample at `now` waits while events at `now` are still pending (a slice cut by its event
     // limit, or a breakpoint): it must see all of them, as an uninterrupted run's does.
     const pendingNow = (this.clock.nextAt() ?? Infinity) <= now;
-    while (this.#nextSample < now || (this.#nextSample === now && !pendingNow)) {
-      for (const id of LANE_IDS) {
-        const lane = this.lanes[id];
-        // Expired decisions are misses anyway; sweeping them on the virtual clock keeps a long
-        // run's memory to its live entries (and is the same in Node and the worker).
-        void lane.host.store.sweep(this.#nextSample);
-        lane.metrics.sample(this.#nextSample);
-      }
-      this.opts.onSample?.(this.#nextSample);
-      this.#nextSample += this.scenario.sampleMs;
+    while (this.#nextSample < now || (this.#nextSample === now && !pendingNow)) this.#takeSample();
+  }
+
+  /** The sample due at `#nextSample`, in both lanes; then the next one is due. */
+  #takeSample(): void {
+    for (const id of LANE_IDS) {
+      const lane = this.lanes[id];
+      // Expired decisions are misses anyway; sweeping them on the virtual clock keeps a long
+      // run's memory to its live entries (and is the same in Node and the worker).
+      void lane.host.store.sweep(this.#nextSample);
+      lane.metrics.sample(this.#nextSample);
     }
+    this.opts.onSample?.(this.#nextSample);
+    this.#nextSample += this.scenario.sampleMs;
   }
 
   get now(): number {
@@ -286,15 +289,7 @@ export class Simulation {
   }
 
   #sampleBefore(next: number): void {
-    while (this.#nextSample < next && this.#nextSample <= this.end) {
-      for (const id of LANE_IDS) {
-        const lane = this.lanes[id];
-        void lane.host.store.sweep(this.#nextSample);
-        lane.metrics.sample(this.#nextSample);
-      }
-      this.opts.onSample?.(this.#nextSample);
-      this.#nextSample += this.scenario.sampleMs;
-    }
+    while (this.#nextSample < next && this.#nextSample <= this.end) this.#takeSample();
   }
 
   runToEnd(): void {

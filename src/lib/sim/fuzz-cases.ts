@@ -6,6 +6,7 @@
  */
 import fc from 'fast-check';
 import type { ClientConfigInput } from '../machine/config';
+import type { LaneId } from '../machine/vocabulary';
 import { parsePolicy } from '../machine/policy';
 import { REASONS } from '../machine/reasons';
 import { DENIAL_STYLES } from '../machine/refusal-styles';
@@ -246,7 +247,7 @@ export const scenarioArb = fc
 export interface Edit {
   /** When, as a fraction of the run. */
   at: number;
-  lane: 'A' | 'B';
+  lane: LaneId;
   client?: Record<string, unknown>;
   policy?: Record<string, unknown>;
 }

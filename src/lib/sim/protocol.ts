@@ -3,7 +3,7 @@
  * the worker answers with snapshots (what to render), progress reports and results. Everything
  * is structured-cloneable plain data.
  */
-import type { ClientConfigInput } from '../machine/config';
+import type { ClientConfigInput, StoreScope } from '../machine/config';
 import type { Policy } from '../machine/policy';
 import type { AuditRecord, Frame, JsonRpcId, SamplingParams } from '../machine/types';
 import type { FrameLine, TimelineAction, TimelineMark } from './engine';
@@ -186,7 +186,7 @@ export interface LaneView {
   edges: Record<string, number>;
   /** Live (unexpired) stored decisions. */
   storedDecisions: number;
-  scope: 'connection' | 'durable';
+  scope: StoreScope;
   /** Where a durable lane's decisions are; null when they live in memory by design. */
   storage: StorageState | null;
   /** The lane asked for durable storage and runs connection-scoped (see `durableError`). */

@@ -27,13 +27,14 @@
  * Pure: it acts on the engine's lane on the virtual clock; no wall time, no randomness.
  */
 import type { LaneRuntime } from './engine';
+import type { StoreScope } from '../machine/config';
 import type { LaneId } from './scenario';
 import type { DecisionStore } from '../store/decision-store';
 import { isLive } from '../store/decision-store';
 
 /** One lane's side of a restart. */
 export interface LaneRestart {
-  scope: 'connection' | 'durable';
+  scope: StoreScope;
   /** Live stored decisions just before the restart. */
   before: number;
   /** Live stored decisions after it. */

@@ -4,9 +4,8 @@
  * aligned columns uPlot draws. Pure, so the numbers on screen are unit-tested.
  */
 import type { TimelineMark } from '../sim/engine';
+import type { LaneId } from '../machine/vocabulary';
 import type { LaneSeries, SeriesKey } from '../sim/metrics';
-
-export type Lane = 'A' | 'B';
 
 export interface ChartSpec {
   id: string;
@@ -25,7 +24,7 @@ export interface ChartSpec {
   none: string;
 }
 
-export type Compare = (hi: Lane, ratio: string, lo: Lane) => string;
+export type Compare = (hi: LaneId, ratio: string, lo: LaneId) => string;
 
 const count = new Intl.NumberFormat('en-US', { maximumFractionDigits: 0 });
 

@@ -5,6 +5,7 @@
  * new data needs no new chart.
  */
 import type uPlot from 'uplot';
+import type { LaneId } from '../machine/vocabulary';
 import { ELAPSED_INCRS, formatElapsed, valueTicks, type ChartSpec } from './chart-data';
 
 /** Canvas colours (from CSS custom properties, so they follow the colour scheme). */
@@ -18,7 +19,7 @@ export interface ChartTheme {
 /** A timeline mark at `x` ms since the start: a config change, or a fork (issue #10). */
 export interface ChartMark {
   x: number;
-  lane: 'A' | 'B';
+  lane: LaneId;
   fork: boolean;
 }
 

@@ -1,7 +1,7 @@
 /**
- * The authorisation machine, executed without actors: a transition table read from the machine's
- * own state nodes (the one definition — statechart, edge counts and path walk read the same),
- * run by a small interpreter with XState's semantics for the features this machine uses.
+ * The authorisation flow (flow.ts), executed without actors: a transition table read from the
+ * typed flow description — the same one machine.ts builds the XState machine from — run by a
+ * small interpreter with XState's semantics for the features the flow format has.
  *
  * Why: one XState actor per request (plus one invoked child actor per waiting state, a snapshot
  * clone per microstep) was half of a fast-forward's time. This interpreter keeps the same
@@ -10,13 +10,28 @@
  * actor's mailbox — so a run gives byte-identical frames and audit records either way
  * (sim/executors.spec.ts runs both on every scenario and on fuzzed ones).
  *
- * Supported, checked when the table is built (anything else throws there, not mid-run): atomic
- * and final states under one root; `entry`, `always`, `on`, `after`, one `invoke` per state with
- * `onError`; named, parameterised and inline `assign` actions; named guards, `not(...)`; named
- * or numeric delays; a root-level `output`. State nodes are read, never modified.
+ * XState's semantics, as this interpreter reproduces them: a state's `after` delays are timers
+ * set after its entry actions and cleared after its exit actions, in the order they are written,
+ * each raising an event named `xstate.after.<delay>.<machine>.<state>`; an invoked step starts
+ * after the entry actions (and the timers) and stops after the exit actions; a step that throws
+ * on start sends `xstate.error.actor.<src>`; side effects (timers, steps) run after the macrostep
+ * that caused them; a state's own transitions are tried before the root's.
  */
 import type { AnyStateMachine } from 'xstate';
 import { NotCloneable, revivable, type CloneMap } from '../clone';
+import {
+  afterEventType,
+  errorEventType,
+  flowOf,
+  type ActionRef,
+  type DelayName,
+  type Flow,
+  type FlowEvent,
+  type FlowState,
+  type FlowTransition,
+  type GuardRef,
+  type StateName
+} from './flow';
 import type { AuthContext, AuthEvent, AuthInput, AuthOutput } from './types';
 
 /** An invoked step, as the host provides it: the same shape as `fromCallback`'s function. */
@@ -39,19 +54,14 @@ export interface StepClock {
 
 type Ev = { type: string; [k: string]: unknown };
 type Ctx = AuthContext;
-/* eslint-disable @typescript-eslint/no-explicit-any -- XState's state node internals are untyped here */
-type Node = any;
-type Def = any;
+type Reducer = (ctx: Ctx, ev: Ev, params: unknown) => Partial<Ctx>;
 
-interface Action {
-  kind: 'assign' | 'timer' | 'cancel';
-  /** assign: the assignment (function or object of properties), and its params. */
-  assignment?: unknown;
-  params?: unknown;
-  /** timer: the event it raises and its delay (a name or ms); cancel: the timer's event type. */
-  event?: Ev;
-  delay?: unknown;
-}
+type Action =
+  | { kind: 'assign'; reduce: Reducer; params: unknown }
+  /** A state's `after` delay: the event it raises, and its length. */
+  | { kind: 'timer'; event: Ev; delay: (ctx: Ctx) => number }
+  /** The timer of that event type, cleared. */
+  | { kind: 'cancel'; type: string };
 
 interface Transition {
   guard: ((ctx: Ctx, ev: Ev) => boolean) | null;
@@ -70,168 +80,127 @@ interface State {
   always: Transition[];
 }
 
-/** The table for one machine: its states, its root's transitions, initial state and output. */
+/** The table for one flow: its states, its root's transitions, initial state and output. */
 export interface MachineTable {
-  readonly machine: AnyStateMachine;
+  readonly flow: Flow;
   readonly initial: State;
   readonly rootOn: Map<string, Transition[]>;
   readonly output: (ctx: Ctx, ev: Ev) => AuthOutput;
   readonly context: (input: AuthInput) => Ctx;
-  readonly delays: Record<string, unknown>;
 }
 
 function unsupported(what: string): never {
   throw new Error(`fast path: ${what} is not supported; extend machine/authorize/fast.ts`);
 }
 
-/** Read `machine` into a table. Throws on any feature the interpreter does not implement. */
+/**
+ * The table of the flow `machine` was built from (machine.ts). A machine built some other way
+ * is refused, naming the first feature of its definition the flow format does not have.
+ */
 export function buildTable(machine: AnyStateMachine): MachineTable {
-  const impl = machine.implementations as {
-    actions: Record<string, unknown>;
-    guards: Record<string, unknown>;
-    delays: Record<string, unknown>;
-  };
-  const root: Node = machine.root;
-  const states = new Map<Node, State>();
+  const flow = flowOf(machine);
+  if (!flow) {
+    // The definition as written (XState's public `config`), only to say what is missing.
+    const states = (machine.config.states ?? {}) as Record<
+      string,
+      { type?: string; states?: unknown }
+    >;
+    for (const [name, s] of Object.entries(states)) {
+      if (s.type !== undefined && s.type !== 'atomic' && s.type !== 'final')
+        unsupported(`${s.type} state '${name}'`);
+      if (s.states) unsupported(`compound state '${name}'`);
+    }
+    unsupported('a machine not built from a flow description (machine/authorize/flow.ts)');
+  }
+  return tableOf(flow);
+}
 
-  const guardOf = (g: unknown): ((ctx: Ctx, ev: Ev) => boolean) | null => {
+/** Read a flow description into a table. */
+export function tableOf(flow: Flow): MachineTable {
+  const guardOf = (g: GuardRef | undefined): ((ctx: Ctx, ev: Ev) => boolean) | null => {
     if (g === undefined) return null;
-    if (typeof g === 'string' || (typeof g === 'object' && g !== null && 'type' in g)) {
-      const name = typeof g === 'string' ? g : (g as { type: string }).type;
-      const params = typeof g === 'string' ? undefined : (g as { params?: unknown }).params;
-      if (typeof params === 'function') unsupported('dynamic guard params');
-      const fn = impl.guards[name];
-      if (typeof fn !== 'function') unsupported(`guard '${name}' (not implemented)`);
-      if ('check' in fn) return guardOf(fn);
-      const f = fn as (a: { context: Ctx; event: Ev }, p: unknown) => boolean;
-      return (context, event) => f({ context, event }, params);
-    }
-    if (typeof g === 'function' && 'check' in g) {
-      // XState's built-in combinators (`not`, `and`, `or`): their own check, given a snapshot
-      // that carries the machine (for named guards inside them).
-      const check = (g as { check: (...a: unknown[]) => boolean }).check;
-      const snap = { machine };
-      return (context, event) => check(snap, { context, event }, g);
-    }
-    if (typeof g === 'function') {
-      const f = g as (a: { context: Ctx; event: Ev }) => boolean;
-      return (context, event) => f({ context, event });
-    }
-    return unsupported(`guard ${String(g)}`);
+    const name = typeof g === 'string' ? g : g.not;
+    const f = flow.guards[name] as (ctx: Ctx, ev: FlowEvent) => boolean;
+    if (typeof f !== 'function') unsupported(`guard '${name}' (not implemented)`);
+    return typeof g === 'string' ? f : (ctx, ev) => !f(ctx, ev);
   };
 
-  const actionOf = (a: unknown): Action => {
-    let fn: unknown = a;
-    let params: unknown;
-    if (typeof a === 'string' || (typeof a === 'object' && a !== null)) {
-      const name = typeof a === 'string' ? a : (a as { type: string }).type;
-      params = typeof a === 'string' ? undefined : (a as { params?: unknown }).params;
-      if (typeof params === 'function') unsupported('dynamic action params');
-      fn = impl.actions[name];
-      if (fn === undefined) unsupported(`action '${name}' (not implemented)`);
-    }
-    const f = fn as { type?: string; assignment?: unknown; event?: unknown; delay?: unknown };
-    if (f.type === 'xstate.assign') return { kind: 'assign', assignment: f.assignment, params };
-    if (f.type === 'xstate.raise') {
-      if (typeof f.event === 'function') unsupported('a raise with a computed event');
-      if (f.delay === undefined) unsupported('a raise without delay');
-      return { kind: 'timer', event: f.event as Ev, delay: f.delay };
-    }
-    if (f.type === 'xstate.cancel') {
-      const id = (f as { sendId?: unknown }).sendId;
-      if (typeof id !== 'string') unsupported('a cancel with a computed id');
-      return { kind: 'cancel', event: { type: id } };
-    }
-    return unsupported(`action ${typeof a === 'string' ? a : JSON.stringify(a)}`);
+  const actionOf = (a: ActionRef): Action => {
+    const name = typeof a === 'string' ? a : a.type;
+    const params = typeof a === 'string' ? undefined : a.params;
+    const reduce = flow.reducers[name] as unknown as Reducer;
+    if (typeof reduce !== 'function') unsupported(`action '${name}' (not implemented)`);
+    return { kind: 'assign', reduce, params };
   };
 
-  const transitionOf = (t: Def): Transition => {
-    if (t.reenter) unsupported('a reentering transition');
-    const targets = (t.target ?? []) as Node[];
-    if (targets.length > 1) unsupported('a transition with several targets');
-    return {
+  const states = new Map<StateName, State>();
+  const pending: { t: Transition; target: StateName }[] = [];
+  const transitionOf = (t: FlowTransition): Transition => {
+    const out: Transition = {
       guard: guardOf(t.guard),
-      actions: (t.actions as unknown[]).map(actionOf),
+      actions: (t.actions ?? []).map(actionOf),
       // Filled in once every state exists.
-      target: targets.length ? ({ node: targets[0] } as unknown as State) : null
+      target: null
     };
+    if (t.target) pending.push({ t: out, target: t.target });
+    return out;
   };
-
-  const mapOf = (node: Node): Map<string, Transition[]> => {
+  const onOf = (on: FlowState['on']): Map<string, Transition[]> => {
     const m = new Map<string, Transition[]>();
-    for (const [type, list] of node.transitions as Map<string, Def[]>) {
-      if (type.includes('*')) unsupported(`a wildcard event descriptor '${type}'`);
-      m.set(type, list.map(transitionOf));
-    }
+    for (const [type, list] of Object.entries(on ?? {}))
+      m.set(type, (list ?? []).map(transitionOf));
     return m;
   };
 
-  for (const [name, node] of Object.entries(root.states as Record<string, Node>)) {
-    if (node.type !== 'atomic' && node.type !== 'final')
-      unsupported(`${node.type} state '${name}'`);
-    const invokes = node.invoke as Def[];
-    if (invokes.length > 1) unsupported(`several invocations in '${name}'`);
-    const inv = invokes[0];
-    if (inv && (typeof inv.src !== 'string' || inv.onDone || inv.onSnapshot))
-      unsupported(`invocation in '${name}'`);
-    if (node.output !== undefined) unsupported(`output on state '${name}'`);
-    const input = inv?.input;
-    states.set(node, {
+  for (const [name, s] of Object.entries(flow.states) as [StateName, FlowState][]) {
+    if (s.type !== undefined && s.type !== 'final')
+      unsupported(`${String(s.type)} state '${name}'`);
+    const entry = s.entry.map(actionOf);
+    const exit: Action[] = [];
+    const on = onOf(s.on);
+    const inv = s.invoke;
+    if (inv) on.set(errorEventType(inv.src), inv.onError.map(transitionOf));
+    for (const [delay, list] of Object.entries(s.after ?? {}) as [
+      DelayName,
+      readonly FlowTransition[]
+    ][]) {
+      const type = afterEventType(flow, delay, name);
+      entry.push({ kind: 'timer', event: { type }, delay: flow.delays[delay] });
+      exit.push({ kind: 'cancel', type });
+      on.set(type, list.map(transitionOf));
+    }
+    states.set(name, {
       name,
-      final: node.type === 'final',
-      entry: (node.entry as unknown[]).map(actionOf),
-      exit: (node.exit as unknown[]).map(actionOf),
+      final: s.type === 'final',
+      entry,
+      exit,
       invoke: inv
         ? {
-            id: inv.id as string,
-            src: inv.src as string,
-            input:
-              typeof input === 'function'
-                ? (context, event) => input({ context, event, self: undefined })
-                : () => input
+            id: inv.src,
+            src: inv.src,
+            input: (context) => (inv.input as (c: Ctx) => unknown)(context)
           }
         : null,
-      on: mapOf(node),
-      always: ((node.always ?? []) as Def[]).map(transitionOf)
+      on,
+      always: (s.always ?? []).map(transitionOf)
     });
   }
-  const link = (ts: Iterable<Transition[]>) => {
-    for (const list of ts)
-      for (const t of list) {
-        if (!t.target) continue;
-        const s = states.get((t.target as unknown as { node: Node }).node);
-        if (!s) unsupported('a transition to a state outside the root');
-        t.target = s;
-      }
-  };
-  for (const s of states.values()) {
-    link(s.on.values());
-    link([s.always]);
+  const rootOn = onOf(flow.on);
+  for (const { t, target } of pending) {
+    const s = states.get(target);
+    if (!s) unsupported(`a transition to '${target}', a state the flow does not have`);
+    t.target = s;
   }
-  const rootOn = mapOf(root);
-  link(rootOn.values());
-  if ((root.entry as unknown[]).length || (root.exit as unknown[]).length)
-    unsupported('root entry or exit actions');
-  if ((root.invoke as unknown[]).length) unsupported('a root invocation');
-  const initialTargets = root.initial?.target as Node[] | undefined;
-  const initial = initialTargets?.length === 1 ? states.get(initialTargets[0]) : undefined;
-  if (!initial) unsupported('a root without one initial state');
-  if (root.initial.actions?.length) unsupported('initial actions');
-  const outputFn = (machine.config as { output?: unknown }).output;
-  if (typeof outputFn !== 'function') unsupported('a machine without an output function');
-  const contextFn = (machine.config as { context?: unknown }).context;
-  if (typeof contextFn !== 'function') unsupported('a machine without a context factory');
+  const initial = states.get(flow.initial);
+  if (!initial) unsupported(`an initial state '${flow.initial}' the flow does not have`);
   return {
-    machine,
+    flow,
     initial,
     rootOn,
-    output: (context, event) =>
-      (outputFn as (a: unknown) => AuthOutput)({ context, event, self: undefined }),
-    context: (input) => (contextFn as (a: unknown) => Ctx)({ input, self: undefined }),
-    delays: impl.delays
+    output: (context) => flow.output(context),
+    context: (input) => flow.context(input)
   };
 }
-/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** What a run of one request reports, as an actor's observers would see it. */
 export interface FastObserver {
@@ -535,20 +504,7 @@ export class FastRun {
     for (const a of actions) {
       if (a.kind === 'assign') {
         const ctx = this.context!;
-        const asg = a.assignment;
-        const args = { context: ctx, event: ev };
-        let partial: Record<string, unknown>;
-        if (typeof asg === 'function') partial = asg(args, a.params) as Record<string, unknown>;
-        else {
-          partial = {};
-          for (const k of Object.keys(asg as object)) {
-            const v = (asg as Record<string, unknown>)[k];
-            partial[k] =
-              typeof v === 'function'
-                ? (v as (x: unknown, p: unknown) => unknown)(args, a.params)
-                : v;
-          }
-        }
+        const partial = a.reduce(ctx, ev, a.params);
         // As XState's assign: a new object with the partial's keys written over, in the same
         // key order. A spread of the whole context (then stores to existing keys), not
         // `Object.assign({}, ...)`: V8 copies a large object into an empty one far slower.
@@ -557,27 +513,19 @@ export class FastRun {
           next = { ...ctx };
           this.#owned = true;
         }
-        for (const k in partial) (next as unknown as Record<string, unknown>)[k] = partial[k];
+        for (const k in partial)
+          (next as unknown as Record<string, unknown>)[k] = (partial as Record<string, unknown>)[k];
         this.context = next;
       } else if (a.kind === 'timer') {
-        const d = a.delay;
-        const conf = typeof d === 'string' ? this.table.delays[d] : d;
-        const ms =
-          typeof conf === 'function'
-            ? (conf as (x: unknown, p: unknown) => number)(
-                { context: this.context, event: ev },
-                undefined
-              )
-            : (conf as number);
-        if (typeof ms !== 'number') unsupported(`delay '${String(d)}'`);
-        const event = a.event!;
+        const ms = a.delay(this.context!);
+        const event = a.event;
         this.#deferred.push(() => {
           if (this.clock.reserve && this.clock.insert)
             this.#reserved.set(event.type, { reservation: this.clock.reserve(ms), event });
           else this.#timers.set(event.type, this.clock.setTimeout(this.#fire(event), ms));
         });
       } else {
-        const type = a.event!.type;
+        const type = a.type;
         this.#deferred.push(() => {
           if (this.#reserved.delete(type)) return;
           const id = this.#timers.get(type);

@@ -4,7 +4,8 @@
  */
 import { toMicros } from '../../machine/money';
 import type { AuditRecord } from '../../machine/types';
-import { copyData, type CloneMap } from '../../machine/clone';
+import type { CloneMap } from '../../machine/clone';
+import { copyJson } from '../../machine/copy-json';
 
 export const INVARIANTS = {
   'one-frame': 'Every request gets exactly one frame and one audit record',
@@ -80,7 +81,7 @@ export class Tally {
     const c = m.set(this, new Tally());
     c.checked = this.checked;
     c.violations = this.violations;
-    for (const o of copyData(this.offenders)) c.offenders.push(o);
+    for (const o of copyJson(this.offenders)) c.offenders.push(o);
     return c;
   }
 }

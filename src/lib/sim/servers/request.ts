@@ -6,6 +6,7 @@
  * Sizes are in the simulator's stand-in tokens: ceil(characters / 4), characters counted as
  * Unicode code points (budget.ts `estimateTokens` / `inputTokensOf`).
  */
+import { copyJson } from '../../machine/copy-json';
 import type {
   ContentBlock,
   SamplingMessage,
@@ -49,11 +50,6 @@ function codePoints(s: string): number {
 
 function textMessage(text: string): SamplingMessage {
   return { role: 'user', content: { type: 'text', text } };
-}
-
-/** A deep copy of a JSON value (params are JSON: no functions, no cycles). */
-function cloneJson<T>(v: T): T {
-  return JSON.parse(JSON.stringify(v)) as T;
 }
 
 function nonNegativeInt(x: number | undefined): number {
@@ -141,7 +137,7 @@ function build(template: RequestTemplate, n: number, opts: BuildOptions): Sampli
   }
   out.maxTokens = template.maxTokens;
   if (template.temperature !== undefined) out.temperature = template.temperature;
-  if (template.budget !== undefined) out.budget = cloneJson(template.budget);
+  if (template.budget !== undefined) out.budget = copyJson(template.budget);
   return out as SamplingParams;
 }
 
@@ -193,7 +189,7 @@ function mod(a: number, m: number): number {
  * An empty prompt gets one letter. Throws when the request has no user text at all.
  */
 export function mutateOneCharacter(params: SamplingParams, k: number): SamplingParams {
-  const out = cloneJson(params);
+  const out = copyJson(params);
   const block = promptBlock(out);
   if (block === null) {
     throw new Error('mutateOneCharacter: the request has no user text message to change');

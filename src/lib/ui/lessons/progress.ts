@@ -5,6 +5,7 @@
  * log have theirs.
  */
 import { createStore, get, set, values, type UseStore } from 'idb-keyval';
+import { copyJson } from '$lib/machine/copy-json';
 import type { Answer } from '$lib/sim/lessons';
 import type { LaneCounters, LaneSeries } from '$lib/sim/metrics';
 import type { TimelineMark } from '$lib/sim/engine';
@@ -54,7 +55,7 @@ export class ProgressStore {
   ): Promise<LessonProgress> {
     const next = { ...(await this.get(name)), ...patch, name };
     // Svelte state proxies do not structured-clone: store plain data.
-    await set(name, JSON.parse(JSON.stringify(next)) as LessonProgress, this.#db);
+    await set(name, copyJson(next), this.#db);
     return next;
   }
 
