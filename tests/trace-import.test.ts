@@ -93,3 +93,76 @@ test('a file that is no client log is refused in one line, and the scenario stay
   );
   await expect(page.getByRole('region', { name: 'Lesson' })).toContainText('Predict:');
 });
+
+test('trace mode is in the address: a reload replays the same log', async ({ page }) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await dropLog(page, FILE, TEXT);
+  await expect(page.getByRole('heading', { name: `Replaying ${FILE}` })).toBeVisible();
+  // The dropped log is small: the address carries it, with the scenario it replays against.
+  await expect(page).toHaveURL(/#s=[A-Za-z0-9+$-]+&t=[A-Za-z0-9+$-]+$/);
+
+  await page.reload();
+  await expect(page.getByRole('heading', { name: `Replaying ${FILE}` })).toBeVisible();
+  await expect(cells(page, 'weather', 'Served then, refused now')).toHaveText(['', '1', '1']);
+  await expect(page.getByRole('region', { name: 'Lesson' })).toHaveCount(0);
+});
+
+test('a ready-made log by name: ?trace=, and a copied link opens it elsewhere', async ({
+  page,
+  context,
+  browser
+}) => {
+  await context.grantPermissions(['clipboard-read', 'clipboard-write']);
+  await page.goto('./?scenario=reconnect-bypass&trace=claude-weather');
+  await expect(page.getByRole('heading', { name: `Replaying ${FILE}` })).toBeVisible();
+  await expect(cells(page, 'weather', 'Sampling requests')).toHaveText(['6', '', '']);
+
+  // Picked in the panel: the address names it.
+  await page.getByLabel('Or a ready-made log').selectOption('inspector');
+  await expect(
+    page.getByRole('heading', { name: 'Replaying inspector-history.json' })
+  ).toBeVisible();
+  await expect(page).toHaveURL(/\?scenario=reconnect-bypass&trace=inspector$/);
+
+  const share = page.getByRole('region', { name: 'Share and import' });
+  await share.getByRole('button', { name: 'Copy link' }).click();
+  await expect(share.getByRole('status')).toContainText('Link copied');
+  await expect(share.getByRole('status')).not.toContainText('leaves out the recorded trace');
+  const url = await page.evaluate(() => navigator.clipboard.readText());
+  expect(url).toMatch(/#s=[A-Za-z0-9+$-]+&t=[A-Za-z0-9+$-]+/);
+
+  const other = await browser.newContext();
+  const again = await other.newPage();
+  await again.goto(url);
+  await expect(
+    again.getByRole('heading', { name: 'Replaying inspector-history.json' })
+  ).toBeVisible();
+  await expect(again.getByRole('table', { name: 'What the policy would have done' })).toBeVisible();
+  await other.close();
+});
+
+test('a log too large for a link is replayed, and the page says to share the file', async ({
+  page
+}) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  // The weather log and 40 error lines of digits that do not compress: about 160 KB.
+  let seed = 11;
+  const noise = Array.from({ length: 40 }, () => {
+    let line = '';
+    for (let k = 0; k < 4000; k++) {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      line += String(seed % 10);
+    }
+    return `2025-07-20T13:45:30.000Z [weather] [error] ${line}`;
+  }).join('\n');
+  const big = TEXT + noise + '\n';
+  await dropLog(page, 'big.log', big);
+  await expect(page.getByRole('heading', { name: 'Replaying big.log' })).toBeVisible();
+  const kb = Math.ceil(Buffer.byteLength(big) / 1024);
+  await expect(page.getByRole('region', { name: 'Client logs' })).toContainText(
+    `This page’s link cannot carry your log (${kb} KB): share the file with the link.`
+  );
+  await expect(page).not.toHaveURL(/&t=/);
+});

@@ -10,10 +10,12 @@
  * reports it at any size).
  */
 import type { ImportReport } from '$lib/sim/import';
+import type { LinkedRun } from '$lib/sim/link-timeline';
 import type { TraceEvent } from '$lib/sim/trace';
 import type { WhatIfReport } from '$lib/sim/whatif';
 import { LIMITS } from '$lib/sim/limits';
 import type { Playground } from './playground.svelte';
+import { readyLog, shownName, traceLinkOf, type LogFile, type TraceRef } from './traces/trace-link';
 
 export const MAX_WHATIF_REQUESTS = 5_000;
 
@@ -27,13 +29,60 @@ export interface ImportedLog {
   whatIf: WhatIfReport | null;
   /** Why there is no what-if, when there is none. */
   note: string;
+  /** Where the log came from: what a link needs to open it again. */
+  source: TraceRef;
+  /** How a link carries it: the `&t=` value, or null and why not. */
+  link: { value: TraceRef | null; words: string };
+}
+
+/** How to load an import: against which scenario, with a share link's timeline. */
+export interface ImportLoad {
+  /** The scenario the log replays against (default: the playground's current one). */
+  base?: Record<string, unknown>;
+  /** A share link's run: the sender's changes (sim/link-timeline.ts), and what could not be read. */
+  link?: LinkedRun;
+  note?: string;
+  /** A ready-made log by name: the link names it instead of carrying it. */
+  ready?: string;
 }
 
 export class TraceImport {
   imported = $state.raw<ImportedLog | null>(null);
   busy = $state(false);
 
-  constructor(readonly pg: Pick<Playground, 'scenario' | 'trace' | 'load'>) {}
+  /** Told when a log has been loaded into the playground (the page writes it into the URL). */
+  onReplay: (() => void) | null = null;
+
+  constructor(
+    readonly pg: Pick<Playground, 'scenario' | 'trace' | 'load'>,
+    /** A ready-made log's file (static/traces/logs/<file>). */
+    readonly fetchLog: (
+      file: string
+    ) => Promise<{ ok: boolean; status: number; text(): Promise<string> }> = () =>
+      Promise.resolve({ ok: false, status: 404, text: () => Promise.resolve('') })
+  ) {}
+
+  /** A ready-made log (static/traces/logs/) by its name, replayed; an error message, or null. */
+  async importReady(name: string, opts: ImportLoad = {}): Promise<string | null> {
+    const log = readyLog(name);
+    if (!log) return `there is no ready-made log called ${JSON.stringify(name).slice(0, 60)}`;
+    this.busy = true;
+    let files: LogFile[];
+    try {
+      files = await Promise.all(
+        log.files.map(async (f) => {
+          const res = await this.fetchLog(f);
+          if (!res.ok) throw new Error(`${f} could not be fetched (HTTP ${res.status})`);
+          return { name: f, text: await res.text() };
+        })
+      );
+    } catch (e) {
+      return `The ready-made log ${name}: ${e instanceof Error ? e.message : String(e)}`;
+    } finally {
+      this.busy = false;
+    }
+    return this.importFiles(files, { ...opts, ready: name });
+  }
 
   /** The playground is replaying the imported log (not a scenario, nor another trace). */
   get active(): boolean {
@@ -47,11 +96,20 @@ export class TraceImport {
     this.imported = null;
   }
 
-  /** Import the files and replay them; an error message, or null. */
-  async importFiles(files: { name: string; text: string }[]): Promise<string | null> {
-    if (files.length === 0) return null;
-    const base = this.pg.scenario;
+  /**
+   * Import the files (their names as the user's disk has them) and replay them; an error
+   * message, or null.
+   */
+  async importFiles(raw: LogFile[], opts: ImportLoad = {}): Promise<string | null> {
+    if (raw.length === 0) return null;
+    const base = opts.base ?? this.pg.scenario;
     if (!base) return 'Load a scenario first: the log replays against its two lanes.';
+    // Claude's per-server logs before mcp.log, which repeats them (the importer reads a server
+    // from the first file naming it).
+    const sorted = [...raw].sort(
+      (a, b) => Number(a.name === 'mcp.log') - Number(b.name === 'mcp.log')
+    );
+    const files = sorted.map((f) => ({ name: shownName(f.name), text: f.text }));
     this.busy = true;
     try {
       const { importTexts } = await import('$lib/sim/import');
@@ -65,12 +123,28 @@ export class TraceImport {
           : base;
       const name = files.length === 1 ? files[0]!.name : `${files.length} files`;
       const { whatIf, note } = await this.#whatIf(scenario, r.events, r.report.sampling);
-      this.imported = { name, report: r.report, events: r.events, scenario, whatIf, note };
-      const errors = await this.pg.load(scenario, { trace: r.events });
+      const ready = opts.ready ? readyLog(opts.ready) : undefined;
+      const source: TraceRef = ready ? { ready: ready.name } : { files: sorted };
+      this.imported = {
+        name,
+        report: r.report,
+        events: r.events,
+        scenario,
+        whatIf,
+        note,
+        source,
+        link: traceLinkOf(source)
+      };
+      const errors = await this.pg.load(scenario, {
+        trace: r.events,
+        ...(opts.link ? { link: opts.link } : {}),
+        ...(opts.note ? { note: opts.note } : {})
+      });
       if (errors.length) {
         this.imported = null;
         return `Log not replayed: ${errors[0]!.path}: ${errors[0]!.message}`;
       }
+      this.onReplay?.();
       return null;
     } finally {
       this.busy = false;
