@@ -166,3 +166,54 @@ test('a log too large for a link is replayed, and the page says to share the fil
   );
   await expect(page).not.toHaveURL(/&t=/);
 });
+
+test('a what-if row is one click from the audit log filtered to its requests', async ({ page }) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await dropLog(page, FILE, TEXT);
+  await expect(page.getByRole('heading', { name: `Replaying ${FILE}` })).toBeVisible();
+  await page.getByRole('button', { name: /Simulate/ }).click();
+  await expect(page.getByLabel('Lane A requests')).toHaveText('6', { timeout: 45_000 });
+
+  const body = page.getByRole('grid', { name: 'Audit records' }).getByRole('rowgroup').nth(1);
+  const rows = body.getByRole('row');
+  /** Each shown audit row as "lane reason". */
+  const shown = async () =>
+    (
+      await rows.evaluateAll((rs) =>
+        rs.map((r) => {
+          const c = [...r.querySelectorAll('[role="gridcell"]')].map((x) => x.textContent!.trim());
+          return `${c[1]} ${c[4]}`;
+        })
+      )
+    ).sort();
+  await expect(rows).toHaveCount(12);
+
+  // The weather server's "served then, refused now": one request, refused in each lane.
+  const table = page.getByRole('table', { name: 'What the policy would have done' });
+  const row = table.getByRole('button', { name: 'Served then, refused now', exact: true });
+  await row.click();
+  await expect(row).toHaveAttribute('aria-pressed', 'true');
+  const focus = page.getByRole('status').filter({ hasText: 'Showing the rows behind' });
+  await expect(focus).toHaveText(
+    /Showing the rows behind “weather: Served then, refused now: 2 audit rows once the replay has run to its end”\./
+  );
+  await expect(rows).toHaveCount(2);
+  expect(await shown()).toEqual(['A user.denied', 'B user.denied']);
+
+  // Every changed request: the two the table lists, each lane's row of each.
+  await page.getByRole('button', { name: 'Show the 2 changed requests in the audit log' }).click();
+  await expect(focus).toContainText('The requests whose outcome changed: 4 audit rows');
+  await expect(rows).toHaveCount(4);
+  expect(await shown()).toEqual([
+    'A user.denied',
+    'A user.denied',
+    'B user.denied',
+    'B user.denied'
+  ]);
+
+  // Clearable: the whole log again.
+  await focus.getByRole('button', { name: 'Show every row' }).click();
+  await expect(focus).toHaveCount(0);
+  await expect(rows).toHaveCount(12);
+});

@@ -12,7 +12,8 @@
 import type { ImportReport } from '$lib/sim/import';
 import type { LinkedRun } from '$lib/sim/link-timeline';
 import type { TraceEvent } from '$lib/sim/trace';
-import type { WhatIfReport } from '$lib/sim/whatif';
+import type { WhatIfAuditRows, WhatIfReport } from '$lib/sim/whatif';
+import type { AuditFocus } from './guarantees';
 import { LIMITS } from '$lib/sim/limits';
 import type { Playground } from './playground.svelte';
 import { readyLog, shownName, traceLinkOf, type LogFile, type TraceRef } from './traces/trace-link';
@@ -27,6 +28,8 @@ export interface ImportedLog {
   /** The scenario data the replay was loaded with (longer when the log is). */
   scenario: Record<string, unknown>;
   whatIf: WhatIfReport | null;
+  /** The run's audit rows behind each of its measures (whatif.ts `whatIfAuditRows`). */
+  auditRows: WhatIfAuditRows | null;
   /** Why there is no what-if, when there is none. */
   note: string;
   /** Where the log came from: what a link needs to open it again. */
@@ -54,7 +57,7 @@ export class TraceImport {
   onReplay: (() => void) | null = null;
 
   constructor(
-    readonly pg: Pick<Playground, 'scenario' | 'trace' | 'load'>,
+    readonly pg: Pick<Playground, 'scenario' | 'trace' | 'load' | 'auditFocus'>,
     /** A ready-made log's file (static/traces/logs/<file>). */
     readonly fetchLog: (
       file: string
@@ -122,7 +125,7 @@ export class TraceImport {
           ? { ...base, durationMs: Math.min(LIMITS.durationMs, r.report.spanMs + 60_000) }
           : base;
       const name = files.length === 1 ? files[0]!.name : `${files.length} files`;
-      const { whatIf, note } = await this.#whatIf(scenario, r.events, r.report.sampling);
+      const { whatIf, auditRows, note } = await this.#whatIf(scenario, r.events, r.report.sampling);
       const ready = opts.ready ? readyLog(opts.ready) : undefined;
       const source: TraceRef = ready ? { ready: ready.name } : { files: sorted };
       this.imported = {
@@ -131,6 +134,7 @@ export class TraceImport {
         events: r.events,
         scenario,
         whatIf,
+        auditRows,
         note,
         source,
         link: traceLinkOf(source)
@@ -155,19 +159,21 @@ export class TraceImport {
     data: Record<string, unknown>,
     trace: TraceEvent[],
     requests: number
-  ): Promise<{ whatIf: WhatIfReport | null; note: string }> {
+  ): Promise<{ whatIf: WhatIfReport | null; auditRows: WhatIfAuditRows | null; note: string }> {
     if (requests > MAX_WHATIF_REQUESTS)
       return {
         whatIf: null,
+        auditRows: null,
         note: `The log holds ${requests.toLocaleString('en-US')} sampling requests: the page compares at most ${MAX_WHATIF_REQUESTS.toLocaleString('en-US')} with the lanes (lab replay compares any number).`
       };
-    const [{ parseScenario }, { Simulation }, { WhatIfCollector }] = await Promise.all([
-      import('$lib/sim/scenario'),
-      import('$lib/sim/engine'),
-      import('$lib/sim/whatif')
-    ]);
+    const [{ parseScenario }, { Simulation }, { WhatIfCollector, whatIfAuditRows }] =
+      await Promise.all([
+        import('$lib/sim/scenario'),
+        import('$lib/sim/engine'),
+        import('$lib/sim/whatif')
+      ]);
     const parsed = parseScenario(data);
-    if (!parsed.ok) return { whatIf: null, note: '' };
+    if (!parsed.ok) return { whatIf: null, auditRows: null, note: '' };
     const w = new WhatIfCollector();
     const sim = new Simulation(parsed.scenario, {
       trace,
@@ -177,7 +183,44 @@ export class TraceImport {
     sim.advanceTo(sim.end);
     return {
       whatIf: w.report(trace, { A: sim.lanes.A.label, B: sim.lanes.B.label }),
+      auditRows: whatIfAuditRows(w.rows(trace)),
       note: ''
     };
+  }
+
+  /**
+   * The audit log filtered to the rows behind one what-if measure of `group` (a server, or ''
+   * for all), or behind every changed request (`measure` null); again to show every row. They
+   * are the replay's rows as it ran from the start with the lanes it was loaded with (the
+   * engine is deterministic): the playground's own run, once it has run that far.
+   */
+  showInAudit(group: string, measure: string | null, label: string): void {
+    const i = this.imported;
+    if (!i?.auditRows) return;
+    const id = `whatif:${group}:${measure ?? 'changed'}`;
+    if (this.pg.auditFocus?.id === id) {
+      this.pg.auditFocus = null;
+      return;
+    }
+    const keys =
+      measure === null
+        ? i.auditRows.changed
+        : (i.auditRows.measures.get(group)?.get(measure) ?? []);
+    // Built once and only read: nothing reacts to it.
+    // eslint-disable-next-line svelte/prefer-svelte-reactivity
+    const rows = new Set(keys);
+    const focus: AuditFocus = {
+      id,
+      label: `${label}: ${keys.length.toLocaleString('en-US')} audit ${keys.length === 1 ? 'row' : 'rows'} once the replay has run to its end`,
+      match: (r) => rows.has(`${r.lane ?? ''}\u0000${r.seq}`),
+      spec: { id, kind: 'rows', rows: keys }
+    };
+    this.pg.auditFocus = focus;
+  }
+
+  /** Which what-if filter the audit log shows (its id), if any. */
+  get shown(): string | null {
+    const id = this.pg.auditFocus?.id;
+    return id?.startsWith('whatif:') ? id : null;
   }
 }
