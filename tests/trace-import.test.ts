@@ -4,7 +4,9 @@
  * servers and time span, no scenario question — with what the policy would have done beside what
  * the log shows (the same numbers `lab replay` prints for this log against reconnect-bypass).
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 
 const FILE = 'mcp-server-weather.log';
@@ -216,4 +218,56 @@ test('a what-if row is one click from the audit log filtered to its requests', a
   await focus.getByRole('button', { name: 'Show every row' }).click();
   await expect(focus).toHaveCount(0);
   await expect(rows).toHaveCount(12);
+});
+
+test('a picked folder of Claude logs replays its MCP logs as one trace, and says what it skipped', async ({
+  page
+}) => {
+  // Claude Desktop's logs folder: two MCP logs, and its own logs and a note beside them.
+  const dir = join(mkdtempSync(join(tmpdir(), 'claude-logs-')), 'Claude');
+  mkdirSync(dir);
+  writeFileSync(join(dir, FILE), TEXT);
+  writeFileSync(join(dir, 'mcp.log'), readFileSync('static/traces/logs/mcp.log', 'utf8'));
+  writeFileSync(join(dir, 'main.log'), '2025-07-20 13:44:00 [info] Starting app\n');
+  writeFileSync(join(dir, 'notes.txt'), 'not a log\n');
+
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await page.getByLabel('Or a folder of Claude Desktop logs').setInputFiles(dir);
+
+  await expect(page.getByRole('heading', { name: 'Replaying Claude (2 files)' })).toBeVisible();
+  const logs = page.getByRole('region', { name: 'Client logs' });
+  // The same counts as `lab import mcp-server-weather.log mcp.log`.
+  await expect(logs).toContainText(
+    '3 servers (weather, memory, research), 10 sampling requests on 4 connections'
+  );
+  await expect(logs).toContainText(
+    'Skipped 2 files in the folder that are not MCP logs (mcp.log, mcp-server-<name>.log): main.log, notes.txt.'
+  );
+  await expect(cells(page, 'All servers', 'Sampling requests')).toHaveText(['10', '', '']);
+  // The folder's logs are small: the address carries them, and a reload replays the folder.
+  await expect(page).toHaveURL(/&t=/);
+  await page.reload();
+  await expect(page.getByRole('heading', { name: 'Replaying Claude (2 files)' })).toBeVisible();
+});
+
+test('several log files dropped at once are one trace', async ({ page }) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  const dt = await page.evaluateHandle(
+    ([a, b]) => {
+      const d = new DataTransfer();
+      d.items.add(new File([a], 'mcp.log'));
+      d.items.add(new File([b], 'mcp-server-weather.log'));
+      return d;
+    },
+    [readFileSync('static/traces/logs/mcp.log', 'utf8'), TEXT] as const
+  );
+  await page
+    .getByRole('region', { name: 'Client logs' })
+    .dispatchEvent('drop', { dataTransfer: dt });
+  await expect(page.getByRole('heading', { name: 'Replaying 2 files' })).toBeVisible();
+  await expect(page.getByRole('region', { name: 'Client logs' })).toContainText(
+    '3 servers (weather, memory, research), 10 sampling requests on 4 connections'
+  );
 });

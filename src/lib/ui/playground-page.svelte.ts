@@ -128,7 +128,10 @@ export class PlaygroundPage {
   #openTrace(ref: TraceRef, opts: ImportLoad): Promise<string | null> {
     return 'ready' in ref
       ? this.logs.importReady(ref.ready, opts)
-      : this.logs.importFiles(ref.files, opts);
+      : this.logs.importFiles(ref.files, {
+          ...opts,
+          ...(ref.folder ? { folder: ref.folder } : {})
+        });
   }
 
   /**

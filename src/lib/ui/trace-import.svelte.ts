@@ -36,6 +36,8 @@ export interface ImportedLog {
   source: TraceRef;
   /** How a link carries it: the `&t=` value, or null and why not. */
   link: { value: TraceRef | null; words: string };
+  /** The files of a folder that were not imported, in words ('' for none). */
+  skipped: string;
 }
 
 /** How to load an import: against which scenario, with a share link's timeline. */
@@ -47,6 +49,10 @@ export interface ImportLoad {
   note?: string;
   /** A ready-made log by name: the link names it instead of carrying it. */
   ready?: string;
+  /** A folder's logs: the folder's name (the heading's "Replaying <folder> (N files)"). */
+  folder?: string;
+  /** What the page says the folder held besides its logs (folder.ts `skippedLine`). */
+  skipped?: string;
 }
 
 export class TraceImport {
@@ -109,9 +115,8 @@ export class TraceImport {
     if (!base) return 'Load a scenario first: the log replays against its two lanes.';
     // Claude's per-server logs before mcp.log, which repeats them (the importer reads a server
     // from the first file naming it).
-    const sorted = [...raw].sort(
-      (a, b) => Number(a.name === 'mcp.log') - Number(b.name === 'mcp.log')
-    );
+    const last = (f: LogFile) => Number(f.name.split('/').pop() === 'mcp.log');
+    const sorted = [...raw].sort((a, b) => last(a) - last(b));
     const files = sorted.map((f) => ({ name: shownName(f.name), text: f.text }));
     this.busy = true;
     try {
@@ -124,10 +129,17 @@ export class TraceImport {
         r.report.spanMs + 60_000 > duration
           ? { ...base, durationMs: Math.min(LIMITS.durationMs, r.report.spanMs + 60_000) }
           : base;
-      const name = files.length === 1 ? files[0]!.name : `${files.length} files`;
+      const n = `${files.length} ${files.length === 1 ? 'file' : 'files'}`;
+      const name = opts.folder
+        ? `${shownName(opts.folder)} (${n})`
+        : files.length === 1
+          ? files[0]!.name
+          : n;
       const { whatIf, auditRows, note } = await this.#whatIf(scenario, r.events, r.report.sampling);
       const ready = opts.ready ? readyLog(opts.ready) : undefined;
-      const source: TraceRef = ready ? { ready: ready.name } : { files: sorted };
+      const source: TraceRef = ready
+        ? { ready: ready.name }
+        : { files: sorted, ...(opts.folder ? { folder: opts.folder } : {}) };
       this.imported = {
         name,
         report: r.report,
@@ -137,7 +149,8 @@ export class TraceImport {
         auditRows,
         note,
         source,
-        link: traceLinkOf(source)
+        link: traceLinkOf(source),
+        skipped: opts.skipped ?? ''
       };
       const errors = await this.pg.load(scenario, {
         trace: r.events,

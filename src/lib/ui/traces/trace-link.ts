@@ -52,7 +52,7 @@ export function shownName(name: string): string {
 }
 
 /** Where trace mode's log came from: what a link needs to open it again. */
-export type TraceRef = { ready: ReadyLogName } | { files: LogFile[] };
+export type TraceRef = { ready: ReadyLogName } | { files: LogFile[]; folder?: string };
 
 /**
  * The most characters of compressed log a link carries. Browsers take far longer addresses, but
@@ -102,5 +102,10 @@ export function parseTraceRef(
       return { ok: false, error: `the client log in the link: files[${i}] is not a named text` };
     files.push({ name: x.name, text: x.text });
   }
-  return { ok: true, ref: { files } };
+  if (o.folder !== undefined && (typeof o.folder !== 'string' || o.folder.length > 200))
+    return { ok: false, error: 'the client log in the link: its folder is not a name' };
+  return {
+    ok: true,
+    ref: { files, ...(typeof o.folder === 'string' ? { folder: o.folder } : {}) }
+  };
 }
