@@ -271,3 +271,36 @@ test('several log files dropped at once are one trace', async ({ page }) => {
     '3 servers (weather, memory, research), 10 sampling requests on 4 connections'
   );
 });
+
+test('an edit during the replay: the what-if says it is of the lanes as loaded, and works them out again on request', async ({
+  page
+}) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await dropLog(page, FILE, TEXT);
+  await expect(cells(page, 'weather', 'Consent dialogs')).toHaveText(['—', '3', '2']);
+  const logs = page.getByRole('region', { name: 'Client logs' });
+  const table = page.getByRole('table', { name: 'What the policy would have done' });
+  await expect(table.getByRole('button', { name: 'Consent dialogs' })).toBeVisible();
+
+  // Lane B's decisions go connection-scoped, as lane A's are.
+  await page.getByText('Configure lane B').click();
+  await page
+    .getByRole('radio', { name: 'Connection-scoped' })
+    .and(page.locator('[name="scope-B"]'))
+    .check();
+  const stale = logs.getByRole('status').filter({ hasText: 'The lanes have changed' });
+  await expect(stale).toContainText(
+    'The lanes have changed since this replay began: the what-if shows what the lanes as they were would have done, and its rows no longer lead to the audit log.'
+  );
+  // Its rows would name the audit rows of a run that is no longer the playground's.
+  await expect(table.getByRole('button', { name: 'Consent dialogs' })).toHaveCount(0);
+
+  await stale
+    .getByRole('button', { name: 'Replay the log again with the lanes as they are now' })
+    .click();
+  await expect(stale).toHaveCount(0);
+  await expect(cells(page, 'weather', 'Consent dialogs')).toHaveText(['—', '3', '3']);
+  await expect(table.getByRole('button', { name: 'Consent dialogs' })).toBeVisible();
+  await expect(page.getByRole('heading', { name: `Replaying ${FILE}` })).toBeVisible();
+});

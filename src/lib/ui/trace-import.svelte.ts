@@ -3,11 +3,14 @@
  * by the same importers (`$lib/sim/import`), replayed against the current scenario's lanes, and
  * what the policy would have done beside what the log shows (`$lib/sim/whatif`).
  *
- * The what-if is computed here, by a second run of the same engine on the main thread (the
- * worker's run is the one the playground shows): a run of the scenario's lanes as loaded, so a
- * policy edited during the replay is not in it. It is computed for an import of at most
- * {@link MAX_WHATIF_REQUESTS} sampling requests; a larger one replays without it (`lab replay`
- * reports it at any size).
+ * The what-if is worked out here, by a second run of the same engine on the main thread (the
+ * worker's run is the one the playground shows), in slices between which the page stays
+ * responsive, after the replay has loaded. It is a run of the whole log with the lanes as the
+ * replay was loaded: a lane edited during the replay is not in it, and the page says so and
+ * offers to replay the log again with the lanes as they are now (which works it out again, and
+ * keeps the audit rows it names the playground's own). It is worked out for an import of at
+ * most {@link MAX_WHATIF_REQUESTS} sampling requests; past that the page says how to get it from
+ * `lab replay`, which reports any size.
  */
 import type { ImportReport } from '$lib/sim/import';
 import type { LinkedRun } from '$lib/sim/link-timeline';
@@ -18,7 +21,13 @@ import { LIMITS } from '$lib/sim/limits';
 import type { Playground } from './playground.svelte';
 import { readyLog, shownName, traceLinkOf, type LogFile, type TraceRef } from './traces/trace-link';
 
-export const MAX_WHATIF_REQUESTS = 5_000;
+/**
+ * The most sampling requests the page works the what-if out for. Measured in Node on the
+ * project's loaded 2-core machine, a 20,000-request Claude log against reconnect-bypass took
+ * 19 s (5,000 took 9 s cold), with both lanes' audit records held until the report is made:
+ * past this, minutes of work beside the playground's own run, which `lab replay` does better.
+ */
+export const MAX_WHATIF_REQUESTS = 20_000;
 
 export interface ImportedLog {
   /** The file's name, or "N files". */
@@ -28,6 +37,8 @@ export interface ImportedLog {
   /** The scenario data the replay was loaded with (longer when the log is). */
   scenario: Record<string, unknown>;
   whatIf: WhatIfReport | null;
+  /** The lanes (as JSON) the what-if is worked out for: the replay's as it was loaded. */
+  whatIfLanes: string;
   /** The run's audit rows behind each of its measures (whatif.ts `whatIfAuditRows`). */
   auditRows: WhatIfAuditRows | null;
   /** Why there is no what-if, when there is none. */
@@ -58,12 +69,16 @@ export interface ImportLoad {
 export class TraceImport {
   imported = $state.raw<ImportedLog | null>(null);
   busy = $state(false);
+  /** How far the what-if is worked out (0 to 1), while it is; null otherwise. */
+  working = $state<number | null>(null);
+  /** Bumped by every new what-if: one still being worked out for an older one stops. */
+  #generation = 0;
 
   /** Told when a log has been loaded into the playground (the page writes it into the URL). */
   onReplay: (() => void) | null = null;
 
   constructor(
-    readonly pg: Pick<Playground, 'scenario' | 'trace' | 'load' | 'auditFocus'>,
+    readonly pg: Pick<Playground, 'scenario' | 'trace' | 'load' | 'auditFocus' | 'seed'>,
     /** A ready-made log's file (static/traces/logs/<file>). */
     readonly fetchLog: (
       file: string
@@ -135,7 +150,6 @@ export class TraceImport {
         : files.length === 1
           ? files[0]!.name
           : n;
-      const { whatIf, auditRows, note } = await this.#whatIf(scenario, r.events, r.report.sampling);
       const ready = opts.ready ? readyLog(opts.ready) : undefined;
       const source: TraceRef = ready
         ? { ready: ready.name }
@@ -145,9 +159,10 @@ export class TraceImport {
         report: r.report,
         events: r.events,
         scenario,
-        whatIf,
-        auditRows,
-        note,
+        whatIf: null,
+        whatIfLanes: JSON.stringify(scenario.lanes),
+        auditRows: null,
+        note: '',
         source,
         link: traceLinkOf(source),
         skipped: opts.skipped ?? ''
@@ -162,43 +177,107 @@ export class TraceImport {
         return `Log not replayed: ${errors[0]!.path}: ${errors[0]!.message}`;
       }
       this.onReplay?.();
+      void this.#work(this.imported);
       return null;
     } finally {
       this.busy = false;
     }
   }
 
-  async #whatIf(
-    data: Record<string, unknown>,
-    trace: TraceEvent[],
-    requests: number
-  ): Promise<{ whatIf: WhatIfReport | null; auditRows: WhatIfAuditRows | null; note: string }> {
-    if (requests > MAX_WHATIF_REQUESTS)
-      return {
-        whatIf: null,
-        auditRows: null,
-        note: `The log holds ${requests.toLocaleString('en-US')} sampling requests: the page compares at most ${MAX_WHATIF_REQUESTS.toLocaleString('en-US')} with the lanes (lab replay compares any number).`
-      };
+  /**
+   * The lanes have been edited since the what-if was worked out (live edits, or a share link's
+   * timeline): it describes the lanes as the replay was loaded, not as they are.
+   */
+  get stale(): boolean {
+    const i = this.imported;
+    const cur = this.pg.scenario;
+    if (!this.active || !i || !cur) return false;
+    return JSON.stringify(cur.lanes) !== i.whatIfLanes;
+  }
+
+  /**
+   * Replay the log again from its start with the lanes as they are now, and work the what-if out
+   * for them: the table, the audit rows it names and the playground's run are one run again.
+   * An error message, or null.
+   */
+  async recompute(): Promise<string | null> {
+    const i = this.imported;
+    const cur = this.pg.scenario;
+    if (!i || !cur || !this.active) return null;
+    const scenario: Record<string, unknown> = { ...cur, seed: this.pg.seed };
+    this.imported = {
+      ...i,
+      scenario,
+      whatIf: null,
+      whatIfLanes: JSON.stringify(scenario.lanes),
+      auditRows: null,
+      note: ''
+    };
+    this.busy = true;
+    try {
+      const errors = await this.pg.load(scenario, { trace: i.events });
+      if (errors.length) {
+        this.imported = i;
+        return `The log could not be replayed again: ${errors[0]!.path}: ${errors[0]!.message}`;
+      }
+    } finally {
+      this.busy = false;
+    }
+    this.onReplay?.();
+    void this.#work(this.imported);
+    return null;
+  }
+
+  /** Work the what-if out for `of` (the import in force), in slices; it lands in `imported`. */
+  async #work(of: ImportedLog): Promise<void> {
+    const generation = ++this.#generation;
+    const current = () => generation === this.#generation && this.imported?.events === of.events;
+    const done = (patch: Partial<ImportedLog>) => {
+      if (!current()) return;
+      this.working = null;
+      this.imported = { ...this.imported!, ...patch };
+    };
+    const requests = of.report.sampling;
+    if (requests > MAX_WHATIF_REQUESTS) {
+      const n = (v: number) => v.toLocaleString('en-US');
+      return done({
+        note: `What-if skipped: ${n(requests)} sampling requests > ${n(MAX_WHATIF_REQUESTS)}, more than the page works out in reasonable time and memory (it replays the log all the same). For the table: download the scenario (below), then run lab import on your log files with --out trace.jsonl, and lab replay trace.jsonl --scenario <the scenario file> --out whatif/ (whatif.json and whatif.csv, at any size).`
+      });
+    }
+    this.working = 0;
     const [{ parseScenario }, { Simulation }, { WhatIfCollector, whatIfAuditRows }] =
       await Promise.all([
         import('$lib/sim/scenario'),
         import('$lib/sim/engine'),
         import('$lib/sim/whatif')
       ]);
-    const parsed = parseScenario(data);
-    if (!parsed.ok) return { whatIf: null, auditRows: null, note: '' };
+    const parsed = parseScenario(of.scenario);
+    if (!parsed.ok) {
+      const e = parsed.errors[0]!;
+      return done({ note: `What-if not worked out: the scenario: ${e.path}: ${e.message}` });
+    }
     const w = new WhatIfCollector();
     const sim = new Simulation(parsed.scenario, {
-      trace,
+      trace: of.events,
       onAudit: w.onAudit,
       onTraceRequest: w.onTraceRequest
     });
-    sim.advanceTo(sim.end);
-    return {
-      whatIf: w.report(trace, { A: sim.lanes.A.label, B: sim.lanes.B.label }),
-      auditRows: whatIfAuditRows(w.rows(trace)),
-      note: ''
-    };
+    const span = Math.max(1, sim.end - sim.start);
+    let slice = performance.now();
+    while (!sim.done) {
+      if (sim.advanceTo(sim.end, 500) === 0 && !sim.done) break;
+      // A frame's worth of work at a time, then the page has its turn (and may start another).
+      if (performance.now() - slice > 30) {
+        if (current()) this.working = (sim.now - sim.start) / span;
+        await new Promise((r) => setTimeout(r, 0));
+        if (!current()) return;
+        slice = performance.now();
+      }
+    }
+    done({
+      whatIf: w.report(of.events, { A: sim.lanes.A.label, B: sim.lanes.B.label }),
+      auditRows: whatIfAuditRows(w.rows(of.events))
+    });
   }
 
   /**
