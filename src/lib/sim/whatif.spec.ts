@@ -10,7 +10,15 @@ import { runAndWrite } from '../../cli/run';
 import { parseAuditJsonl } from '../store/audit-export';
 import { parseScenario } from './scenario';
 import { parseTrace } from './trace';
-import { thenOf, WHATIF_CSV_COLUMNS, type WhatIfReport } from './whatif';
+import type { AuditRecord } from '../machine/types';
+import { Simulation } from './engine';
+import {
+  thenOf,
+  WHATIF_CSV_COLUMNS,
+  WhatIfCollector,
+  whatIfAuditRows,
+  type WhatIfReport
+} from './whatif';
 
 const policy = (defaults: object, servers: object = {}) => ({
   version: 1,
@@ -230,5 +238,59 @@ describe('what a logged answer counts as', () => {
       then: 'served',
       label: 'served (shadow)'
     });
+  });
+});
+
+describe('the audit rows behind each measure (the page filters its audit log to them)', () => {
+  function rowsOf() {
+    if (!scenario.ok) throw new Error(JSON.stringify(scenario.errors));
+    const trace = parseTrace(TRACE);
+    if (!trace.ok) throw new Error(trace.error);
+    const w = new WhatIfCollector();
+    const records: AuditRecord[] = [];
+    const sim = new Simulation(scenario.scenario, {
+      trace: trace.events,
+      onAudit: (r) => {
+        records.push(r);
+        w.onAudit(r);
+      },
+      onTraceRequest: w.onTraceRequest
+    });
+    sim.advanceTo(sim.end);
+    return { rows: w.rows(trace.events), records };
+  }
+
+  it('names exactly the lanes’ rows each measure counts, and both lanes’ rows of a changed request', () => {
+    const { rows, records } = rowsOf();
+    const { measures, changed } = whatIfAuditRows(rows);
+    const byKey = new Map(records.map((r) => [`${r.lane}\u0000${r.seq}`, r]));
+    const of = (group: string, m: string) =>
+      (measures.get(group)?.get(m) ?? []).map((k) => {
+        const r = byKey.get(k)!;
+        return `${r.lane} ${r.server} ${r.reason ?? r.outcome}`;
+      });
+    // research's r1: served then, refused by policy in lane B only.
+    expect(of('research', 'servedThenRefusedNow')).toEqual(['B research policy.sampling_disabled']);
+    expect(of('research', 'by:policy.sampling_disabled')).toEqual([
+      'B research policy.sampling_disabled'
+    ]);
+    // r2 in A; m3 in B.
+    expect(of('', 'refusedThenServedNow').sort()).toEqual(['A research allowed', 'B mail allowed']);
+    // m4, no answer logged: one row per lane.
+    expect(of('mail', 'noneThen').sort()).toEqual(['A mail policy.rate_limit', 'B mail allowed']);
+    // Lane B asked about each mail request: four dialogs.
+    expect(of('mail', 'consent')).toHaveLength(4);
+    expect(of('', 'requests')).toHaveLength(12);
+    expect(of('mail', 'refused').sort()).toEqual([
+      'A mail policy.rate_limit',
+      'A mail policy.rate_limit'
+    ]);
+    // The four changed requests, each lane's row of each.
+    expect(changed).toHaveLength(8);
+    expect(new Set(changed.map((k) => byKey.get(k)!.server))).toEqual(
+      new Set(['mail', 'research'])
+    );
+    // Another run of the same scenario and trace: the same rows, by the same keys.
+    expect(whatIfAuditRows(rowsOf().rows)).toEqual({ measures, changed });
   });
 });

@@ -231,7 +231,7 @@ export class WhatIfCollector {
           if (r.currency === currency) money(c).now[lane] += toMicros(r.cost);
         }
       }
-      if (LANE_IDS.some((lane) => now[lane].now !== 'undecided' && now[lane].now !== then.then)) {
+      if (changedRow({ event: e, then, now })) {
         changed++;
         if (changes.length < MAX_CHANGES)
           changes.push({
@@ -255,6 +255,72 @@ export class WhatIfCollector {
       changed
     };
   }
+}
+
+/**
+ * The measures of the report (the page's what-if rows) that one lane's outcome for one request
+ * is counted in: `requests`, `served`, `refused`, `none` (no answer logged),
+ * `servedThenRefusedNow` and `by:<reason>`, `refusedThenServedNow` and `after:<label>`,
+ * `noneThen`, `consent`, `spend`, `alerts`. Empty when the lane never decided it.
+ */
+export function measuresOf(row: WhatIfRow, lane: LaneId): string[] {
+  const n = row.now[lane];
+  if (n.now === 'undecided' || !n.record) return [];
+  const out = ['requests', n.now];
+  const then = row.then.then;
+  if (then === 'none') out.push('none', 'noneThen');
+  else if (then === 'served' && n.now === 'refused')
+    out.push('servedThenRefusedNow', `by:${n.label}`);
+  else if (then === 'refused' && n.now === 'served')
+    out.push('refusedThenServedNow', `after:${row.then.label}`);
+  if (n.record.consentShown) out.push('consent');
+  if (toMicros(n.record.cost) > 0) out.push('spend');
+  if (n.record.alert) out.push('alerts');
+  return out;
+}
+
+/** Whether a request changed outcome in a lane (the report's `changes`). */
+export function changedRow(row: WhatIfRow): boolean {
+  return LANE_IDS.some((l) => row.now[l].now !== 'undecided' && row.now[l].now !== row.then.then);
+}
+
+/**
+ * The audit rows behind each measure of the report, per server ('' for all servers), and behind
+ * the changed requests (each lane's row of each): as `lane NUL seq` keys, the form the page's
+ * audit filter takes (protocol.ts `AuditFocusSpec`). They name the rows of the run the report
+ * was made from: the same in any run of the same scenario and trace (the engine is
+ * deterministic), not in one whose lanes were edited along the way.
+ */
+export interface WhatIfAuditRows {
+  /** Group ('' for all servers) → measure → `lane NUL seq` keys. */
+  measures: Map<string, Map<string, string[]>>;
+  changed: string[];
+}
+
+export function whatIfAuditRows(rows: readonly WhatIfRow[]): WhatIfAuditRows {
+  const measures = new Map<string, Map<string, string[]>>();
+  const changed: string[] = [];
+  const add = (group: string, measure: string, key: string) => {
+    let g = measures.get(group);
+    if (!g) measures.set(group, (g = new Map()));
+    let keys = g.get(measure);
+    if (!keys) g.set(measure, (keys = []));
+    keys.push(key);
+  };
+  for (const row of rows) {
+    const isChanged = changedRow(row);
+    for (const lane of LANE_IDS) {
+      const r = row.now[lane].record;
+      if (!r) continue;
+      const key = `${lane}\u0000${r.seq}`;
+      for (const m of measuresOf(row, lane)) {
+        add(row.event.server, m, key);
+        add('', m, key);
+      }
+      if (isChanged) changed.push(key);
+    }
+  }
+  return { measures, changed };
 }
 
 /** The CSV columns of {@link whatIfCsv}: one row per lane and server, then each lane's total. */

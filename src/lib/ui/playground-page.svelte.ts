@@ -10,9 +10,10 @@ import type { LaneId } from '$lib/sim/scenario';
 import { nextSpeed, type Playground } from './playground.svelte';
 import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
 import { seedFromText } from '$lib/sim/rng';
-import { decodeScenarioHash } from './share';
+import { decodeScenarioHash, decodeTraceHash, encodeScenarioHash, TRACE_PREFIX } from './share';
 import { readLink, type LinkRead } from './link-run';
-import { TraceImport } from './trace-import.svelte';
+import { TraceImport, type ImportLoad } from './trace-import.svelte';
+import { parseTraceRef, readyLog, type TraceRef } from './traces/trace-link';
 
 /** What the page needs from the browser. */
 export interface PageHost {
@@ -22,6 +23,8 @@ export interface PageHost {
   location(): { search: string; hash: string; pathname: string };
   /** Replace the URL (no new history entry). */
   replaceUrl(url: string): void;
+  /** A ready-made client log's file (`static/traces/logs/<file>`). */
+  fetchLog?(file: string): Promise<{ ok: boolean; status: number; text(): Promise<string> }>;
 }
 
 export { formatSimTime } from './sim-time';
@@ -98,7 +101,85 @@ export class PlaygroundPage {
   constructor(pg: Playground, host: PageHost) {
     this.pg = pg;
     this.#host = host;
-    this.logs = new TraceImport(pg);
+    this.logs = new TraceImport(pg, host.fetchLog?.bind(host));
+    this.logs.onReplay = () => this.#traceUrl();
+  }
+
+  /**
+   * The client log the URL names (issue #22): `?trace=NAME` (a ready-made one) or a share
+   * link's `&t=` (a name, or the files themselves); null when it names none.
+   */
+  #traceOf(search: string, hash: string): { ref: TraceRef | null; error: string } {
+    const q = param(search, 'trace');
+    if (q !== null) {
+      const l = readyLog(q);
+      return l
+        ? { ref: { ready: l.name }, error: '' }
+        : { ref: null, error: `the link names a ready-made log this page does not have` };
+    }
+    if (!hash.startsWith('#s=')) return { ref: null, error: '' };
+    const t = decodeTraceHash(hash);
+    if (!t.ok) return { ref: null, error: t.error };
+    if (t.trace === null) return { ref: null, error: '' };
+    const r = parseTraceRef(t.trace);
+    return r.ok ? { ref: r.ref, error: '' } : { ref: null, error: r.error };
+  }
+
+  #openTrace(ref: TraceRef, opts: ImportLoad): Promise<string | null> {
+    return 'ready' in ref
+      ? this.logs.importReady(ref.ready, opts)
+      : this.logs.importFiles(ref.files, {
+          ...opts,
+          ...(ref.folder ? { folder: ref.folder } : {})
+        });
+  }
+
+  /**
+   * Trace mode in the address, so a reload (or the address copied) replays the same log: a
+   * ready-made log by name beside the scenario's (`?scenario=X&trace=NAME`, or `?trace=NAME`
+   * and the scenario in `#s=`), a dropped one inside the link with its scenario (`#s=…&t=…`)
+   * when it is small enough. A larger one is left out (the trace-mode panel says so).
+   */
+  #traceUrl(): void {
+    const i = this.logs.imported;
+    if (!i) return;
+    const { pathname, search } = this.#host.location();
+    // A local value, built and read once: nothing reacts to it.
+    // eslint-disable-next-line svelte/prefer-svelte-reactivity
+    const params = new URLSearchParams(search);
+    params.delete('trace');
+    let hash = '';
+    if ('ready' in i.source) {
+      params.set('trace', i.source.ready);
+      if (this.picked) params.set('scenario', this.picked);
+      else {
+        params.delete('scenario');
+        hash = encodeScenarioHash(i.scenario);
+      }
+    } else if (i.link.value) {
+      params.delete('scenario');
+      hash = encodeScenarioHash(i.scenario, null, null, i.link.value);
+    } else {
+      this.#dropTraceUrl();
+      return;
+    }
+    const q = params.toString();
+    this.#host.replaceUrl(`${pathname}${q ? `?${q}` : ''}${hash}`);
+  }
+
+  /** Trace mode ended (another scenario or trace): the address no longer names the log. */
+  #dropTraceUrl(): void {
+    const { pathname, search, hash } = this.#host.location();
+    // A local value, built and read once: nothing reacts to it.
+    // eslint-disable-next-line svelte/prefer-svelte-reactivity
+    const params = new URLSearchParams(search);
+    const at = hash.indexOf(TRACE_PREFIX);
+    if (!params.has('trace') && at === -1) return;
+    params.delete('trace');
+    const end = at === -1 ? -1 : hash.indexOf('&', at + 1);
+    const h = at === -1 ? hash : hash.slice(0, at) + (end === -1 ? '' : hash.slice(end));
+    const q = params.toString();
+    this.#host.replaceUrl(`${pathname}${q ? `?${q}` : ''}${h}`);
   }
 
   /**
@@ -112,6 +193,10 @@ export class PlaygroundPage {
     const memory = memoryBudgetOf(search);
     await this.pg.start({ ...(auditWindow ? { auditWindow } : {}), ...(memory ? { memory } : {}) });
     let linkError = '';
+    // A client log the link replays (issue #22): opened with its scenario, in one load.
+    const trace = this.#traceOf(search, hash);
+    const traceError = (e: string) =>
+      `The client log in the link could not be opened: ${e}. The scenario is shown without it.`;
     if (hash.startsWith('#s=')) {
       const d = decodeScenarioHash(hash);
       let err = d.ok ? null : d.error;
@@ -119,7 +204,15 @@ export class PlaygroundPage {
         // The sender's timeline (issue #18), and the forks when it does not hold them.
         const link = await readLink(hash);
         this.onLinkFork?.(d.data, link.fork);
-        err = await this.loadData(d.data, 'link', link);
+        // The scenario is the link's, not a ready-made one (the address written for the log says so).
+        if (trace.ref) this.picked = '';
+        const logErr = trace.ref ? await this.#linkedTrace(d.data, trace.ref, link) : trace.error;
+        if (logErr === null) {
+          this.picked = '';
+          this.seedText = String(this.pg.seed);
+          return;
+        }
+        err = await this.loadData(d.data, 'link', link, logErr ? traceError(logErr) : '');
       }
       if (!err) {
         this.picked = '';
@@ -130,9 +223,45 @@ export class PlaygroundPage {
     const q = param(search, 'scenario');
     const name = READY_MADE.some((s) => s.name === q) ? q! : DEFAULT_SCENARIO;
     this.picked = name;
+    if (trace.ref && !linkError) {
+      // The named scenario is the log's base: fetched, not loaded, so the one load is the
+      // replay (a reload resumes it: run-loader.ts).
+      const res = await this.#host.fetchScenario(name);
+      const logErr = res.ok
+        ? await this.#openTrace(trace.ref, { base: (await res.json()) as Record<string, unknown> })
+        : `scenario '${name}' could not be fetched (HTTP ${res.status})`;
+      if (logErr === null) {
+        this.seedText = String(this.pg.seed);
+        return;
+      }
+      await this.loadNamed(name);
+      this.loadError = traceError(logErr);
+      return;
+    }
     await this.loadNamed(name);
     // After loadNamed, which clears the message: the learner must see why the link failed.
     if (linkError) this.loadError = `${linkError} The default scenario is shown instead.`;
+    else if (trace.error) this.loadError = traceError(trace.error);
+  }
+
+  /**
+   * A share link's scenario with the client log it carries; null when replaying, '' when the
+   * scenario itself is not valid (loadData then says why), else what is wrong with the log.
+   */
+  async #linkedTrace(data: unknown, ref: TraceRef, link: LinkRead): Promise<string | null> {
+    if (!data || typeof data !== 'object' || Array.isArray(data)) return '';
+    const { parseScenario } = await import('$lib/sim/scenario');
+    if (!parseScenario(data).ok) return '';
+    return this.#openTrace(ref, {
+      base: data as Record<string, unknown>,
+      ...(link.run ? { link: link.run } : {}),
+      ...(link.problem ? { note: link.problem } : {})
+    });
+  }
+
+  /** A ready-made client log picked in the trace-mode panel; an error message, or null. */
+  openReadyLog(name: string): Promise<string | null> {
+    return this.logs.importReady(name);
   }
 
   async loadNamed(name: string): Promise<void> {
@@ -154,7 +283,9 @@ export class PlaygroundPage {
   async loadData(
     data: unknown,
     from: 'file' | 'link' = 'file',
-    link?: LinkRead
+    link?: LinkRead,
+    /** What else the page must say once it is loaded (the link's log could not be opened). */
+    also = ''
   ): Promise<string | null> {
     if (!data || typeof data !== 'object' || Array.isArray(data))
       return from === 'link'
@@ -176,10 +307,11 @@ export class PlaygroundPage {
       ...(link?.run ? { link: link.run } : {}),
       ...(link?.problem ? { note: link.problem } : {})
     };
+    if (from === 'file') this.#dropTraceUrl();
     void this.pg.load(data as Record<string, unknown>, opts).then((errors) => {
       this.loadError = errors.length
         ? `Scenario not loaded: ${errors[0]!.path}: ${errors[0]!.message}`
-        : '';
+        : also;
       this.seedText = String(this.pg.seed);
       if (!errors.length) this.picked = '';
     });
@@ -193,6 +325,7 @@ export class PlaygroundPage {
     if (!r.ok) return `Trace not loaded: ${r.error}`;
     if (!this.pg.scenario) return 'Load a scenario first: the trace replays against its two lanes.';
     this.logs.clear();
+    this.#dropTraceUrl();
     void this.pg.load(this.pg.scenario, { trace: r.events });
     return null;
   }

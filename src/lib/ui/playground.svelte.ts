@@ -185,7 +185,10 @@ export class Playground {
    * and its timeline — every change with its time — asked of the worker afresh, so a change made
    * a moment ago is in it; and, in words, what the link cannot carry.
    */
-  async sharedRun(): Promise<{
+  async sharedRun(
+    /** The link carries the run's client log itself (trace mode, issue #22: ShareBar's `trace`). */
+    traceCarried = false
+  ): Promise<{
     scenario: Record<string, unknown>;
     fork: unknown;
     timeline: unknown;
@@ -198,7 +201,10 @@ export class Playground {
     const start = this.snapshot?.start ?? 0;
     const now = this.snapshot?.now ?? start;
     const words = leftOut(
-      { trace: this.trace !== null, clearedAt: this.clearedAt.filter((x) => x <= now) },
+      {
+        trace: this.trace !== null && !traceCarried,
+        clearedAt: this.clearedAt.filter((x) => x <= now)
+      },
       start
     );
     if (!t) return { scenario: data, fork: null, timeline: null, leftOut: words };

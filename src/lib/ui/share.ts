@@ -34,13 +34,24 @@ export const FORK_PREFIX = '&f=';
  * edit, restart and answer with its time, so the recipient's run is the sender's — `#s=…&e=…`.
  */
 export const TIMELINE_PREFIX = '&e=';
+/**
+ * What follows when the run replays an MCP client's log (issue #22, trace mode): `#s=…&t=…`, the
+ * log by its ready-made name (`{"ready":"claude-weather"}`) or its files themselves
+ * (`{"files":[{"name":…,"text":…}]}`, when they are small enough: traces/trace-link.ts).
+ */
+export const TRACE_PREFIX = '&t=';
 
 /**
  * `data` as JSON, compressed, prefixed `#s=`: ready to append to the page's address. With a fork
  * (a ForkSpec, sim/fork.ts), it follows as `&f=` and its own compressed JSON; with a timeline, as
  * `&e=`. `&` is outside the compressed alphabet, so the parts never run into each other.
  */
-export function encodeScenarioHash(data: unknown, fork?: unknown, timeline?: unknown): string {
+export function encodeScenarioHash(
+  data: unknown,
+  fork?: unknown,
+  timeline?: unknown,
+  trace?: unknown
+): string {
   const json = JSON.stringify(data);
   if (json === undefined) throw new TypeError('encodeScenarioHash: the value is not JSON');
   const part = (prefix: string, v: unknown) =>
@@ -49,7 +60,8 @@ export function encodeScenarioHash(data: unknown, fork?: unknown, timeline?: unk
     HASH_PREFIX +
     compressToEncodedURIComponent(json) +
     part(FORK_PREFIX, fork) +
-    part(TIMELINE_PREFIX, timeline)
+    part(TIMELINE_PREFIX, timeline) +
+    part(TRACE_PREFIX, trace)
   );
 }
 
@@ -107,6 +119,17 @@ export function decodeTimelineHash(
 ): { ok: true; timeline: unknown } | { ok: false; error: string } {
   const r = decodeMember(hash, TIMELINE_PREFIX, 'timeline');
   return r.ok ? { ok: true, timeline: r.value } : r;
+}
+
+/**
+ * The client log a scenario link carries (`…&t=…`): null when it carries none, the decoded JSON
+ * value (validate it with `parseTraceRef`, traces/trace-link.ts), or what is wrong with it.
+ */
+export function decodeTraceHash(
+  hash: string
+): { ok: true; trace: unknown } | { ok: false; error: string } {
+  const r = decodeMember(hash, TRACE_PREFIX, 'client log');
+  return r.ok ? { ok: true, trace: r.value } : r;
 }
 
 /** Whether the address's fragment is meant to be a scenario (`#s=…`), valid or not. */
