@@ -31,6 +31,18 @@ function firstSeed(p: SweepPlan) {
   );
 }
 
+describe("the benchmark's sweep", () => {
+  it('bench/sweep-48x5.json plans 48 points × 5 seeds within the limits', () => {
+    const file = fileURLToPath(new URL('../../../../bench/sweep-48x5.json', import.meta.url));
+    const r = parseSweep(readFileSync(file, 'utf8'));
+    if (!r.ok) throw new Error(JSON.stringify(r.errors));
+    const scenario = readFileSync(join(dirname(file), r.sweep.scenario as string), 'utf8');
+    const p = planSweep(r.sweep, scenario);
+    if (!p.ok) throw new Error(JSON.stringify(p.errors));
+    expect([p.plan.points.length, p.plan.seeds.length]).toEqual([48, 5]);
+  });
+});
+
 describe('the ready-made sweeps', () => {
   it('include the reconnect-bypass and budget-window lessons', () => {
     expect(FILES).toEqual(expect.arrayContaining(['reconnect-bypass.json', 'budget-window.json']));

@@ -243,7 +243,8 @@ describe('running a sweep', () => {
       durable.metrics['A.consentPrompts']!.mean
     );
     expect(conn.metrics['A.consentPrompts']!.bySeed).toHaveLength(2);
-    expect(Object.keys(conn.metrics)).toHaveLength(46);
+    // 25 lane counters × 2 lanes (consentSkipped and unaskedSpendMicros came with askAbove).
+    expect(Object.keys(conn.metrics)).toHaveLength(50);
     expect(conn.guarantees['one-consent']).toBe('held');
     expect(conn.broken).toEqual([]);
     // A durable lane A is the same client as lane B: same prompts, on each seed.
