@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
 import { parseLesson, type LessonData } from '../src/lib/sim/lessons';
 import {
@@ -57,19 +58,20 @@ test('the Explain step runs the lesson’s sweep and quotes what the core comput
   const block = page.getByRole('region', { name: 'From the sweep' });
   await expect(block).toBeVisible();
   const want = expected(l);
-  const t0 = Date.now();
   await expect(block.getByLabel('What the sweep showed')).toHaveText(want.text, {
     timeout: 150_000
   });
-  console.log(
-    `sweep on the Explain page: done ${((Date.now() - t0) / 1000).toFixed(1)} s after Node's`
-  );
   // The front's size and the run count, read from the core's results, not from the fill.
   expect(want.text).toContain(
     `${want.results.pareto.length} of the ${want.plan.points.length} settings`
   );
   expect(want.text).toContain(`${want.plan.runs} runs`);
   await expect(block.getByRole('status')).toHaveCount(0);
+  for (const scheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme: scheme });
+    const r = await new AxeBuilder({ page }).include('.from-sweep').analyze();
+    expect(r.violations.map((v) => `${scheme}: ${v.id}: ${v.help}`)).toEqual([]);
+  }
 
   await block.getByRole('link', { name: 'Open this sweep' }).click();
   await expect(page).toHaveURL(new RegExp(`/sweep/\\?sweep=${l.sweep}$`));
