@@ -121,6 +121,17 @@ export const LessonSchema = z
     /** The two or three numbers that matter, shown large for both lanes. */
     metrics: z.array(Metric).min(1).max(3),
     explain: z.string().min(1),
+    /**
+     * A ready-made sweep (static/sweeps/<sweep>.json) the Explain step runs in the page, and the
+     * text it shows when done, whose placeholders quote the sweep's results (sweep/lesson.ts).
+     * Both or neither; the name and the placeholders are checked against the sweep by
+     * `parseLessonWithSweeps`, which knows the ready-made sweeps.
+     */
+    sweep: z
+      .string()
+      .regex(/^[a-z0-9-]+$/, 'lower-case letters, digits and hyphens')
+      .optional(),
+    sweepExplain: z.string().min(1).optional(),
     try: TrySchema
   })
   .describe('A Sampling Policy Lab lesson.');
@@ -168,6 +179,12 @@ export function parseLesson(input: unknown): LessonParse {
   };
   check(['explain'], r.data.explain);
   check(['try', 'explain'], r.data.try.explain);
+  if ((r.data.sweep === undefined) !== (r.data.sweepExplain === undefined))
+    errors.push(
+      r.data.sweep === undefined
+        ? { path: '$.sweepExplain', message: 'needs "sweep": the ready-made sweep it quotes' }
+        : { path: '$.sweep', message: 'needs "sweepExplain": the text that quotes the sweep' }
+    );
   return errors.length ? { ok: false, errors } : { ok: true, lesson: r.data };
 }
 

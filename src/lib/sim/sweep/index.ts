@@ -17,3 +17,10 @@ export {
   type PointResult,
   type SweepResults
 } from './results';
+export {
+  fillSweepTemplate,
+  parseLessonWithSweeps,
+  parseSweepQuote,
+  sweepTemplateErrors,
+  type SweepQuote
+} from './lesson';
