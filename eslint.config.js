@@ -176,7 +176,8 @@ export default ts.config(
     }
   },
   {
-    // The shipped handler: no Svelte, Kit or page code, no DOM; real time only in its clock.
+    // The shipped handler: no Svelte, Kit or page code, no simulation, no DOM; real time only in
+    // its clock. It runs the client host over machine and store (docs/ARCHITECTURE.md).
     files: ['src/lib/handler/**/*.ts'],
     ignores: ['**/*.spec.ts', '**/*.testing.ts', 'src/lib/handler/clock.ts'],
     languageOptions: { globals: { ...globals['shared-node-browser'] } },
@@ -188,6 +189,11 @@ export default ts.config(
             {
               group: ['svelte', 'svelte/*', '$app/*', '@sveltejs/*', '**/ui/*', '**/routes/*'],
               message: 'The handler ships without Svelte, Kit or page code.'
+            },
+            {
+              group: ['**/sim/*', '$lib/sim/*'],
+              message:
+                'handler imports client, store and machine only: the simulation does not ship.'
             }
           ]
         }

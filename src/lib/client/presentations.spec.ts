@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
+import { CloneMap } from '../machine/clone';
 import { PresentationHistory, saneAlert } from './presentations';
 
 const SPEC = { threshold: 40, windowMs: 600_000 };
@@ -51,6 +52,45 @@ describe('PresentationHistory (the retry-loop alert)', () => {
     const big = new PresentationHistory();
     for (let t = 0; t < 1_000; t++) big.record('k', t, { threshold: 500, windowMs: 10_000 });
     expect(big.record('k', 1_000, { threshold: 500, windowMs: 10_000 }).inWindow).toBe(501);
+  });
+
+  it('drops the least recently presented identity, whatever was presented again, cleared or copied (property)', () => {
+    // A reference model: identities in order of their last presentation, each with its count.
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 1, max: 6 }),
+        fc.array(
+          fc.oneof(
+            { weight: 20, arbitrary: fc.integer({ min: 0, max: 12 }) },
+            { weight: 1, arbitrary: fc.constantFrom('clear' as const, 'clone' as const) }
+          ),
+          { maxLength: 200 }
+        ),
+        (max, steps) => {
+          let h = new PresentationHistory(max);
+          let model: { key: string; n: number }[] = [];
+          const settings = { threshold: 1_000, windowMs: 1_000_000 };
+          for (const [t, step] of steps.entries()) {
+            if (step === 'clear') {
+              h.clear();
+              model = [];
+              continue;
+            }
+            if (step === 'clone') {
+              h = h.clone(new CloneMap());
+              continue;
+            }
+            const key = `k${step}`;
+            const at = model.findIndex((e) => e.key === key);
+            const n = at < 0 ? 1 : model.splice(at, 1)[0]!.n + 1;
+            model.push({ key, n });
+            if (model.length > max) model.shift();
+            if (h.record(key, t, settings).inWindow !== n || h.size !== model.length) return false;
+          }
+          return true;
+        }
+      )
+    );
   });
 
   // Found by the scenario fuzz (FUZZ_SEED=1757073423 FUZZ_PATH=45): a mid-run edit widened the

@@ -50,6 +50,15 @@ export const ENTRY_BYTES = 96;
 export class PresentationHistory {
   /** key → presentation times, oldest first; Map order = least recently presented first. */
   readonly #times = new Map<string, number[]>();
+  /**
+   * Where the next identity to drop is: an iterator over `#times` that only ever moves to drop
+   * one. Every entry it has passed was deleted (dropped, or presented again and so moved to the
+   * end), and a Map's iterator skips deleted entries and reaches entries added after it began, so
+   * its next key is always the least recently presented. `keys().next()` afresh would walk every
+   * deleted slot from the start of the table each time — thousands, under a flood of distinct
+   * requests, before the table is next compacted.
+   */
+  #oldest: Iterator<string> | null = null;
 
   constructor(readonly maxIdentities = 10_000) {}
 
@@ -64,8 +73,14 @@ export class PresentationHistory {
     if (times.length > keep) times.splice(0, times.length - keep);
     this.#times.set(key, times);
     if (this.#times.size > this.maxIdentities) {
-      const oldest = this.#times.keys().next().value;
-      if (oldest !== undefined) this.#times.delete(oldest);
+      this.#oldest ??= this.#times.keys();
+      let next = this.#oldest.next();
+      if (next.done) {
+        // Not reached (the key just set is live), but an ended iterator stays ended.
+        this.#oldest = this.#times.keys();
+        next = this.#oldest.next();
+      }
+      if (!next.done) this.#times.delete(next.value);
     }
     let inWindow = 0;
     for (let i = times.length - 1; i >= 0 && now - times[i]! < windowMs; i--) inWindow++;
@@ -79,6 +94,7 @@ export class PresentationHistory {
 
   clear(): void {
     this.#times.clear();
+    this.#oldest = null;
   }
 
   /** Roughly what this history holds in memory, bytes (engine-size.ts: a checkpoint's budget). */

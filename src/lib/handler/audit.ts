@@ -57,7 +57,7 @@ export class AuditSink implements AuditLog {
     // Read when written, not now: the handler may still mark the record (failedClosed) in the
     // turn the host appended it.
     const record = (): HandlerAuditRecord =>
-      this.#shadow ? { ...r, shadow: { outcome: r.outcome, reason: r.reason } } : r;
+      this.#shadow ? Object.assign({}, r, { shadow: { outcome: r.outcome, reason: r.reason } }) : r;
     this.#pending++;
     const write =
       typeof target === 'string'

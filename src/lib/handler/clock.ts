@@ -5,6 +5,12 @@
  * runtime's own. This file is the one place in
  * src/lib that reads the wall clock and sets real timers (eslint.config.js keeps both out of the
  * core and, inside the handler, out of every other file).
+ *
+ * Reservations (`reserve` / `insert`, see client/driver.ts): the table executor reserves each
+ * step's timeout and puts it on the clock only when the run rests, so a step that answers within
+ * the same turn — a memory store's lookup and commit, the policy's evaluation — never sets a real
+ * timer at all. A reservation is its delay: the run inserts it in the same synchronous turn it was
+ * reserved in, so no real time passes between the two.
  */
 import type { Driver } from '../client/driver';
 
@@ -17,5 +23,11 @@ export class RealClock implements Driver {
   }
   clearTimeout(id: unknown): void {
     clearTimeout(id as ReturnType<typeof setTimeout>);
+  }
+  reserve(ms: number): unknown {
+    return ms;
+  }
+  insert(reservation: unknown, fn: () => void): unknown {
+    return setTimeout(fn, reservation as number);
   }
 }

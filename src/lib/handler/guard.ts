@@ -100,6 +100,8 @@ export class GuardedStore implements DecisionStore {
 
   /** The commit failure of this request's decision, once (null when it was kept or never made). */
   takeFailure(connection: string, server: string, identity: string): Error | null {
+    // Asked on every request; almost always nothing failed (no key to build and hash then).
+    if (this.#failed.size === 0) return null;
     const k = key(connection, server, identity);
     const e = this.#failed.get(k);
     if (e === undefined) return null;

@@ -202,7 +202,11 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
     consent: consentSource(opts.consent, (input): Money | null =>
       preflightEstimate(host.policy, cards, input.server, input.params)
     ),
-    provider: providerSource(opts.sample, (params, result) => sampled.set(params, result))
+    // Only shadow mode serves a result the policy refused: only it keeps them.
+    provider: providerSource(
+      opts.sample,
+      shadow ? (params, result) => sampled.set(params, result) : () => {}
+    )
   });
   const open = new Set<Connection>();
   let connections = 0;

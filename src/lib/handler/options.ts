@@ -4,12 +4,11 @@
  * cards with a scenario's provider cards. A mistake throws one Error naming every JSON path at
  * fault, before any connection exists: a handler never runs half-configured.
  */
-import { z } from 'zod';
-import type { RateCard } from '../machine/budget';
+import type { z } from 'zod';
+import { DEFAULT_RATE_CARDS, type RateCard } from '../machine/budget';
 import { resolveClientConfig, type ClientConfig, type ClientConfigInput } from '../machine/config';
+import { ClientConfigInputSchema, RateCardsSchema } from '../machine/config-input';
 import { describeIssues, parsePolicy, type Policy } from '../machine/policy';
-import { DEFAULT_PROVIDER } from '../sim/provider';
-import { ClientConfigInputSchema, RateCardSchema } from '../sim/scenario';
 
 /** A configuration error: `errors` lists each problem with its JSON path (`$.…`). */
 export class HandlerConfigError extends Error {
@@ -61,11 +60,9 @@ export function validClient(input: unknown): ClientConfig {
   return resolveClientConfig(r.data as ClientConfigInput);
 }
 
-const RateCardsSchema = z.array(RateCardSchema).min(1).max(100);
-
 /** Rate cards by model; the lab's default cards when none are given. */
 export function validRateCards(input: unknown): Record<string, RateCard> {
-  const cards = input === undefined ? DEFAULT_PROVIDER.cards : input;
+  const cards = input === undefined ? DEFAULT_RATE_CARDS : input;
   const r = RateCardsSchema.safeParse(cards);
   if (!r.success) throw issues('rateCards', r.error, cards);
   const out = Object.create(null) as Record<string, RateCard>;

@@ -7,23 +7,31 @@
  * The per-field bounds live in the schemas (see `LIMITS`); the work bound is an estimate over the
  * whole run: how many requests the two lanes will see and how much request text they will carry.
  */
-import { DEFAULT_CLIENT_CONFIG, type ClientConfigInput } from '../machine/config';
+import {
+  CONFIG_INPUT_LIMITS,
+  DEFAULT_CLIENT_CONFIG,
+  type ClientConfigInput
+} from '../machine/config';
 import { MAX_PARAMS_DEPTH } from '../machine/identity';
 import type { ServerSpec } from './world';
 
 const DAY_MS = 86_400_000;
 
-/** The field bounds the schemas enforce. Each is documented in the README's scenario section. */
+/**
+ * The field bounds the schemas enforce. Each is documented in the README's scenario section.
+ * Those a client configuration and rate cards share with the handler's options are defined with
+ * their schemas, in machine/config.ts.
+ */
 export const LIMITS = {
   /** A run of at most 30 simulated days: a month, far past every lesson (the longest is a day). */
   durationMs: 30 * DAY_MS,
   /** Any other span (timeouts, TTLs, latencies, start delays): at most a year. */
-  spanMs: 366 * DAY_MS,
+  spanMs: CONFIG_INPUT_LIMITS.spanMs,
   /**
    * A server's task interval, and every wait a behaviour's parameters set between two attempts
    * (intervals, backoffs, reconnects): at least 10 ms. A wait of 0 retried at one instant forever.
    */
-  minIntervalMs: 10,
+  minIntervalMs: CONFIG_INPUT_LIMITS.minIntervalMs,
   /** Tokens in one prompt or prefix, and `maxTokens`: a million, above any model's window. */
   tokens: 1_000_000,
   /**
@@ -34,7 +42,7 @@ export const LIMITS = {
   /** Tasks per server. */
   tasks: 1_000_000,
   /** A behaviour's count caps (`maxRetries`, `maxReconnects`, `maxShrinks`). */
-  retries: 1_000_000,
+  retries: CONFIG_INPUT_LIMITS.retries,
   /** The naive retrier's backoff `factor`. */
   backoffFactor: 100,
   /** The naive retrier's `jitter`: at most ±50 %, so a jittered wait keeps half its length. */
@@ -46,7 +54,7 @@ export const LIMITS = {
   /** Time series samples per lane (`durationMs / sampleMs`). */
   samples: 100_000,
   /** Integer digits of a money amount: up to 999,999,999.999999, exact in micro-units. */
-  amountDigits: 9,
+  amountDigits: CONFIG_INPUT_LIMITS.amountDigits,
   /** Request params nesting (see `MAX_PARAMS_DEPTH`). */
   paramsDepth: MAX_PARAMS_DEPTH,
   /** Distinct servers in a trace. */

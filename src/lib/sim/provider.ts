@@ -7,7 +7,7 @@
  * stops when the machine cancels it (at the cap, or at the deadline).
  */
 import type { ProviderEvent, ProviderInput } from '../machine/authorize';
-import { estimateTokens, type RateCard } from '../machine/budget';
+import { DEFAULT_RATE_CARDS, estimateTokens, type RateCard } from '../machine/budget';
 import type { SamplingParams } from '../machine/types';
 import { revivable, type CloneMap } from '../machine/clone';
 import { LIMITS } from './limits';
@@ -42,16 +42,7 @@ export interface ProviderSpec {
 }
 
 export const DEFAULT_PROVIDER: ProviderSpec = {
-  cards: [
-    {
-      model: 'example-model-v2',
-      version: '2026-07-01',
-      currency: 'USD',
-      inputPerMtok: '3.00',
-      outputPerMtok: '15.00',
-      cachedInputPerMtok: '0.30'
-    }
-  ],
+  cards: DEFAULT_RATE_CARDS,
   latencyMs: 400,
   latencyJitter: 0.5,
   chunkTokens: 50,

@@ -19,15 +19,16 @@ import {
   type Policy
 } from '../machine/policy';
 import { quote } from '../machine/excerpt';
-import { CURRENCY_PATTERN } from '../machine/money';
 import {
-  AlertConfigSchema,
-  ClientConfigSchema,
+  ClientConfigInputSchema,
+  MoneyInputSchema as MoneySchema,
+  MsInputSchema as Ms,
+  RateCardsSchema
+} from '../machine/config-input';
+import {
   IncludeContextSchema,
   LaneIdSchema,
   OnExceededSchema,
-  ReasonCodeSchema,
-  ttlSchema,
   type LaneId
 } from '../machine/vocabulary';
 import { DEFAULT_PROVIDER, type ProviderSpec } from './provider';
@@ -48,15 +49,6 @@ import { openCaps, PARAM_SPECS, paramsSchema } from './servers/params';
 import { DEFAULT_USER, type UserSpec } from './user';
 import type { ServerEnv, ServerSpec } from './world';
 
-const Amount = z
-  .string()
-  .regex(
-    new RegExp(`^\\d{1,${LIMITS.amountDigits}}(\\.\\d{1,6})?$`),
-    `a decimal string such as "0.05" (at most ${LIMITS.amountDigits} digits before the point, 6 after)`
-  );
-const Currency = z.string().regex(CURRENCY_PATTERN, 'a three-letter currency code such as "USD"');
-const MoneySchema = z.strictObject({ amount: Amount, currency: Currency });
-const Ms = z.int().min(0).max(LIMITS.spanMs);
 /** Free text shown to the learner: bounded so a file cannot make the page lay out megabytes. */
 /** Text a server sends: well-formed UTF-16, or its requests could not be hashed (identity.ts). */
 const Text = (max: number) =>
@@ -69,36 +61,9 @@ const Text = (max: number) =>
     );
 const Probability = z.number().min(0).max(1);
 
-const TtlSchema = ttlSchema(Ms);
-
-const ReasonOverrideSchema = z.strictObject({
-  retryable: z.boolean().optional(),
-  ttl: TtlSchema.optional()
-});
-
-/**
- * A client configuration as a scenario states it: the members of the vocabulary's ClientConfig
- * (the switches and enums taken from there as they are), every one optional, with the reasons as
- * overrides and every number and list bounded for a file from outside.
- */
-export const ClientConfigInputSchema = z
-  .strictObject({
-    ...ClientConfigSchema.shape,
-    reasons: nameRecord(ReasonCodeSchema, ReasonOverrideSchema, undefined, { partial: true }),
-    identityFields: z.array(z.string().min(1).max(200)).min(1).max(100),
-    allowedTtl: TtlSchema,
-    consentTimeoutMs: Ms,
-    deadlineMs: Ms,
-    hostRetries: z.int().min(0).max(LIMITS.retries),
-    hostRetryDelayMs: z.int().min(LIMITS.minIntervalMs).max(LIMITS.spanMs),
-    alert: z.strictObject({
-      threshold: AlertConfigSchema.shape.threshold.optional(),
-      windowMs: Ms.optional()
-    }),
-    sessionPool: MoneySchema
-  })
-  .partial()
-  .describe('A client configuration; members left out take their defaults.');
+// A lane's client configuration (and the provider's rate cards) are defined below both the
+// simulation and the handler, in machine/config-input.ts: both validate with the same schemas.
+export { ClientConfigInputSchema };
 
 const RequestTemplateSchema = z.strictObject({
   systemPrompt: Text(LIMITS.tokens * 4).optional(),
@@ -130,17 +95,8 @@ const ServerGroupSchema = z.strictObject({
   timeoutMs: z.number().positive().max(LIMITS.spanMs).default(60_000)
 });
 
-export const RateCardSchema = z.strictObject({
-  model: z.string().min(1).max(200),
-  version: z.string().min(1).max(200),
-  currency: Currency,
-  inputPerMtok: Amount,
-  outputPerMtok: Amount,
-  cachedInputPerMtok: Amount.optional()
-});
-
 const ProviderSchema = z.strictObject({
-  cards: z.array(RateCardSchema).min(1).max(100).optional(),
+  cards: RateCardsSchema.optional(),
   latencyMs: Ms.optional(),
   latencyJitter: Probability.optional(),
   chunkTokens: z.int().positive().max(LIMITS.tokens).optional(),

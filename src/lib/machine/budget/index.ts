@@ -1,5 +1,6 @@
 /** Budget caps (SPEC §6, the RFC), by concern: prices, the pre-flight, the meter, the shrink. */
 export {
+  DEFAULT_RATE_CARDS,
   TOKEN_UNIT,
   estimateCostMicros,
   estimateTokens,

@@ -23,6 +23,21 @@ export interface RateCard {
   cachedInputPerMtok?: string;
 }
 
+/**
+ * The rate cards a host prices with when it is given none: the simulated provider's
+ * (sim/provider.ts) and the shipped handler's default `rateCards` (handler/options.ts).
+ */
+export const DEFAULT_RATE_CARDS: RateCard[] = [
+  {
+    model: 'example-model-v2',
+    version: '2026-07-01',
+    currency: 'USD',
+    inputPerMtok: '3.00',
+    outputPerMtok: '15.00',
+    cachedInputPerMtok: '0.30'
+  }
+];
+
 /** The unit a token meter's `limitApplied` is stated in (it is not a currency). */
 export const TOKEN_UNIT = 'tokens';
 
