@@ -6,13 +6,11 @@
 // summed by source module (through the worker's sourcemap when there is one) and by function.
 // Figures, not assertions. BENCH_UI_SECONDS sets the profile's length (default 10),
 // BENCH_UI_PORT the port; the .cpuprofile is written to the path printed at the end.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium } from '@playwright/test';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
-import { findChromium, chromiumArgs } from './chromium.mjs';
+import { serveAndLaunch, sleep } from './bench-browser.mjs';
 
 const port = Number(process.env.BENCH_UI_PORT ?? 4191);
 const seconds = Number(process.env.BENCH_UI_SECONDS ?? 10);
@@ -21,21 +19,8 @@ if (!existsSync(root + 'index.html')) {
   console.error('bench:profile:worker: no build/ — run `npm run build` first');
   process.exit(2);
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-const server = spawn(process.execPath, ['scripts/serve.mjs'], {
-  env: { ...process.env, PORT: String(port) },
-  stdio: 'ignore'
-});
-for (let i = 0; i < 50; i++) {
-  try {
-    await fetch(`http://127.0.0.1:${port}/`);
-    break;
-  } catch {
-    await sleep(100);
-  }
-}
-const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+const { server, browser } = await serveAndLaunch(port);
 try {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   const page = await context.newPage();

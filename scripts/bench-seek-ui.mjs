@@ -6,11 +6,9 @@
 // page itself says the seek took. A seek back copies the last engine checkpoint before t and runs
 // on to t (engine-checkpoints.ts); so does playing on to the end from there, from the checkpoint
 // nearest the end. Figures, not assertions. BENCH_UI_PORT sets the port.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { chromium } from '@playwright/test';
-import { findChromium, chromiumArgs } from './chromium.mjs';
+import { serveAndLaunch } from './bench-browser.mjs';
 
 const port = Number(process.env.BENCH_UI_PORT ?? 4192);
 const file = process.argv[2] ?? 'bench/retry-storm.json';
@@ -19,20 +17,7 @@ if (!existsSync(root + 'index.html')) {
   console.error('bench:seek:ui: no build/ — run `npm run build` first');
   process.exit(2);
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const server = spawn(process.execPath, ['scripts/serve.mjs'], {
-  env: { ...process.env, PORT: String(port) },
-  stdio: 'ignore'
-});
-for (let i = 0; i < 50; i++) {
-  try {
-    await fetch(`http://127.0.0.1:${port}/`);
-    break;
-  } catch {
-    await sleep(100);
-  }
-}
-const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+const { server, browser } = await serveAndLaunch(port);
 try {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
   await page.goto(`http://127.0.0.1:${port}/`);

@@ -4,11 +4,9 @@
 // the page's frames meanwhile (requestAnimationFrame intervals: p50, p95, worst), with the load
 // average before and after. Goals: at most 45 s, p95 frame at most 50 ms. Figures, not
 // assertions. BENCH_UI_PORT sets the port.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
-import { chromium } from '@playwright/test';
-import { findChromium, chromiumArgs } from './chromium.mjs';
+import { serveAndLaunch } from './bench-browser.mjs';
 
 const port = Number(process.env.BENCH_UI_PORT ?? 4193);
 const root = new URL('../build/', import.meta.url).pathname;
@@ -22,20 +20,7 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const server = spawn(process.execPath, ['scripts/serve.mjs'], {
-  env: { ...process.env, PORT: String(port) },
-  stdio: 'ignore'
-});
-for (let i = 0; i < 50; i++) {
-  try {
-    await fetch(`http://127.0.0.1:${port}/`);
-    break;
-  } catch {
-    await sleep(100);
-  }
-}
-const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+const { server, browser } = await serveAndLaunch(port);
 try {
   const page = await browser.newPage({ viewport: { width: 1366, height: 768 } });
   await page.goto(`http://127.0.0.1:${port}/sweep/`);

@@ -10,12 +10,11 @@
 //    other work on the machine than the frame times).
 // Figures, not assertions. BENCH_UI_SECONDS sets the live run's length, BENCH_UI_PORT the port,
 // BENCH_UI_FLOOR_HOURS the simulated hours of the Node yardsticks (default 0.25).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
-import { chromium } from '@playwright/test';
-import { findChromium, chromiumArgs } from './chromium.mjs';
+import { serveAndLaunch, sleep } from './bench-browser.mjs';
 
 const port = Number(process.env.BENCH_UI_PORT ?? 4191);
 const seconds = Number(process.env.BENCH_UI_SECONDS ?? 20);
@@ -24,22 +23,9 @@ if (!existsSync(root + 'index.html')) {
   console.error('bench:ui: no build/ — run `npm run build` first');
   process.exit(2);
 }
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const load = () => `load ${loadavg()[0].toFixed(2)}`;
 
-const server = spawn(process.execPath, ['scripts/serve.mjs'], {
-  env: { ...process.env, PORT: String(port) },
-  stdio: 'ignore'
-});
-for (let i = 0; i < 50; i++) {
-  try {
-    await fetch(`http://127.0.0.1:${port}/`);
-    break;
-  } catch {
-    await sleep(100);
-  }
-}
-const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+const { server, browser } = await serveAndLaunch(port);
 try {
   const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
   const page = await context.newPage();
