@@ -86,3 +86,9 @@ export function scatterModel(points: readonly PointResult[], x: Axis, y: Axis): 
     frontLine: [...front].sort((a, b) => dots[a]!.x - dots[b]!.x || dots[a]!.y - dots[b]!.y)
   };
 }
+
+/** A metric's value as the page shows it: money in micro-units reads as dollars, counts as they are. */
+export function formatMetric(metric: string, v: number): string {
+  if (metric.endsWith('Micros')) return `$${(v / 1e6).toFixed(v % 1e4 === 0 ? 2 : 4)}`;
+  return Number.isInteger(v) ? v.toLocaleString('en-US') : v.toFixed(1);
+}
