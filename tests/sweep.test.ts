@@ -68,6 +68,10 @@ test('a dropped sweep runs to the end; a point opens as a lane beside the base s
   ).toBeVisible();
   const table = page.getByRole('region', { name: 'Points' });
   await expect(table.getByRole('row')).toHaveCount(3);
+  // Spend reads as dollars in the table, as on the chart's axis: mean (lowest–highest seed).
+  const spendCells = table.getByRole('row').nth(2).getByRole('cell');
+  await expect(spendCells.nth(3)).toHaveText(/^\$\d+\.\d{2,4} \(\$\d+\.\d{2,4}–\$\d+\.\d{2,4}\)$/);
+  await expect(spendCells.nth(2)).toHaveText(/^[\d,.]+ \([\d,]+–[\d,]+\)$/);
 
   // The results (chart and table) fit a phone's width: the table scrolls inside its panel.
   await page.setViewportSize({ width: 360, height: 780 });
