@@ -3,16 +3,19 @@
  * Plain data; `resolveClientConfig` fills in defaults so a scenario only states what differs.
  */
 import { DEFAULT_IDENTITY_FIELDS } from './identity-fields';
-import { resolveReasons, type ReasonOverrides } from './reasons';
+import { resolveReasons } from './reasons';
 
 export type { ClientConfig, StoreScope } from './vocabulary';
 import type { ClientConfig } from './vocabulary';
+import type { z } from 'zod';
+import type { ClientConfigInputSchema } from './config-input';
 
-/** What a scenario may state: any member, reasons as overrides. */
-export type ClientConfigInput = Partial<Omit<ClientConfig, 'reasons' | 'alert'>> & {
-  reasons?: ReasonOverrides;
-  alert?: Partial<ClientConfig['alert']>;
-};
+/**
+ * What a scenario may state: any member, reasons as overrides — the bounded input schema's own
+ * input type, so the type and the schema cannot drift. A type-only import: erased, so this module
+ * (loaded on the page's first load) still pulls in no zod.
+ */
+export type ClientConfigInput = z.input<typeof ClientConfigInputSchema>;
 
 const DAY_MS = 86_400_000;
 

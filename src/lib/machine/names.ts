@@ -44,6 +44,20 @@ function isPlainRecord(v: unknown): v is Record<string, unknown> {
 export function nameRecord<K extends z.ZodType<string, string>, V extends z.ZodType>(
   key: K,
   value: V,
+  description: string | undefined,
+  opts: { partial: true }
+): z.ZodRecord<K & z.core.$partial, V>;
+export function nameRecord<K extends z.ZodType<string, string>, V extends z.ZodType>(
+  key: K,
+  value: V,
+  description?: string,
+  opts?: { partial?: false }
+): z.ZodRecord<K, V>;
+// The partial overload types as z.partialRecord does (every key optional), so a schema's
+// `z.input`/`z.infer` says what the parser accepts.
+export function nameRecord<K extends z.ZodType<string, string>, V extends z.ZodType>(
+  key: K,
+  value: V,
   description?: string,
   opts: { partial?: boolean } = {}
 ): z.ZodRecord<K, V> {

@@ -70,7 +70,7 @@ export type OnExceeded = z.infer<typeof OnExceededSchema>;
  * How long a stored decision lives (see reasons.ts). `ms` is the bound on a fixed TTL: a file from
  * outside (a scenario) states a tighter one than the core can compute with.
  */
-export function ttlSchema(ms: z.ZodType<number> = count) {
+export function ttlSchema(ms: z.ZodType<number, number> = count) {
   return z.discriminatedUnion('kind', [
     z.strictObject({ kind: z.literal('session') }),
     z.strictObject({ kind: z.literal('window') }),
