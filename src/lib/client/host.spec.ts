@@ -196,6 +196,34 @@ describe('the host', () => {
     expect(after.audit.outcome).toBe('trimmed');
   });
 
+  it('a policy edit on a store that answers later: the same counts, once they have landed', async () => {
+    const store = new ConnectionDecisionStore();
+    const order: string[] = [];
+    const later: DecisionStore = Object.assign(Object.create(store) as DecisionStore, {
+      invalidateServer: (server: string) => {
+        order.push(`start ${server}`);
+        return Promise.resolve(store.invalidateServer(server)).then((n) => {
+          order.push(`end ${server}`);
+          return n;
+        });
+      }
+    });
+    const r = rig(later, { answer: false });
+    await r.send(params());
+    const edited = defaultPolicy();
+    edited.servers['release-notes'] = { consent: 'allow' };
+    edited.servers['other'] = { consent: 'allow' };
+    const out = r.host.setPolicy(edited, ['release-notes', 'other']);
+    expect(out).toBeInstanceOf(Promise);
+    // The new policy is in force at once; the counts come when the store has answered.
+    expect(r.host.policy).toBe(edited);
+    expect(await out).toEqual({ 'release-notes': 1, other: 0 });
+    // One after another, as the store is asked.
+    expect(order).toEqual(['start release-notes', 'end release-notes', 'start other', 'end other']);
+    // The simulation's variant needs the counts now: it says why it cannot have them.
+    expect(() => r.host.setPolicySync(defaultPolicy(), ['release-notes'])).toThrow(/answers later/);
+  });
+
   it('silence drops the denial frame and records the silence', async () => {
     const r = rig(new ConnectionDecisionStore(), { answer: false, config: { silence: true } });
     const out = await r.send(params());

@@ -445,32 +445,42 @@ export class ClientHost {
 
   /**
    * Apply a new (already validated) policy. Servers whose effective block changed have their
-   * stored decisions invalidated, and only those. Returns how many entries each lost.
+   * stored decisions invalidated, and only those, one after another. Returns how many entries
+   * each lost: at once when the store answers at once (memory, the write-behind durable store),
+   * once the last invalidation has landed when it answers later. The one place a policy is
+   * applied; {@link setPolicySync} is this for a caller that needs the counts now.
    */
-  async setPolicy(policy: Policy, servers: Iterable<string>): Promise<Record<string, number>> {
+  setPolicy(policy: Policy, servers: Iterable<string>): MaybePromise<Record<string, number>> {
     const changed: string[] = [];
     for (const s of servers)
       if (policyHash(policy, s) !== policyHash(this.#policy, s)) changed.push(s);
     this.#policy = policy;
     this.#hashes.clear();
     const out: Record<string, number> = Object.create(null) as Record<string, number>;
-    for (const s of changed) out[s] = await this.store.invalidateServer(s);
-    return out;
+    // Synchronous for as long as the store is: a simulated lane's edit lands within its step.
+    const from = (i: number): MaybePromise<Record<string, number>> => {
+      for (; i < changed.length; i++) {
+        const s = changed[i]!;
+        const n = this.store.invalidateServer(s);
+        if (isPromise(n))
+          return n.then((dropped) => {
+            out[s] = dropped;
+            return from(i + 1);
+          });
+        out[s] = n;
+      }
+      return out;
+    };
+    return from(0);
   }
 
-  /** Synchronous variant for the simulation's in-memory stores. */
+  /** {@link setPolicy} for the simulation, whose stores answer at once: the counts, now. */
   setPolicySync(policy: Policy, servers: Iterable<string>): Record<string, number> {
-    const out: Record<string, number> = Object.create(null) as Record<string, number>;
-    const changed: string[] = [];
-    for (const s of servers)
-      if (policyHash(policy, s) !== policyHash(this.#policy, s)) changed.push(s);
-    this.#policy = policy;
-    this.#hashes.clear();
-    for (const s of changed) {
-      const n = this.store.invalidateServer(s);
-      out[s] = typeof n === 'number' ? n : 0;
-    }
-    return out;
+    const out = this.setPolicy(policy, servers);
+    if (!isPromise(out)) return out;
+    // The invalidations still land; only the counts cannot be had now.
+    out.catch(() => undefined);
+    throw new Error("setPolicySync: the lane's decision store answers later; use setPolicy");
   }
 
   /** A server's connection closed: a connection-scoped store forgets what it decided there. */
