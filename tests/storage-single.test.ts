@@ -1,6 +1,7 @@
 /**
  * `/single/` under storage faults: a decision that cannot be saved is said to be held for this
- * page only, behaves connection-scoped, and the saved count is what a reload finds.
+ * page only — it still answers, as the playground's degraded durable lanes do, until a reload
+ * forgets it — and the saved count is what a reload finds.
  */
 import { expect, test, type Page } from '@playwright/test';
 import { breakIndexedDb, healStorage, type Fault } from './storage-helpers';
@@ -13,7 +14,7 @@ async function sendAndDeny(page: Page) {
   await expect(page.getByTestId('summary')).toContainText('denied (user.denied)');
 }
 
-test('quota exceeded on the first commit: said at once, held connection-scoped, nothing counted as saved', async ({
+test('quota exceeded on the first commit: said at once, held for this page only, nothing counted as saved', async ({
   page
 }) => {
   // The open probe is write 1; the first decision is write 2.
@@ -26,16 +27,18 @@ test('quota exceeded on the first commit: said at once, held connection-scoped, 
   await expect(alert).toContainText(
     "1 decision could not be saved — the browser's storage for this site is full"
   );
+  await expect(alert).toContainText('it holds for this page only (a reload forgets it)');
   await expect(alert).toContainText('no durable guarantee');
   await expect(page.getByLabel('Stored decisions', { exact: true })).toHaveText('1');
   await expect(page.getByLabel('Decisions saved', { exact: true })).toHaveText('0');
   await expect(page.getByLabel('Decisions held in memory only', { exact: true })).toHaveText('1');
 
-  // Held for this connection only: a reconnect gets a fresh dialog, as connection scope does.
+  // Held in memory with the durable store's meaning: a reconnect is still answered by it.
   await page.getByRole('button', { name: 'Reconnect' }).click();
+  await expect(page.getByLabel('Connection', { exact: true })).toHaveText('release-notes#2');
   await page.getByRole('button', { name: 'Send request' }).click();
-  await expect(page.getByRole('dialog', { name: 'Allow sampling?' })).toBeVisible();
-  await page.getByRole('dialog').getByRole('button', { name: 'Deny' }).click();
+  await expect(page.getByTestId('summary')).toContainText('replayed from the store');
+  await expect(page.getByLabel('Consent prompts shown')).toHaveText('1');
 
   await page.reload();
   await expect(page.getByLabel('Stored decisions', { exact: true })).toHaveText('0');

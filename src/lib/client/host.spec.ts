@@ -12,9 +12,9 @@ import { requestIdentity } from '../machine/identity';
 import { defaultPolicy, type Policy } from '../machine/policy';
 import type { SamplingParams } from '../machine/types';
 import { MemoryAuditLog } from '../store/audit-log';
+import { CachedDurableStore } from '../store/cached-durable-store';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { DecisionStore } from '../store/decision-store';
-import { DurableDecisionStore } from '../store/durable-store';
 import { ClientHost } from './host';
 import { VirtualClock } from '../sim/clock';
 import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../sim/provider';
@@ -84,7 +84,7 @@ const scopes: [string, () => Promise<DecisionStore>][] = [
   [
     'durable',
     async () => {
-      const r = await DurableDecisionStore.open({ dbName: `client-spec-${Math.random()}` });
+      const r = await CachedDurableStore.open({ dbName: `client-spec-${Math.random()}` });
       if (!r.ok) throw new Error(r.error);
       return r.store;
     }
@@ -144,7 +144,7 @@ describe('reconnect', () => {
   });
 
   it('durable scope: the same reconnect is answered from the store', async () => {
-    const opened = await DurableDecisionStore.open({
+    const opened = await CachedDurableStore.open({
       dbName: `client-spec-reconnect-${Math.random()}`
     });
     if (!opened.ok) throw new Error(opened.error);

@@ -6,8 +6,15 @@
 import type { AuditRecord } from '../machine/types';
 import { orderRecord } from './audit-export';
 import type { MaybePromise } from './decision-store';
-import { prefixRange, type Namespace } from './durable-store';
-import { inTransaction, openIdbStore, storageError, type OpenResult, type UseStore } from './idb';
+import {
+  inTransaction,
+  openIdbStore,
+  prefixRange,
+  storageError,
+  type Namespace,
+  type OpenResult,
+  type UseStore
+} from './idb';
 import { WrittenBehind, type StorageFailure } from './write-behind';
 
 export interface AuditLog {

@@ -1,19 +1,26 @@
 /**
- * Durable decisions for the high-speed simulation: an in-memory index answering every call
- * synchronously, written behind to IndexedDB in groups (write-behind.ts), under a namespace (the
- * playground's `[runId, lane]`).
+ * The durable decision store (SPEC §4): IndexedDB, keyed `[...namespace, server, identity]`, with
+ * the same TTLs as the connection scope. It survives reconnects, page reloads and new tabs; the
+ * connection id is ignored, which is the whole point — a server that disconnects and reconnects
+ * meets the decision it was given before. The namespace keeps runs apart (SPEC §4: "runs are
+ * isolated, restarts are not"): the playground uses `[runId, lane]`, so a Reset starts empty while
+ * a reload of the same run finds its decisions; `/single/` uses the whole database.
  *
- * The trade-off, stated plainly: `commit()` returns before the decision is on disk, so the SPEC's
- * "committed before its frame is sent" holds per batch, not per frame. What keeps it honest is the
- * count: a decision is counted as *saved* only once the transaction holding it has committed
- * (`status().saved` is exactly the number of this namespace's keys on disk, what a reload finds),
- * and everything else is reported as *held in memory*. A tab that dies mid-batch loses that
- * batch, which the page never counted as saved. When a write fails (storage full, aborted, the
- * connection taken by another tab) the store keeps answering from memory — the lane's results do
- * not change, only its guarantee does — and says how many decisions hold for this page only.
+ * One store for both: an in-memory index answering every call synchronously, written behind to
+ * IndexedDB in groups (write-behind.ts). The trade-off, stated plainly: for the simulation
+ * `commit()` returns before the decision is on disk, so the SPEC's "committed before its frame is
+ * sent" holds per batch, not per frame — one transaction per request is what a simulated day
+ * cannot afford. `/single/`, one request at a time, opens it `writeThrough`: `commit()` then
+ * resolves once its batch has committed (or storage has failed), so that page's frame follows its
+ * decision to disk.
  *
- * Buying per-frame durability here would cost one transaction per request, which is what the
- * simulation cannot afford; `/single/` uses `DurableDecisionStore` instead.
+ * What keeps it honest is the count: a decision is counted as *saved* only once the transaction
+ * holding it has committed (`status().saved` is exactly the number of this namespace's keys on
+ * disk, what a reload finds), and everything else is reported as *held in memory*. A tab that dies
+ * mid-batch loses that batch, which the page never counted as saved. When a write fails (storage
+ * full, aborted, the connection taken by another tab) the store keeps answering from memory — the
+ * lane's results do not change, only its guarantee does — and says how many decisions hold for
+ * this page only.
  */
 import type { StoredDecision } from '../machine/types';
 import {
@@ -25,18 +32,47 @@ import {
   type DecisionStore,
   type LookupResult
 } from './decision-store';
-import {
-  DECISIONS_STORE,
-  DEFAULT_DECISION_DB,
-  decisionKey,
-  prefixRange,
-  type DecisionKey,
-  type DurableStoreOptions,
-  type Namespace
-} from './durable-store';
 import { ExpiryHeap, heapNeedsRebuild } from './expiry';
-import { inTransaction, openIdbStore, storageError, type OpenResult, type UseStore } from './idb';
+import {
+  inTransaction,
+  openIdbStore,
+  prefixRange,
+  storageError,
+  type Namespace,
+  type OpenResult,
+  type UseStore
+} from './idb';
 import { WrittenBehind, type StorageFailure } from './write-behind';
+
+/** The default database; separate from the audit log's (one object store per database, see idb.ts). */
+export const DEFAULT_DECISION_DB = 'sampling-policy-lab-decisions';
+/** The object store name inside the decisions database. */
+export const DECISIONS_STORE = 'decisions';
+
+export type DecisionKey = (string | number)[];
+
+export function decisionKey(ns: Namespace, server: string, identity: string): DecisionKey {
+  return [...ns, server, identity];
+}
+
+export interface AttachOptions {
+  /** The namespace is new (a fresh run id): nothing to load, so nothing is read. */
+  fresh?: boolean;
+  /**
+   * `commit()` resolves once the batch holding the decision has committed, or storage has failed
+   * (then the decision holds in memory and `status()` says why): a frame sent after it follows
+   * its decision to disk. For `/single/`; the simulation writes behind in groups.
+   */
+  writeThrough?: boolean;
+}
+
+export interface DurableStoreOptions extends Omit<AttachOptions, 'fresh'> {
+  dbName?: string;
+  /** The key prefix of this store's entries; `[]` uses the whole database. */
+  namespace?: Namespace;
+  /** Bounds the wait for a blocked or unresponsive IndexedDB (e.g. `AbortSignal.timeout(3000)`). */
+  signal?: AbortSignal;
+}
 
 /** One queued write, applied in order inside one transaction. */
 type PendingOp =
@@ -85,8 +121,9 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   /** Live entries whose key is not on disk. */
   #heldOnly = 0;
   readonly #expiry = new ExpiryHeap<[server: string, identity: string]>();
+  readonly #writeThrough: boolean;
 
-  private constructor(store: UseStore, dbName: string, ns: Namespace) {
+  private constructor(store: UseStore, dbName: string, ns: Namespace, writeThrough: boolean) {
     super(store, {
       noun: 'decision change(s)',
       storeName: DECISIONS_STORE,
@@ -95,6 +132,7 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     });
     this.dbName = dbName;
     this.namespace = ns;
+    this.#writeThrough = writeThrough;
   }
 
   protected writeBatch(batch: readonly PendingOp[]): Promise<void> {
@@ -156,14 +194,18 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   }
 
   /**
-   * Open the database and load this namespace's entries (a reload within a run finds its
-   * decisions). Same result shape as `DurableDecisionStore.open`.
+   * Open (or create) the decisions database and load this namespace's entries (a reload finds its
+   * decisions). `{ ok: false, error }` in plain words when IndexedDB is missing, blocked, refused
+   * (private mode) or full — the UI says so and falls back to connection scope rather than claim a
+   * durability it does not have.
    */
   static async open(opts: DurableStoreOptions = {}): Promise<OpenResult<CachedDurableStore>> {
     const dbName = opts.dbName ?? DEFAULT_DECISION_DB;
     const opened = await openIdbStore(dbName, DECISIONS_STORE, opts.signal);
     if (!opened.ok) return opened;
-    return CachedDurableStore.attach(opened.store, dbName, opts.namespace ?? []);
+    return CachedDurableStore.attach(opened.store, dbName, opts.namespace ?? [], {
+      writeThrough: opts.writeThrough
+    });
   }
 
   /**
@@ -174,11 +216,10 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     store: UseStore,
     dbName: string,
     ns: Namespace,
-    /** The namespace is new (a fresh run id): nothing to load, so nothing is read. */
-    fresh = false
+    opts: AttachOptions = {}
   ): Promise<OpenResult<CachedDurableStore>> {
-    const cached = new CachedDurableStore(store, dbName, ns);
-    if (fresh) return { ok: true, store: cached };
+    const cached = new CachedDurableStore(store, dbName, ns, opts.writeThrough ?? false);
+    if (opts.fresh) return { ok: true, store: cached };
     try {
       const all = await inTransaction<unknown[]>(store, 'readonly', (s, done) => {
         const req = s.getAll(prefixRange(ns));
@@ -242,8 +283,12 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     return { decision: a };
   }
 
-  /** Stored in memory now and queued for IndexedDB; saved once a later `flush()` commits it. */
-  commit(_connection: string, decision: StoredDecision): void {
+  /**
+   * Stored in memory now and queued for IndexedDB; saved once a later `flush()` commits it. Opened
+   * `writeThrough`, that flush is now and the returned promise settles with it (never rejects: a
+   * failure holds the decision in memory and is said in `status()`).
+   */
+  commit(_connection: string, decision: StoredDecision): void | Promise<void> {
     const stored = toStoredDecision(decision);
     this.#put(stored);
     this.writer.enqueue({
@@ -252,6 +297,7 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
       identity: stored.identity,
       value: stored
     });
+    if (this.#writeThrough) return this.flush().then(() => undefined);
   }
 
   invalidateServer(server: string): number {

@@ -11,7 +11,6 @@ import {
 } from './decision-store';
 import { ConnectionDecisionStore } from './connection-store';
 import { CachedDurableStore } from './cached-durable-store';
-import { DurableDecisionStore } from './durable-store';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -105,7 +104,7 @@ describe('toStoredDecision', () => {
   });
 });
 
-// ───────── the contract every scope honours (connection, durable, cached durable, file) ─────────
+// ───────── the contract every scope honours (connection, durable, file) ─────────
 
 let dbSeq = 0;
 const uniqueDb = (label: string) => `decision-contract-${label}-${++dbSeq}`;
@@ -120,10 +119,6 @@ const scopes: { name: string; make: () => Promise<DecisionStore> }[] = [
   {
     name: 'ConnectionDecisionStore',
     make: async () => new ConnectionDecisionStore()
-  },
-  {
-    name: 'DurableDecisionStore',
-    make: () => unwrap(DurableDecisionStore.open({ dbName: uniqueDb('durable') }))
   },
   {
     name: 'CachedDurableStore',

@@ -251,6 +251,24 @@ export async function openIdbStore(
 }
 
 /**
+ * A key prefix that keeps one run's (or one page's) entries apart from every other's. An array
+ * rather than a joined string: server names are untrusted text and no separator is safe against
+ * them, and IndexedDB sorts array keys element by element, so a prefix's entries are contiguous
+ * and drop with one key-range delete.
+ */
+export type Namespace = readonly (string | number)[];
+
+/**
+ * Every key `[...prefix, *]`: arrays compare element by element and any array sorts after any
+ * string or number, so `prefix` < `[...prefix, x, …]` < `[...prefix, []]` for every string `x`.
+ * An empty prefix is the whole store.
+ */
+export function prefixRange(prefix: Namespace): IDBKeyRange | undefined {
+  if (prefix.length === 0) return undefined;
+  return IDBKeyRange.bound([...prefix], [...prefix, []], true, true);
+}
+
+/**
  * Run `body` in one transaction of `store` and resolve with what it computed once the transaction
  * commits. A request that throws (say a DataCloneError on the fifth put of a batch) aborts the
  * transaction, so a batch lands whole or not at all.

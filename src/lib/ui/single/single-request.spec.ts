@@ -3,25 +3,45 @@
  * after each step — the dialog, the one frame, the counts — for both store scopes.
  */
 import 'fake-indexeddb/auto';
-import { describe, expect, it, vi } from 'vitest';
-import { DurableDecisionStore } from '../../store/durable-store';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { VirtualClock } from '../../sim/clock';
 import {
   requestText,
   scopeFromSearch,
   SingleRequestPage,
+  storageWords,
   urlWithScope
 } from './single-request.svelte';
 
 let db = 0;
-function page(): { page: SingleRequestPage; clock: VirtualClock } {
+/** A page on a database of its own; `dbName` opens another page on the same one (a reload). */
+function page(dbName = `single-${++db}`): {
+  page: SingleRequestPage;
+  clock: VirtualClock;
+  dbName: string;
+} {
   const clock = new VirtualClock(Date.UTC(2026, 0, 5, 9));
-  const dbName = `single-${++db}`;
-  return {
-    clock,
-    page: new SingleRequestPage({ clock, openDurable: () => DurableDecisionStore.open({ dbName }) })
-  };
+  return { clock, dbName, page: new SingleRequestPage({ clock, dbName }) };
 }
+
+function deleteDb(name: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const req = indexedDB.deleteDatabase(name);
+    req.onsuccess = () => resolve();
+    req.onerror = () => reject(req.error);
+  });
+}
+
+async function deny(p: SingleRequestPage, clock: VirtualClock) {
+  p.send();
+  await until(clock, () => expect(p.dialog).not.toBeNull());
+  p.answer(false);
+  await until(clock, () => expect(p.frame !== null && !p.busy).toBe(true));
+}
+
+afterEach(() => {
+  vi.restoreAllMocks();
+});
 
 /** Let promises settle and the virtual clock move until `check` passes. */
 async function until(clock: VirtualClock, check: () => void) {
@@ -99,16 +119,98 @@ describe('the /single/ page state', () => {
 
   it('falls back to connection scope, saying so, when IndexedDB cannot open', async () => {
     const clock = new VirtualClock(0);
+    // The page's time limit on the open, passed at once.
     const p = new SingleRequestPage({
       clock,
-      openDurable: async () => ({ ok: false, kind: 'blocked', error: 'IndexedDB is blocked.' })
+      dbName: 'single-blocked',
+      openSignal: () => AbortSignal.abort()
     });
     await p.setup('');
     expect(p.scope).toBe('durable');
     expect(p.storeNote).toBe(
-      'IndexedDB is not available (IndexedDB is blocked). Decisions are kept for this connection only: there is no durable guarantee.'
+      "IndexedDB is not available (Durable storage did not open in time: the database 'single-blocked' is blocked (another tab of this page may be holding it) or the browser is not answering). Decisions are kept for this connection only: there is no durable guarantee."
     );
     expect(p.saved).toBeNull();
+  });
+
+  it('a decision that cannot be saved: its frame still comes, held for this page only and said; Retry saves it', async () => {
+    const { page: p, clock, dbName } = page();
+    await p.setup('?scope=durable');
+    const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(() => {
+      throw new DOMException('quota', 'QuotaExceededError');
+    });
+    await deny(p, clock);
+    expect(p.frame).toMatchObject({ error: { code: -32003 } });
+    expect({ stored: p.stored, saved: p.saved, held: p.held, lost: p.lost }).toEqual({
+      stored: 1,
+      saved: 0,
+      held: 1,
+      lost: 0
+    });
+    expect(storageWords(p)).toBe(
+      "1 decision could not be saved — the browser's storage for this site is full (or capped at zero, as in some private windows); it holds for this page only (a reload forgets it). 0 decisions are saved in this browser. There is no durable guarantee here until storage works again."
+    );
+    // Held in memory with the durable store's meaning: a reconnect meets it.
+    await p.reconnect();
+    p.send();
+    await until(clock, () => expect(p.frame !== null && !p.busy).toBe(true));
+    expect(p.summary).toMatch(/replayed from the store/);
+    expect(p.prompts).toBe(1);
+
+    // A reload would find nothing.
+    const before = page(dbName);
+    await before.page.setup('?scope=durable');
+    expect(before.page.stored).toBe(0);
+    before.page.dispose();
+
+    await p.retryStorage();
+    expect(p.failure).toMatch(/storage for this site is full/); // still refused: the spy is on
+    put.mockRestore();
+    await p.retryStorage();
+    expect({ failure: p.failure, saved: p.saved, held: p.held }).toEqual({
+      failure: null,
+      saved: 1,
+      held: 0
+    });
+    const after = page(dbName);
+    await after.page.setup('?scope=durable');
+    expect(after.page.stored).toBe(1);
+    after.page.dispose();
+    p.dispose();
+  });
+
+  it('storage deleted by another tab: said at once, the saved decisions counted as lost; Retry writes them again', async () => {
+    const { page: p, clock, dbName } = page();
+    await p.setup('?scope=durable');
+    await deny(p, clock);
+    expect({ saved: p.saved, held: p.held }).toEqual({ saved: 1, held: 0 });
+
+    await deleteDb(dbName);
+    await vi.waitFor(() => expect(p.lost).toBe(1), { timeout: 5_000, interval: 5 });
+    expect({ stored: p.stored, saved: p.saved, held: p.held }).toEqual({
+      stored: 1,
+      saved: 0,
+      held: 1
+    });
+    expect(storageWords(p)).toBe(
+      `Another tab deleted this page's storage (the database '${dbName}'). 1 decision saved in this browser is gone from its storage; 1 decision holds for this page only, 0 decisions are saved in this browser. There is no durable guarantee here until storage works again.`
+    );
+    // The page goes on from memory: the same request is still answered by the denial.
+    p.send();
+    await until(clock, () => expect(p.frame !== null && !p.busy).toBe(true));
+    expect(p.summary).toMatch(/replayed from the store/);
+
+    await p.retryStorage();
+    expect({ failure: p.failure, saved: p.saved, held: p.held }).toEqual({
+      failure: null,
+      saved: 1,
+      held: 0
+    });
+    const reload = page(dbName);
+    await reload.page.setup('?scope=durable');
+    expect(reload.page.stored).toBe(1);
+    reload.page.dispose();
+    p.dispose();
   });
 
   it('sends each request over a real SDK pair: the server receives the result, or an McpError', async () => {

@@ -3,8 +3,13 @@
  * a durable (IndexedDB) or connection-scoped decision store. Each request travels over real MCP:
  * an SDK server sends it to an SDK client whose sampling handler is this host (sdk-pair.ts), so
  * the page shows both the frame the lab built and what the server's SDK received. The page only
- * renders this; the clock and the durable store's opener are injected so a unit test can drive
- * the same flow on the virtual clock and fake-indexeddb.
+ * renders this; the clock and the database are injected so a unit test can drive the same flow on
+ * the virtual clock and fake-indexeddb.
+ *
+ * The durable scope is the store the playground's runs use (store/cached-durable-store.ts), with
+ * their fallback: a decision that cannot be saved holds in memory for this page only, and the page
+ * says so in words, counts saved and held apart, and offers Retry storage. Opened `writeThrough`:
+ * each decision is on disk (or its failure known) before its frame is sent.
  */
 import { useSelector } from '@xstate/svelte';
 import type { ConsentInput } from '../../machine/authorize';
@@ -19,9 +24,13 @@ import type {
 } from '../../machine/types';
 import { MemoryAuditLog } from '../../store/audit-log';
 import { ConnectionDecisionStore } from '../../store/connection-store';
+import {
+  CachedDurableStore,
+  DECISIONS_STORE,
+  DEFAULT_DECISION_DB
+} from '../../store/cached-durable-store';
 import type { DecisionStore } from '../../store/decision-store';
-import { DurableDecisionStore } from '../../store/durable-store';
-import { FallbackDurableStore } from '../../store/fallback-store';
+import { openIdbStore, type IdbStore, type OpenResult, type StorageLoss } from '../../store/idb';
 import type { Driver } from '../../client/driver';
 import { ClientHost } from '../../client/host';
 import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../../sim/provider';
@@ -33,14 +42,33 @@ export type ContextChoice = 'none' | 'thisServer' | 'allServers';
 export interface SingleRequestDeps {
   /** Real time in the page; a virtual clock in tests. */
   clock: Driver;
-  /** Opens the durable store (the page passes a timeout: a hung IndexedDB must not hang it). */
-  openDurable?: () => ReturnType<typeof DurableDecisionStore.open>;
+  /** The decisions database (a test gives each page its own). */
+  dbName?: string;
+  /** Bounds each wait for IndexedDB to open (the page passes a timeout: a hung one must not hang it). */
+  openSignal?: () => AbortSignal;
 }
 
 /** The scope a page URL asks for: durable unless it says `connection`. */
 export function scopeFromSearch(search: string): StoreScope {
   // eslint-disable-next-line svelte/prefer-svelte-reactivity -- read once, never observed
   return new URLSearchParams(search).get('scope') === 'connection' ? 'connection' : 'durable';
+}
+
+/** What the durable store's counts and failure mean, in words (null while storage works). */
+export function storageWords(s: {
+  failure: string | null;
+  held: number;
+  lost: number;
+  saved: number | null;
+}): string | null {
+  if (s.failure === null) return null;
+  const n = (k: number, one: string, many: string) => `${k} ${k === 1 ? one : many}`;
+  const upper = s.failure.charAt(0).toUpperCase() + s.failure.slice(1);
+  const saved = `${n(s.saved ?? 0, 'decision is', 'decisions are')} saved in this browser`;
+  const held = `${n(s.held, 'decision holds', 'decisions hold')} for this page only`;
+  if (s.lost > 0)
+    return `${upper}. ${n(s.lost, 'decision', 'decisions')} saved in this browser ${s.lost === 1 ? 'is' : 'are'} gone from its storage; ${held}, ${saved}. There is no durable guarantee here until storage works again.`;
+  return `${n(s.held, 'decision', 'decisions')} could not be saved — ${s.failure}; ${s.held === 1 ? 'it holds' : 'they hold'} for this page only (a reload forgets ${s.held === 1 ? 'it' : 'them'}). ${saved}. There is no durable guarantee here until storage works again.`;
 }
 
 /** The same page with another scope: switching scope is a fresh page (a fresh client). */
@@ -89,9 +117,11 @@ export class SingleRequestPage {
   liveState = $state<string | null>(null);
   prompts = $state(0);
   stored = $state(0);
-  /** Durable scope only: decisions on disk, and held in memory after a storage failure. */
+  /** Durable scope only: decisions on disk, held in memory only, and saved ones found gone. */
   saved = $state<number | null>(null);
   held = $state(0);
+  lost = $state(0);
+  /** Why storage stopped, in words; null while it works. */
   failure = $state<string | null>(null);
   retrying = $state(false);
   busy = $state(false);
@@ -102,7 +132,9 @@ export class SingleRequestPage {
   #deps: SingleRequestDeps;
   #host: ClientHost | null = null;
   #store: DecisionStore | null = null;
-  #durable: FallbackDurableStore | null = null;
+  #durable: CachedDurableStore | null = null;
+  /** The open decisions database (replaced by a fresh connection after a loss). */
+  #db: IdbStore | null = null;
   #unfollow: (() => void) | null = null;
   /** The MCP connection: an SDK server and client over the SDK's in-memory transport. */
   #pair: SdkPair | null = null;
@@ -117,14 +149,30 @@ export class SingleRequestPage {
     return `${this.server}#${this.connection}`;
   }
 
+  get #dbName(): string {
+    return this.#deps.dbName ?? DEFAULT_DECISION_DB;
+  }
+
+  /** Open the decisions database within the time limit, and hear when it is taken away. */
+  async #openDb(): Promise<OpenResult<IdbStore>> {
+    const r = await openIdbStore(this.#dbName, DECISIONS_STORE, this.#deps.openSignal?.());
+    if (r.ok) {
+      this.#db = r.store;
+      r.store.onLost((loss) => void this.#lost(r.store, loss));
+    }
+    return r;
+  }
+
   async #openStore(wanted: StoreScope): Promise<DecisionStore> {
     if (wanted === 'durable') {
-      const open = this.#deps.openDurable ?? (() => DurableDecisionStore.open());
-      const r = await open();
+      const opened = await this.#openDb();
+      const r = opened.ok
+        ? await CachedDurableStore.attach(opened.store, this.#dbName, [], { writeThrough: true })
+        : opened;
       if (r.ok) {
         this.storeNote = 'Decisions are stored durably in this browser (IndexedDB).';
-        this.#durable = new FallbackDurableStore(r.store);
-        return this.#durable;
+        this.#durable = r.store;
+        return r.store;
       }
       this.storeNote = `IndexedDB is not available (${r.error.replace(/\.$/, '')}). Decisions are kept for this connection only: there is no durable guarantee.`;
     } else {
@@ -162,22 +210,43 @@ export class SingleRequestPage {
   /** The counts and, after a storage failure, what it means, in words. */
   async refresh(): Promise<void> {
     if (!this.#store) return;
-    this.stored = await this.#store.count();
     const durable = this.#durable;
+    // What a lookup, a clear or an invalidation queued goes to disk before the counts are read, so
+    // "saved" is what a reload finds (a failure here is held and said, never thrown).
+    if (durable) await durable.flush();
+    this.stored = await this.#store.count();
     if (!durable) return;
-    this.held = durable.heldInMemory;
-    this.failure = durable.failure?.words ?? null;
-    try {
-      this.saved = await durable.saved();
-    } catch {
-      this.saved = 0;
-    }
+    const st = durable.status();
+    this.saved = st.saved;
+    this.held = st.heldInMemory;
+    this.lost = st.lost;
+    this.failure = st.failure?.words ?? null;
   }
 
+  /**
+   * The database was taken away from outside (another tab deleted it, the browser cleared the
+   * site's data): the store stops writing and it is said at once; then what is left is read back
+   * on a fresh connection and what was counted as saved and is gone is counted as lost — as the
+   * playground's runs do (run-storage.ts).
+   */
+  async #lost(db: IdbStore, loss: StorageLoss): Promise<void> {
+    const store = this.#durable;
+    if (!store || !store.attachedTo(db)) return;
+    store.lose(loss);
+    await this.refresh();
+    const fresh = await this.#openDb();
+    await store.recount(fresh.ok ? fresh.store : null);
+    await this.refresh();
+  }
+
+  /** Try storage again: on a fresh connection if the old one was lost, writing what is held. */
   async retryStorage(): Promise<void> {
-    if (!this.#durable) return;
+    const store = this.#durable;
+    if (!store) return;
     this.retrying = true;
-    await this.#durable.retry();
+    if (!this.#db || this.#db.lost()) await this.#openDb();
+    if (this.#db && !store.attachedTo(this.#db)) store.reattach(this.#db);
+    await store.retry();
     await this.refresh();
     this.retrying = false;
   }

@@ -20,12 +20,12 @@
  * The module owns the two open databases and the run in use (`current`).
  */
 import { AUDIT_STORE, DurableAuditLog } from '../../store/audit-log';
-import { CachedDurableStore } from '../../store/cached-durable-store';
-import { DECISIONS_STORE, prefixRange } from '../../store/durable-store';
+import { CachedDurableStore, DECISIONS_STORE } from '../../store/cached-durable-store';
 import {
   inTransaction,
   lossWords,
   openIdbStore,
+  prefixRange,
   type IdbStore,
   type OpenResult,
   type StorageLoss,
@@ -327,7 +327,7 @@ export async function startRun(resume?: string, abandonOld = false): Promise<Run
     );
     if (!fresh) await registered;
     for (const lane of LANE_IDS) {
-      const r = await CachedDurableStore.attach(db, DECISION_DB, [id, lane], fresh);
+      const r = await CachedDurableStore.attach(db, DECISION_DB, [id, lane], { fresh });
       if (r.ok) run.decisions[lane] = r.store;
       else errors.push(r.error);
     }

@@ -1,9 +1,13 @@
+/**
+ * The durable decision store: what a reload finds, what is counted as saved, how a failure is held
+ * and said, and how `open()` fails in words. A plain reader on the same database checks the disk.
+ */
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { StoredDecision } from '../machine/types';
-import { CachedDurableStore } from './cached-durable-store';
-import { DurableDecisionStore } from './durable-store';
+import { CachedDurableStore, DECISIONS_STORE } from './cached-durable-store';
 import { DurableAuditLog } from './audit-log';
+import { inTransaction, openIdbStore, type UseStore } from './idb';
 
 let dbSeq = 0;
 const uniqueDb = (label: string) => `durable-spec-${label}-${++dbSeq}`;
@@ -29,16 +33,30 @@ function unwrap<T>(r: { ok: true; store: T } | { ok: false; error: string }): T 
   return r.store;
 }
 
-async function openDurable(dbName: string) {
-  const r = await DurableDecisionStore.open({ dbName });
-  if (!r.ok) throw new Error(r.error);
-  return r.store;
+async function openCached(dbName: string, writeThrough = false) {
+  return unwrap(await CachedDurableStore.open({ dbName, writeThrough }));
 }
 
-async function openCached(dbName: string) {
-  const r = await CachedDurableStore.open({ dbName });
-  if (!r.ok) throw new Error(r.error);
-  return r.store;
+/** What is on disk, read on a connection of its own (another tab, a reload). */
+async function openDisk(dbName: string) {
+  const db: UseStore = unwrap(await openIdbStore(dbName, DECISIONS_STORE));
+  return {
+    count: () =>
+      inTransaction<number>(db, 'readonly', (s, done) => {
+        const req = s.count();
+        req.onsuccess = () => done(req.result);
+      }),
+    entries: () =>
+      inTransaction<StoredDecision[]>(db, 'readonly', (s, done) => {
+        const req = s.getAll();
+        req.onsuccess = () => done(req.result as StoredDecision[]);
+      }),
+    put: (key: IDBValidKey, value: unknown) =>
+      inTransaction<void>(db, 'readwrite', (s, done) => {
+        s.put(value, key);
+        done(undefined);
+      })
+  };
 }
 
 /** Run `fn` with no `indexedDB` global, as in a browser or context that offers none. */
@@ -57,95 +75,88 @@ afterEach(() => {
   vi.restoreAllMocks();
 });
 
-describe('DurableDecisionStore', () => {
-  it('is visible across connections, and closing a connection drops nothing', async () => {
-    const s = await openDurable(uniqueDb('conn'));
-    const d = decision();
-    await s.commit('c1', d);
-    await s.closeConnection(d.server, 'c1');
-    const hit = await s.lookup(d.server, 'c2', d.identity, 'h1', 1);
-    expect(hit?.decision.verdict).toBe('denied');
-    expect(await s.count()).toBe(1);
-  });
-
-  it('survives a reload: a new open() on the same database sees entries and their counters', async () => {
-    const dbName = uniqueDb('reload');
-    const first = await openDurable(dbName);
-    const d = decision();
-    await first.commit('c1', d);
-    await first.lookup(d.server, 'c1', d.identity, 'h1', 10);
-    await first.lookup(d.server, 'c1', d.identity, 'h1', 20);
-
-    const reloaded = await openDurable(dbName);
-    const hit = await reloaded.lookup(d.server, 'c9', d.identity, 'h1', 30);
-    expect(hit?.decision.represented).toBe(3);
-  });
-
-  it('returns promises from every method', async () => {
-    const s = await openDurable(uniqueDb('async'));
-    expect(s.count()).toBeInstanceOf(Promise);
-    expect(s.lookup('a', 'c', 'i', 'h', 0)).toBeInstanceOf(Promise);
-    await s.count();
-  });
-
-  it('open() without IndexedDB says so in plain words instead of throwing', async () => {
-    const r = await withoutIndexedDB(() => DurableDecisionStore.open({ dbName: uniqueDb('none') }));
-    expect(r.ok).toBe(false);
+describe('opening the durable store', () => {
+  it('without IndexedDB says so in plain words instead of throwing', async () => {
+    const r = await withoutIndexedDB(() => CachedDurableStore.open({ dbName: uniqueDb('none') }));
+    expect(r).toMatchObject({ ok: false, kind: 'unavailable' });
     if (r.ok) return;
-    expect(r.kind).toBe('unavailable');
     expect(r.error).toMatch(/not available/);
     expect(r.error).toMatch(/IndexedDB/);
   });
 
-  it('open() that does not settle before the caller gives up reports it as blocked', async () => {
+  it('an open that does not settle before the caller gives up is reported as blocked', async () => {
     const ctrl = new AbortController();
     ctrl.abort();
-    const r = await DurableDecisionStore.open({ dbName: uniqueDb('blocked'), signal: ctrl.signal });
+    const r = await CachedDurableStore.open({ dbName: uniqueDb('blocked'), signal: ctrl.signal });
     expect(r).toMatchObject({ ok: false, kind: 'blocked' });
     if (!r.ok) expect(r.error).toMatch(/did not open in time/);
   });
 
-  it('open() reports a private-mode SecurityError in plain words', async () => {
+  it('a private-mode SecurityError is said in plain words', async () => {
     vi.spyOn(indexedDB, 'open').mockImplementation(() => {
       throw new DOMException('The operation is insecure.', 'SecurityError');
     });
-    const r = await DurableDecisionStore.open({ dbName: uniqueDb('private') });
+    const r = await CachedDurableStore.open({ dbName: uniqueDb('private') });
     expect(r).toMatchObject({ ok: false, kind: 'security' });
     if (!r.ok) expect(r.error).toMatch(/refused storage to this page/);
   });
 
-  it('open() on a database that holds another store names the problem', async () => {
+  it('a database that holds another store is named as the problem', async () => {
     const dbName = uniqueDb('shared');
-    const audit = await DurableAuditLog.open({ dbName });
-    expect(audit.ok).toBe(true);
-    const r = await DurableDecisionStore.open({ dbName });
+    expect((await DurableAuditLog.open({ dbName })).ok).toBe(true);
+    const r = await CachedDurableStore.open({ dbName });
     expect(r.ok).toBe(false);
     if (!r.ok) expect(r.error).toMatch(/has no 'decisions' store/);
   });
 
-  it('a failed write rejects with an Error saying what failed, and nothing stored is lost', async () => {
-    const s = await openDurable(uniqueDb('quota'));
-    await s.commit('c1', decision({ identity: 'kept' }));
-    vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(() => {
-      throw new DOMException('quota', 'QuotaExceededError');
-    });
-    const failed = s.commit('c1', decision({ identity: 'new', server: 'release-notes' }));
-    await expect(failed).rejects.toThrow(
-      /Could not store the decision for server 'release-notes': the browser's storage for this site is full/
-    );
-    vi.restoreAllMocks();
-    const left = await s.entries();
-    expect(left.map((e) => e.identity)).toEqual(['kept']);
+  it('skips malformed entries left by an older build, and leaves them for a commit to overwrite', async () => {
+    const dbName = uniqueDb('malformed');
+    const s = await openCached(dbName);
+    s.commit('c1', decision());
+    await s.flush();
+    const disk = await openDisk(dbName);
+    await disk.put(['release-notes', 'junk'], { hello: 'world' });
+    const reloaded = await openCached(dbName);
+    expect(reloaded.entries()).toHaveLength(1);
+    expect(reloaded.lookup('release-notes', 'c1', 'junk', 'h1', 0)).toBeNull();
+    expect(await disk.count()).toBe(2);
+  });
+});
+
+describe('the durable store, write-through (/single/)', () => {
+  it("commit resolves once the decision is on disk; another connection's lookup meets it", async () => {
+    const dbName = uniqueDb('through');
+    const s = await openCached(dbName, true);
+    const disk = await openDisk(dbName);
+    const d = decision();
+    const committed = s.commit('c1', d);
+    expect(committed).toBeInstanceOf(Promise);
+    await committed;
+    expect(await disk.count()).toBe(1);
+    expect(s.status()).toMatchObject({ live: 1, saved: 1, heldInMemory: 0, pending: 0 });
+    await s.closeConnection(d.server, 'c1');
+    expect(s.lookup(d.server, 'c2', d.identity, 'h1', 1)?.decision.verdict).toBe('denied');
   });
 
-  it('skips malformed entries left by an older build rather than failing', async () => {
-    const dbName = uniqueDb('malformed');
-    const s = await openDurable(dbName);
-    await s.commit('c1', decision());
-    const { createStore, set } = await import('idb-keyval');
-    await set(['release-notes', 'junk'], { hello: 'world' }, createStore(dbName, 'decisions'));
-    expect(await s.entries()).toHaveLength(1);
-    expect(await s.lookup('release-notes', 'c1', 'junk', 'h1', 0)).toBeNull();
+  it('a commit that cannot be saved still resolves: held in memory, said in words; retry saves it', async () => {
+    const dbName = uniqueDb('through-quota');
+    const s = await openCached(dbName, true);
+    const disk = await openDisk(dbName); // opened first: its open probe writes too
+    await s.commit('c1', decision({ identity: 'kept' }));
+    const put = vi.spyOn(IDBObjectStore.prototype, 'put').mockImplementation(() => {
+      throw new DOMException('quota', 'QuotaExceededError');
+    });
+    await expect(s.commit('c1', decision({ identity: 'new' }))).resolves.toBeUndefined();
+    expect(s.status()).toMatchObject({ live: 2, saved: 1, heldInMemory: 1 });
+    expect(s.status().failure?.words).toMatch(/storage for this site is full/);
+    // Memory still answers, on any connection: the page's results do not change, its guarantee does.
+    expect(s.lookup('release-notes', 'c2', 'new', 'h1', 1)).not.toBeNull();
+    expect(await disk.count()).toBe(1);
+    expect(await s.retry()).toBe(false);
+    put.mockRestore();
+    expect(await s.retry()).toBe(true);
+    expect(s.status()).toMatchObject({ saved: 2, heldInMemory: 0, failure: null });
+    expect((await disk.entries()).map((e) => e.identity).sort()).toEqual(['kept', 'new']);
   });
 });
 
@@ -161,13 +172,13 @@ describe('CachedDurableStore', () => {
     expect(s.pendingWrites).toBe(1); // commit + hit on one key coalesce into one put
 
     // Before flush the decision lives only in memory: the documented trade-off.
-    expect(await (await openDurable(dbName)).count()).toBe(0);
+    expect(await (await openDisk(dbName)).count()).toBe(0);
 
     await s.flush();
     expect(s.pendingWrites).toBe(0);
     const fresh = await openCached(dbName);
     expect(fresh.lookup(d.server, 'c3', d.identity, 'h1', 6)?.decision.represented).toBe(2);
-    const plain = await openDurable(dbName);
+    const plain = await openDisk(dbName);
     expect((await plain.entries())[0]?.represented).toBe(1);
   });
 
@@ -190,12 +201,14 @@ describe('CachedDurableStore', () => {
     s.commit('c1', decision({ server: 'b', identity: 'b:1' }));
     await s.flush();
     // Another tab adds an entry for 'a' after this index was loaded.
-    await (await openDurable(dbName)).commit('c1', decision({ server: 'a', identity: 'a:other' }));
+    await (
+      await openDisk(dbName)
+    ).put(['a', 'a:other'], decision({ server: 'a', identity: 'a:other' }));
 
     expect(s.invalidateServer('a')).toBe(1);
     s.commit('c1', decision({ server: 'a', identity: 'a:after-edit' }));
     await s.flush();
-    const onDisk = (await (await openDurable(dbName)).entries()).map((e) => e.identity).sort();
+    const onDisk = (await (await openDisk(dbName)).entries()).map((e) => e.identity).sort();
     expect(onDisk).toEqual(['a:after-edit', 'b:1']);
   });
 
@@ -208,13 +221,13 @@ describe('CachedDurableStore', () => {
     expect(s.lookup('release-notes', 'c1', 'ttl', 'h1', 100)).toBeNull();
     expect(s.lookup('release-notes', 'c1', 'stale', 'h2', 0)).toBeNull();
     await s.flush();
-    expect(await (await openDurable(dbName)).count()).toBe(0);
+    expect(await (await openDisk(dbName)).count()).toBe(0);
   });
 
   it('a failed flush holds the batch, says why, counts it as held in memory, and retry writes it in order', async () => {
     const dbName = uniqueDb('retry');
     const s = await openCached(dbName);
-    const reader = await openDurable(dbName); // opened first: its open probe writes too
+    const reader = await openDisk(dbName); // opened first: its open probe writes too
     s.commit('c1', decision({ identity: 'one' }));
     expect(await s.flush()).toBe(true);
     s.commit('c1', decision({ identity: 'two' }));
@@ -235,14 +248,14 @@ describe('CachedDurableStore', () => {
     expect(await reader.count()).toBe(1);
     expect(await s.retry()).toBe(true);
     expect(s.status()).toMatchObject({ saved: 4, heldInMemory: 0, failure: null });
-    const onDisk = (await (await openDurable(dbName)).entries()).map((e) => e.identity).sort();
+    const onDisk = (await (await openDisk(dbName)).entries()).map((e) => e.identity).sort();
     expect(onDisk).toEqual(['four', 'one', 'three', 'two']);
   });
 
   it('counts as saved exactly what is on disk, through puts, deletes, invalidation and clear', async () => {
     const dbName = uniqueDb('saved');
     const s = await openCached(dbName);
-    const reader = await openDurable(dbName);
+    const reader = await openDisk(dbName);
     const check = async () => {
       const st = s.status();
       expect(st.saved + st.removedOnDisk).toBe(await reader.count());
@@ -308,7 +321,7 @@ describe('CachedDurableStore', () => {
     s.commit('c1', decision({ identity: 'y' }));
     expect(s.clear()).toBe(2);
     await s.flush();
-    expect(await (await openDurable(dbName)).count()).toBe(0);
+    expect(await (await openDisk(dbName)).count()).toBe(0);
   });
 
   it('open() without IndexedDB gives { ok: false } in plain words', async () => {
