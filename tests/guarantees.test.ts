@@ -1,7 +1,8 @@
 import { expect, test, type Page } from '@playwright/test';
+import type { LaneId } from '../src/lib/machine/vocabulary';
 
 const panel = (page: Page) => page.getByRole('region', { name: /^Guarantees/ });
-const counter = (page: Page, lane: 'A' | 'B', name: string) =>
+const counter = (page: Page, lane: LaneId, name: string) =>
   page.getByLabel(`Lane ${lane} ${name}`, { exact: true });
 const numberOf = async (text: string | null) => Number(text!.replace(/[^0-9.]/g, ''));
 const matching = (page: Page) => page.getByLabel('Matching records', { exact: true });

@@ -2,10 +2,11 @@ import { readFileSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { auditRowWith } from './run-helpers';
+import type { LaneId } from '../src/lib/machine/vocabulary';
 
-const counter = (page: Page, lane: 'A' | 'B', name: string) =>
+const counter = (page: Page, lane: LaneId, name: string) =>
   page.getByLabel(`Lane ${lane} ${name}`, { exact: true });
-const num = async (page: Page, lane: 'A' | 'B', name: string) =>
+const num = async (page: Page, lane: LaneId, name: string) =>
   Number((await counter(page, lane, name).textContent())!.replace(/[^0-9.]/g, ''));
 
 async function open(page: Page, query = '') {

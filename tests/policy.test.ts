@@ -1,8 +1,7 @@
 import { expect, test, type Locator, type Page } from '@playwright/test';
+import type { LaneId } from '../src/lib/machine/vocabulary';
 
-type Lane = 'A' | 'B';
-
-const num = async (page: Page, lane: Lane, name: string) =>
+const num = async (page: Page, lane: LaneId, name: string) =>
   Number(
     (await page.getByLabel(`Lane ${lane} ${name}`, { exact: true }).textContent())!.replace(
       /[^0-9.]/g,
@@ -19,7 +18,7 @@ async function open(page: Page) {
 }
 
 /** The policy editor of one lane, as a learner sees it. */
-function policyEditor(page: Page, lane: Lane) {
+function policyEditor(page: Page, lane: LaneId) {
   const panel = page.getByRole('region', { name: new RegExp(`^Policy for lane ${lane}`) });
   return {
     toggle: page.getByRole('button', { name: `Edit policy (lane ${lane})` }),
@@ -36,7 +35,7 @@ function policyEditor(page: Page, lane: Lane) {
   };
 }
 
-async function openEditor(page: Page, lane: Lane) {
+async function openEditor(page: Page, lane: LaneId) {
   const ed = policyEditor(page, lane);
   await ed.toggle.click();
   await expect(ed.toggle).toHaveAttribute('aria-expanded', 'true');
@@ -133,13 +132,13 @@ test('a valid edit applies and reports the stored decisions it invalidated, per 
   await expect(page.getByLabel('Simulated time', { exact: true })).toHaveText('1:00:00', {
     timeout: 30_000
   });
-  const lane: Lane = (await num(page, 'A', 'stored decisions')) > 0 ? 'A' : 'B';
+  const lane: LaneId = (await num(page, 'A', 'stored decisions')) > 0 ? 'A' : 'B';
   expect(await num(page, lane, 'stored decisions')).toBeGreaterThan(0);
 
   // The scenario's own policy for the lane, with one default changed: every server's block changes.
   const name = await scenarioPicker(page).inputValue();
   const file = (await (await request.get(`./scenarios/${name}.json`)).json()) as {
-    lanes: Record<Lane, { policy: { defaults: { maxInputTokens: number } } }>;
+    lanes: Record<LaneId, { policy: { defaults: { maxInputTokens: number } } }>;
   };
   const policy = file.lanes[lane].policy;
   policy.defaults.maxInputTokens += 1;

@@ -5,6 +5,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import { encodeScenarioHash } from '../src/lib/ui/share';
+import type { LaneId } from '../src/lib/machine/vocabulary';
 
 const NAMES = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty'];
 
@@ -58,7 +59,7 @@ function scenarioText(name: string, blockA: boolean, extra: Record<string, unkno
     );
 }
 
-const counter = (page: Page, lane: 'A' | 'B', what: string) =>
+const counter = (page: Page, lane: LaneId, what: string) =>
   page.getByLabel(`Lane ${lane} ${what}`, { exact: true });
 
 async function open(page: Page, url = './') {

@@ -1,6 +1,5 @@
 import { expect, test, type Page } from '@playwright/test';
-
-type Lane = 'A' | 'B';
+import type { LaneId } from '../src/lib/machine/vocabulary';
 
 const COUNTERS = ['requests', 'consent prompts', 'provider calls', 'spend', 'replayed decisions'];
 
@@ -23,7 +22,7 @@ async function simulateOneHour(page: Page) {
 /** Every lane counter the comparison looks at, by its label. */
 async function counters(page: Page): Promise<Record<string, string>> {
   const out: Record<string, string> = {};
-  for (const lane of ['A', 'B'] as Lane[]) {
+  for (const lane of ['A', 'B'] as LaneId[]) {
     for (const name of COUNTERS) {
       out[`Lane ${lane} ${name}`] = (await page
         .getByLabel(`Lane ${lane} ${name}`, { exact: true })

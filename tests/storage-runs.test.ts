@@ -10,6 +10,7 @@ import { auditLineJson, metricsJson } from '../src/lib/sim/report';
 import { parseScenario } from '../src/lib/sim/scenario';
 import type { AuditRecord } from '../src/lib/machine/types';
 import { DECISIONS_DB, runId } from './storage-helpers';
+import type { LaneId } from '../src/lib/machine/vocabulary';
 
 const ROWS = [
   ['requests', 'requests'],
@@ -30,7 +31,7 @@ function cli(name: string) {
   });
   sim.runToEnd();
   const metrics = JSON.parse(metricsJson(sim)) as {
-    lanes: Record<'A' | 'B', { counters: Record<string, number> }>;
+    lanes: Record<LaneId, { counters: Record<string, number> }>;
   };
   return { metrics, audit: audit.join('\n') + '\n', hours: parsed.scenario.durationMs / 3.6e6 };
 }

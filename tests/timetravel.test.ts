@@ -8,6 +8,7 @@ import { Session } from '../src/lib/sim/session';
 import type { ForkSpec } from '../src/lib/sim/fork';
 import { decodeForkHash } from '../src/lib/ui/share';
 import { rememberedRun } from './run-helpers';
+import type { LaneId } from '../src/lib/machine/vocabulary';
 
 const scenarioData = (name: string) =>
   JSON.parse(readFileSync(`static/scenarios/${name}.json`, 'utf8')) as Record<string, unknown>;
@@ -31,8 +32,8 @@ const ROWS: [string, (c: LaneCounters) => string][] = [
 
 async function expectLanes(
   page: Page,
-  counters: Record<'A' | 'B', LaneCounters>,
-  lanes: readonly ('A' | 'B')[] = ['A', 'B']
+  counters: Record<LaneId, LaneCounters>,
+  lanes: readonly LaneId[] = ['A', 'B']
 ) {
   for (const lane of lanes)
     for (const [name, fmt] of ROWS)
@@ -59,8 +60,8 @@ interface RunAt {
   A: LaneCounters;
   B: LaneCounters;
   audit: number;
-  edges: Record<'A' | 'B', Record<string, number>>;
-  stored: Record<'A' | 'B', number>;
+  edges: Record<LaneId, Record<string, number>>;
+  stored: Record<LaneId, number>;
 }
 
 /** The engine in Node, run straight to `ms` after the start: what `lab run` computes. */
@@ -87,7 +88,7 @@ function runAt(s: Scenario, ms: number): RunAt {
  * readers) at t. The durable lane's decisions on disk are those of the branch at t: a seek back
  * writes into a fresh namespace, so the abandoned branch's later decisions are not counted.
  */
-async function expectLogAndEdges(page: Page, want: RunAt, durable: ('A' | 'B')[] = ['B']) {
+async function expectLogAndEdges(page: Page, want: RunAt, durable: LaneId[] = ['B']) {
   for (const lane of ['A', 'B'] as const)
     await expect(page.getByLabel(`Lane ${lane} stored decisions`, { exact: true })).toHaveText(
       String(want.stored[lane])

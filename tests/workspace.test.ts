@@ -4,13 +4,14 @@
  * lane's colour, what each retry-loop count counts, marks said once.
  */
 import { expect, test, type Page } from '@playwright/test';
+import type { LaneId } from '../src/lib/machine/vocabulary';
 
 async function open(page: Page, scenario: string) {
   await page.goto(`./?scenario=${scenario}`);
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
 }
 
-const header = (page: Page, lane: 'A' | 'B') =>
+const header = (page: Page, lane: LaneId) =>
   page.getByRole('columnheader', { name: new RegExp(`^${lane} `) });
 
 test('lane headers say the live configuration, once; a change shows at once', async ({ page }) => {

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { requestIdentity } from '../lib/machine/identity';
 import { commands, runCommand } from './commands';
+import type { LaneId } from '../lib/machine/vocabulary';
 
 function lab(args: string[], input = '') {
   const r = spawnSync('npx', ['tsx', 'src/cli/main.ts', ...args], { input, encoding: 'utf8' });
@@ -139,7 +140,7 @@ describe('lab: names are data, work is bounded (issue #12)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'lab-sec-'));
   const base = JSON.parse(readFileSync('static/scenarios/retryable-loop.json', 'utf8')) as {
     servers: Record<string, unknown>[];
-    lanes: Record<'A' | 'B', { policy: { defaults: Record<string, unknown>; servers: object } }>;
+    lanes: Record<LaneId, { policy: { defaults: Record<string, unknown>; servers: object } }>;
     durationMs: number;
   };
 

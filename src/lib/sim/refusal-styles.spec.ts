@@ -12,6 +12,7 @@ import { sdkFrameProblem } from './conformance';
 import type { FrameLine } from './engine';
 import { guardedSimulation } from './guard';
 import { parseScenario } from './scenario';
+import type { LaneId } from '../machine/vocabulary';
 
 /** The starter policy without volume controls: every refusal here is the user's. */
 const policy = (() => {
@@ -68,7 +69,7 @@ function run(style: DenialStyle) {
     { validate: sdkFrameProblem }
   );
   sim.runToEnd();
-  const out = (lane: 'A' | 'B') =>
+  const out = (lane: LaneId) =>
     frames.filter((l) => l.lane === lane && l.direction === 'out').map((l) => l.frame);
   return {
     A: sim.lanes.A.metrics.counters,

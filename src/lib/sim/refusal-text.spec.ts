@@ -17,6 +17,7 @@ import { parseLesson } from './lessons';
 import { parseScenario } from './scenario';
 import { parseTrace } from './trace';
 import { decodeScenarioHash } from '../ui/share';
+import type { LaneId } from '../machine/vocabulary';
 
 /** Invisible or misleading characters, and a visible one so the value is not blank. */
 const BAD = 'x\uFEFF\u0000\u202E\u200B\u2028\uD800';
@@ -25,7 +26,7 @@ const BIG = 'k'.repeat(1_000_000);
 const scenario = JSON.parse(readFileSync('static/scenarios/rfc-budget-caps.json', 'utf8')) as {
   [k: string]: unknown;
   servers: Record<string, unknown>[];
-  lanes: Record<'A' | 'B', { policy: { defaults: Record<string, unknown> }; client: object }>;
+  lanes: Record<LaneId, { policy: { defaults: Record<string, unknown> }; client: object }>;
 };
 const policy = scenario.lanes.A.policy;
 const lesson = JSON.parse(readFileSync('static/lessons/budget-window.json', 'utf8')) as object;

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { ForkSpec } from './fork';
-import type { LaneId } from './scenario';
+import type { LaneId, StoreScope } from '../machine/vocabulary';
 import { Session } from './session';
 import { only, snap } from './replies.testing';
 
@@ -17,11 +17,11 @@ const data = JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', '
 >;
 const MIN = 60_000;
 
-const config = (store: 'connection' | 'durable', threshold = 40) => ({
+const config = (store: StoreScope, threshold = 40) => ({
   store,
   alert: { threshold, windowMs: 600_000 }
 });
-const fork = (atMin: number, lane: LaneId, store: 'connection' | 'durable', threshold = 40) =>
+const fork = (atMin: number, lane: LaneId, store: StoreScope, threshold = 40) =>
   ({
     version: 1,
     atMs: atMin * MIN,

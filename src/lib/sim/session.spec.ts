@@ -3,12 +3,13 @@ import { describe, expect, it, vi } from 'vitest';
 import type { Reply, Snapshot } from './protocol';
 import { Session } from './session';
 import { only } from './replies.testing';
+import type { LaneId } from '../machine/vocabulary';
 
 const scenario = JSON.parse(
   readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')
 ) as Record<string, unknown>;
 
-function loaded(s: Session, extra: Partial<{ human: ('A' | 'B')[] }> = {}) {
+function loaded(s: Session, extra: Partial<{ human: LaneId[] }> = {}) {
   const [r] = s.handle({ type: 'load', scenario, ...extra });
   if (r?.type !== 'loaded' || !r.ok) throw new Error('not loaded');
   return r;

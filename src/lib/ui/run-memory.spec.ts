@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { TimelineAction } from '$lib/sim/engine';
 import { RUN_KEY, RunMemory, resumeOf, runKey, scenarioAfter, type KeyValue } from './run-memory';
+import type { LaneId, StoreScope } from '$lib/machine/vocabulary';
 
 function memoryKv(): KeyValue & { map: Map<string, string> } {
   const map = new Map<string, string>();
@@ -204,7 +205,7 @@ describe('scenarioAfter', () => {
   it('on a fork of a fork, takes each branch’s edits up to its own fork point', () => {
     const data = { start: '2026-01-01T00:00:00Z', lanes: { A: {}, B: {} } };
     const t0 = Date.parse(data.start);
-    const edit = (t: number, lane: 'A' | 'B', store: 'durable' | 'connection'): TimelineAction => ({
+    const edit = (t: number, lane: LaneId, store: StoreScope): TimelineAction => ({
       t: t0 + t,
       events: t,
       kind: 'config',
@@ -212,7 +213,7 @@ describe('scenarioAfter', () => {
       client: { store },
       what: 'w'
     });
-    const spec = (atMs: number, lane: 'A' | 'B') => ({
+    const spec = (atMs: number, lane: LaneId) => ({
       version: 1 as const,
       atMs,
       lane,

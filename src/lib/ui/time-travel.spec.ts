@@ -6,6 +6,7 @@ import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
 import { parseScenario } from '$lib/sim/scenario';
 import { Session } from '$lib/sim/session';
 import { TimeTravel, type TravelHost } from './time-travel.svelte';
+import type { LaneId } from '$lib/machine/vocabulary';
 
 const MIN = 60_000;
 const read = (name: string) =>
@@ -212,7 +213,7 @@ describe('TimeTravel: a shared link with a fork', () => {
 
 describe('TimeTravel: the lane editors after a fork', () => {
   const base = read('reconnect-bypass').lanes as Record<
-    'A' | 'B',
+    LaneId,
     { client: Record<string, unknown>; policy: Policy }
   >;
 
@@ -269,7 +270,7 @@ describe('TimeTravel: the lane editors after a fork', () => {
 
 describe('TimeTravel: a fork of a fork', () => {
   const base = read('reconnect-bypass').lanes as Record<
-    'A' | 'B',
+    LaneId,
     { client: Record<string, unknown>; policy: Policy }
   >;
 

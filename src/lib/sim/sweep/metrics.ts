@@ -6,7 +6,7 @@
  */
 import { INVARIANTS, type InvariantId } from '../invariants';
 import { METRIC_LABELS, type MetricKey } from '../lessons';
-import { LANE_IDS } from '../scenario';
+import { LANE_IDS, type LaneId } from '../scenario';
 
 export const LANE_METRIC_KEYS = Object.keys(METRIC_LABELS) as MetricKey[];
 export const GUARANTEE_IDS = Object.keys(INVARIANTS) as InvariantId[];
@@ -17,18 +17,21 @@ export const LANE_METRICS: readonly string[] = LANE_IDS.flatMap((lane) =>
 );
 
 export type MetricRef =
-  { kind: 'lane'; lane: 'A' | 'B'; key: MetricKey } | { kind: 'guarantee'; id: InvariantId };
+  { kind: 'lane'; lane: LaneId; key: MetricKey } | { kind: 'guarantee'; id: InvariantId };
+
+/** `A.<metric>`: a lane id (the scenario's own list), a dot, a metric key. */
+const LANE_METRIC = new RegExp(`^(${LANE_IDS.join('|')})\\.([A-Za-z]+)$`);
 
 /** A metric name, or one line saying what names there are. */
 export function parseMetric(
   name: string
 ): { ok: true; ref: MetricRef } | { ok: false; error: string } {
-  const lane = /^([AB])\.([A-Za-z]+)$/.exec(name);
+  const lane = LANE_METRIC.exec(name);
   if (lane) {
     if ((LANE_METRIC_KEYS as string[]).includes(lane[2]!))
       return {
         ok: true,
-        ref: { kind: 'lane', lane: lane[1] as 'A' | 'B', key: lane[2] as MetricKey }
+        ref: { kind: 'lane', lane: lane[1] as LaneId, key: lane[2] as MetricKey }
       };
     return {
       ok: false,

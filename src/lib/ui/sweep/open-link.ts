@@ -6,6 +6,7 @@
  * user) the point's scenario opens as it is. The link carries the sweep's first seed, so the
  * playground's run is the point's first run.
  */
+import { LANE_IDS, type LaneId } from '../../sim/scenario';
 import type { SweepPlan } from '../../sim/sweep';
 import { settingsText } from '../../sim/sweep/plan';
 import { setPath } from '../../sim/sweep/path';
@@ -17,14 +18,15 @@ function clip(s: string): string {
   return s.length <= LABEL_CHARS ? s : s.slice(0, LABEL_CHARS - 1) + '…';
 }
 
-type Raw = Record<string, unknown> & { lanes: Record<'A' | 'B', Record<string, unknown>> };
+type Raw = Record<string, unknown> & { lanes: Record<LaneId, Record<string, unknown>> };
 
 /** Which lanes the grid's paths reach into. */
-export function sweptLanes(plan: SweepPlan): ('A' | 'B')[] {
-  const lanes = new Set<'A' | 'B'>();
-  for (const a of plan.sweep.grid)
-    if (a.segments[0] === 'lanes' && (a.segments[1] === 'A' || a.segments[1] === 'B'))
-      lanes.add(a.segments[1]);
+export function sweptLanes(plan: SweepPlan): LaneId[] {
+  const lanes = new Set<LaneId>();
+  for (const a of plan.sweep.grid) {
+    const lane = LANE_IDS.find((id) => id === a.segments[1]);
+    if (a.segments[0] === 'lanes' && lane) lanes.add(lane);
+  }
   return [...lanes].sort();
 }
 

@@ -4,6 +4,7 @@ import { parseSweep, planSweep, type PointResult } from '../../sim/sweep';
 import { decodeScenarioHash } from '../share';
 import { pointLink, pointScenario } from './open-link';
 import { scatterModel, ticks } from './scatter';
+import type { LaneId } from '../../machine/vocabulary';
 
 const base = readFileSync('static/scenarios/reconnect-bypass.json', 'utf8');
 
@@ -26,7 +27,7 @@ describe('open a point as a lane', () => {
     const p = plan({ 'lanes.A.client.store': ['connection', 'durable'] });
     const s = pointScenario(p, base, 1) as unknown as {
       seed: number;
-      lanes: Record<'A' | 'B', { label: string; client: { store: string } }>;
+      lanes: Record<LaneId, { label: string; client: { store: string } }>;
     };
     expect(s.seed).toBe(11);
     expect(s.lanes.A.client.store).toBe('durable');
@@ -43,7 +44,7 @@ describe('open a point as a lane', () => {
     const p = plan({ durationMs: [600_000] });
     const s = pointScenario(p, base, 0) as unknown as {
       durationMs: number;
-      lanes: Record<'A' | 'B', { label: string }>;
+      lanes: Record<LaneId, { label: string }>;
     };
     expect(s.durationMs).toBe(600_000);
     expect(s.lanes.A.label).toBe('Connection-scoped store');
