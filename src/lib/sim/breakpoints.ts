@@ -27,7 +27,7 @@ import type { AuthOutput, IncomingRequest } from '../machine/authorize';
 import { BREAK_SYNTAX } from './break-syntax';
 import { fromMicros, toMicros } from '../machine/money';
 import { effectiveBlock, type PolicyBlock } from '../machine/policy';
-import type { AuditRecord, Frame, Outcome, SamplingParams } from '../machine/types';
+import type { AuditRecord, Frame, Outcome, SamplingParams, StoredDecision } from '../machine/types';
 import { OutcomeSchema, ReasonCodeSchema } from '../machine/vocabulary';
 import type { AskedFacts, Simulation, SimulationOptions } from './engine';
 import type { RunGuard } from './guard';
@@ -105,7 +105,7 @@ export function parseBreak(text: string): BreakParse {
 export interface StoredFacts {
   /** True when this request was answered from the store (a replay). */
   answered: boolean;
-  verdict: 'allowed' | 'denied';
+  verdict: StoredDecision['verdict'];
   reason: string | null;
   decidedAt: string;
   /** Null: it does not expire (a session-long decision). */

@@ -19,6 +19,7 @@ import type {
   AuditRecord,
   CreateMessageResult,
   Frame,
+  IncludeContext,
   JsonRpcId,
   SamplingParams
 } from '../../machine/types';
@@ -36,8 +37,6 @@ import { ClientHost } from '../../client/host';
 import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../../sim/provider';
 import { Rng } from '../../sim/rng';
 import { answerOf, openSdkPair, type Received, type SdkPair } from './sdk-pair';
-
-export type ContextChoice = 'none' | 'thisServer' | 'allServers';
 
 export interface SingleRequestDeps {
   /** Real time in the page; a virtual clock in tests. */
@@ -107,7 +106,7 @@ export class SingleRequestPage {
   scope = $state<StoreScope>('durable');
   server = $state('release-notes');
   prompt = $state('Summarise the release notes for version 2.3.');
-  includeContext = $state<ContextChoice>('thisServer');
+  includeContext = $state<IncludeContext>('thisServer');
   storeNote = $state('');
   frame = $state<Frame | null>(null);
   /** What the server's SDK call gave for the latest request (a result, or the error it threw). */
