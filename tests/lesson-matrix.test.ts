@@ -112,6 +112,15 @@ test('the matrix in the page is `lab styles`’ matrix for the same file, and it
     section.getByText(`npm run lab -- styles static/scenarios/${l.scenario}.json`)
   ).toBeVisible();
 
+  // Back from Try, the matrix computed on this page is shown again, the same.
+  await page.keyboard.press('ArrowRight');
+  await expect(page).toHaveURL(/\/try\/$/);
+  await page.keyboard.press('ArrowLeft');
+  await expect(page).toHaveURL(/\/explain\/$/);
+  await expect(section.getByLabel('What the matrix showed')).toHaveText(text);
+  const vscode = rows.nth(Object.keys(cli).indexOf('vscode'));
+  await expect(vscode.getByRole('cell').nth(1)).toHaveText(cli.vscode!.reconnects!);
+
   for (const scheme of ['light', 'dark'] as const) {
     await page.emulateMedia({ colorScheme: scheme });
     const r = await new AxeBuilder({ page }).include('.matrix').analyze();
