@@ -156,3 +156,33 @@ describe('mergePatch (RFC 7396)', () => {
     expect(mergePatch('s', { a: 1 })).toEqual({ a: 1 });
   });
 });
+
+describe('a lesson’s refusal matrix', () => {
+  const withMatrix = (explain: string): LessonInput => ({
+    ...valid(),
+    matrix: { lane: 'B', explain }
+  });
+
+  it('accepts {STYLE.COLUMN} placeholders', () => {
+    const r = parseLesson(withMatrix('{vscode.reconnects} and {python-default.spendMicros}'));
+    expect(r.ok).toBe(true);
+  });
+
+  it('refuses an unknown style or column at $.matrix.explain, saying what exists', () => {
+    const style = parseLesson(withMatrix('{zed.retries}'));
+    expect(style.ok).toBe(false);
+    if (style.ok) return;
+    expect(style.errors[0]!.path).toBe('$.matrix.explain');
+    expect(style.errors[0]!.message).toMatch(/\{zed\.retries\}.*STYLE one of lab, spec, vscode/);
+    const column = parseLesson(withMatrix('{lab.prompts}'));
+    expect(column.ok).toBe(false);
+    if (column.ok) return;
+    expect(column.errors[0]!.message).toMatch(/no column "prompts".*consentPrompts/);
+  });
+
+  it('refuses a lane that is not A or B', () => {
+    const r = parseLesson({ ...valid(), matrix: { lane: 'C', explain: 'x' } } as never);
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.errors[0]!.path).toBe('$.matrix.lane');
+  });
+});

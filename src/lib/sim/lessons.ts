@@ -15,6 +15,7 @@ import { formatPath } from '../machine/policy';
 import { SERIES_KEYS, type LaneCounters } from './metrics';
 import { quote } from '../machine/excerpt';
 import { jsonInput } from './json-input';
+import { matrixTemplateErrors } from './refusal-matrix-text';
 import type { LaneId, ScenarioError } from './scenario';
 
 /** The numbers a lesson may show or quote: every lane counter, and `denied` (frames + silenced). */
@@ -132,6 +133,18 @@ export const LessonSchema = z
       .regex(/^[a-z0-9-]+$/, 'lower-case letters, digits and hyphens')
       .optional(),
     sweepExplain: z.string().min(1).optional(),
+    /**
+     * "Same refusal, six codes" (issue #25): after the two-lane run, the Explain step runs the
+     * lesson's scenario once per refusal style, lane `lane` refusing as each client does (as
+     * `lab styles` does), shows the matrix and fills `explain` from it with `{STYLE.COLUMN}`
+     * placeholders (refusal-matrix-text.ts).
+     */
+    matrix: z
+      .strictObject({
+        lane: z.enum(['A', 'B']),
+        explain: z.string().min(1)
+      })
+      .optional(),
     try: TrySchema
   })
   .describe('A Sampling Policy Lab lesson.');
@@ -179,6 +192,12 @@ export function parseLesson(input: unknown): LessonParse {
   };
   check(['explain'], r.data.explain);
   check(['try', 'explain'], r.data.try.explain);
+  if (r.data.matrix)
+    for (const e of matrixTemplateErrors(r.data.matrix.explain))
+      errors.push({
+        path: formatPath(['matrix', 'explain']),
+        message: `unknown placeholder ${quote(e.placeholder)}: ${e.why}`
+      });
   if ((r.data.sweep === undefined) !== (r.data.sweepExplain === undefined))
     errors.push(
       r.data.sweep === undefined

@@ -5,34 +5,26 @@
  * prompts, spend). Deterministic: the same scenario and seed give the same matrix, in Node and in
  * the page.
  */
-import { DENIAL_STYLES, FOREIGN_REFUSALS, type DenialStyle } from '../machine/refusal-styles';
+import { DENIAL_STYLES, FOREIGN_REFUSALS } from '../machine/refusal-styles';
 import { fromMicros } from '../machine/money';
 import { Simulation } from './engine';
+import type { MatrixRow } from './refusal-matrix-text';
 import { parseScenario, type LaneId, type ScenarioError } from './scenario';
 
-export interface MatrixRow {
-  style: DenialStyle;
-  /** The JSON-RPC code the style refuses with. */
-  code: number;
-  /** Who refuses this way. */
-  client: string;
-  requests: number;
-  refusals: number;
-  retries: number;
-  reconnects: number;
-  consentPrompts: number;
-  abandoned: number;
-  completed: number;
-  spendMicros: number;
-}
+export type { MatrixRow };
 
 export type MatrixResult = { ok: true; rows: MatrixRow[] } | { ok: false; errors: ScenarioError[] };
 
 /**
  * Run `scenario` (its JSON) once per refusal style, lane `lane` set to that style (the other lane
- * as the file has it). A scenario the parser refuses is refused here with its errors.
+ * as the file has it). A scenario the parser refuses is refused here with its errors. `onRow`
+ * hears each row as it is done (the page's worker reports progress with it).
  */
-export function refusalMatrix(scenario: unknown, lane: LaneId): MatrixResult {
+export function refusalMatrix(
+  scenario: unknown,
+  lane: LaneId,
+  onRow?: (row: MatrixRow, index: number) => void
+): MatrixResult {
   const rows: MatrixRow[] = [];
   for (const style of DENIAL_STYLES) {
     const data = structuredClone(scenario) as { lanes?: Record<string, { client?: object }> };
@@ -43,7 +35,7 @@ export function refusalMatrix(scenario: unknown, lane: LaneId): MatrixResult {
     const sim = new Simulation(r.scenario);
     sim.runToEnd();
     const c = sim.lanes[lane].metrics.counters;
-    rows.push({
+    const row: MatrixRow = {
       style,
       code: style === 'lab' ? -32003 : FOREIGN_REFUSALS[style].code,
       client: style === 'lab' ? 'this lab' : FOREIGN_REFUSALS[style].client,
@@ -55,7 +47,9 @@ export function refusalMatrix(scenario: unknown, lane: LaneId): MatrixResult {
       abandoned: c.abandoned,
       completed: c.completed,
       spendMicros: c.spendMicros
-    });
+    };
+    rows.push(row);
+    onRow?.(row, rows.length - 1);
   }
   return { ok: true, rows };
 }
