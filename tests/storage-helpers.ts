@@ -25,7 +25,13 @@ export type Fault =
   | { kind: 'quota'; after: number }
   | { kind: 'abort'; after: number }
   | { kind: 'hang' }
-  | { kind: 'absent' };
+  | { kind: 'absent' }
+  /**
+   * Writes to the object store `store` fall behind for good once `after` rows are on disk: every
+   * transaction that would write more is never written and never answers (the group commit waits
+   * on it, as on a slow disk), for as long as the page lives. A reload (unrouted) ends it.
+   */
+  | { kind: 'hold'; store: string; after: number };
 
 /** Runs first in the worker: breaks IndexedDB the way `fault` says. Self-contained (serialised). */
 export function breakIndexedDb(fault: Fault): void {
@@ -37,6 +43,32 @@ export function breakIndexedDb(fault: Fault): void {
     // An open whose request never fires a single event.
     IDBFactory.prototype.open = function () {
       return {} as IDBOpenDBRequest;
+    };
+    return;
+  }
+  if (fault.kind === 'hold') {
+    const put = IDBObjectStore.prototype.put;
+    let written = 0;
+    const held = new WeakSet<IDBTransaction>();
+    const passed = new WeakSet<IDBTransaction>();
+    IDBObjectStore.prototype.put = function (
+      this: IDBObjectStore,
+      ...args: [unknown, IDBValidKey?]
+    ) {
+      if (this.name !== fault.store) return put.apply(this, args);
+      const tx = this.transaction;
+      // A whole transaction is written or held, so what is on disk is whole batches.
+      if (!held.has(tx) && !passed.has(tx)) {
+        if (written >= fault.after) {
+          held.add(tx);
+          // Nothing is put (it commits empty) and whoever waits for it never hears.
+          for (const on of ['oncomplete', 'onabort', 'onerror'])
+            Object.defineProperty(tx, on, { configurable: true, get: () => null, set: () => {} });
+        } else passed.add(tx);
+      }
+      if (held.has(tx)) return {} as IDBRequest<IDBValidKey>;
+      written += 1;
+      return put.apply(this, args);
     };
     return;
   }

@@ -155,6 +155,11 @@ export interface AuditView {
   tail: AuditRecord[];
   /** The position among the matching rows of `tail[0]`. */
   tailStart: number;
+  /**
+   * The run's audit rows a reload found missing from disk (their writes were still behind when
+   * the page reloaded): not in the log, its totals or an export. Absent when none were.
+   */
+  lostOnReload?: number;
 }
 
 export interface PendingConsent {

@@ -246,10 +246,19 @@ export class AuditTableState {
       this.exportNote = this.#nothing();
       return null;
     }
-    if (r.missing > 0) {
-      const n = (v: number) => v.toLocaleString('en-US');
-      this.exportNote = `The file has ${n(r.rows)} of ${n(r.rows + r.missing)} rows: ${n(r.missing)} ${r.missing === 1 ? 'is' : 'are'} not in it — ${r.why ?? 'they could not be read back'}.`;
-    }
+    const n = (v: number) => v.toLocaleString('en-US');
+    const notes: string[] = [];
+    if (r.missing > 0)
+      notes.push(
+        `The file has ${n(r.rows)} of ${n(r.rows + r.missing)} rows: ${n(r.missing)} ${r.missing === 1 ? 'is' : 'are'} not in it — ${r.why ?? 'they could not be read back'}.`
+      );
+    // Rows a reload lost are in no index, so no export counts them as missing: said here.
+    const lost = this.view?.lostOnReload ?? 0;
+    if (lost > 0)
+      notes.push(
+        `Not in the file: the ${n(lost)} audit ${lost === 1 ? 'record' : 'records'} of this run that the reload lost (${lost === 1 ? 'it had' : 'they had'} not been written to this browser's storage).`
+      );
+    this.exportNote = notes.join(' ');
     return r.blob;
   }
 

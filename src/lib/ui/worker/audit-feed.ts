@@ -6,16 +6,36 @@
  */
 import { inTransaction } from '../../store/idb';
 import type { AuditRecord } from '../../machine/types';
-import type { Command, Reply } from '../../sim/protocol';
+import type { AuditView, Command, Reply } from '../../sim/protocol';
 import { AuditService, type RecordReader } from './audit-service';
 import { indexChunkStore } from './index-chunks';
 import { auditStore, currentRun } from './run-storage';
 
 /**
+ * The audit index, and what a reload's resume could not find of the log (rows the run had made
+ * but that had not reached disk). Kept with the index, so a new index (a new run, a seek back
+ * re-simulated into a fresh namespace, which writes every row again) forgets it.
+ */
+class FeedIndex extends AuditService {
+  /** The run's audit rows a reload found missing from disk (0: none). */
+  lostOnReload = 0;
+
+  override reset(reader: RecordReader | null): void {
+    super.reset(reader);
+    this.lostOnReload = 0;
+  }
+
+  override view(): AuditView {
+    const v = super.view();
+    return this.lostOnReload > 0 ? { ...v, lostOnReload: this.lostOnReload } : v;
+  }
+}
+
+/**
  * The audit table's questions: the whole log as a column index (its full chunks written to
  * IndexedDB, index-chunks.ts), older records read back.
  */
-export const auditRows = new AuditService({ chunkStore: indexChunkStore });
+export const auditRows = new FeedIndex({ chunkStore: indexChunkStore });
 
 /** Audit rows appended but not yet on disk (they must stay in memory). */
 function auditNotOnDisk(): number {
@@ -72,17 +92,54 @@ export function idbReader(run: string, key0: number): RecordReader {
 /** Rows read at a time when a reload indexes its run's log again (bounded memory). */
 const RESUME_CHUNK = 20_000;
 
+/** What a reload found of its run's audit log: the rows indexed, and the rows not on disk. */
+export interface ResumedLog {
+  /** Rows 0 … onDisk − 1, read back and indexed (the whole stretch from row 0 with no gap). */
+  onDisk: number;
+  /** The run's rows after them that were not on disk (writes behind at the reload). */
+  lost: number;
+}
+
 /**
  * A reload resumed its run at the moment it had reached (issue #10): the audit table shows the
  * rows the run wrote before it, read back from the namespace in chunks into a fresh index (they
- * are on disk; only a window of them stays in memory). The restart's own rows follow them, as they
- * did on disk. False (and nothing indexed) when the rows on disk are not the whole log from row 0
- * (a write that failed before the reload): the table then starts at the restart, as before.
+ * are on disk; only a window of them stays in memory). The run had made `rows` rows; the group
+ * commit can be thousands behind the run, and a reload drops whatever had not reached disk, so
+ * the index takes every row from row 0 up to the first one missing and the rest are counted as
+ * lost (and said so: the view carries the count). The restart's own rows, from key `restartKey`
+ * on (where the log went on appending), follow the ones found in the table. Null (and nothing
+ * indexed) when storage is not there or a read failed.
  */
-export async function indexResumed(run: string, rows: number): Promise<boolean> {
-  if (!auditStore()) return false;
-  auditRows.reset(idbReader(run, 0));
-  return indexMore(run, rows);
+export async function indexResumed(
+  run: string,
+  rows: number,
+  restartKey?: number
+): Promise<ResumedLog | null> {
+  if (!auditStore()) return null;
+  // Rows below `found` are keys 0 … found − 1; the ones after it are the restart's, from key
+  // `restartKey` on. Normally the same numbering (rows land on disk in key order and the log goes
+  // on from the count found); not when rows sat on disk past a gap (a database emptied from
+  // outside and written again): those are not the table's rows.
+  let found = Infinity;
+  const low = idbReader(run, 0);
+  let high = low;
+  auditRows.reset(async (r) => {
+    if (high === low) return low(r);
+    let i = 0;
+    while (i < r.length && r[i]! < found) i++;
+    const [a, b] = await Promise.all([low(r.subarray(0, i)), high(r.subarray(i))]);
+    return [...a, ...b];
+  });
+  try {
+    const onDisk = await indexPrefix(run, rows);
+    found = onDisk;
+    if (restartKey !== undefined && restartKey !== onDisk)
+      high = idbReader(run, restartKey - onDisk);
+    auditRows.lostOnReload = rows - onDisk;
+    return { onDisk, lost: rows - onDisk };
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -92,22 +149,41 @@ export async function indexResumed(run: string, rows: number): Promise<boolean> 
  * shows what it has, and says no more than it knows).
  */
 export async function indexMore(run: string, to: number): Promise<boolean> {
-  const db = auditStore();
-  if (!db) return false;
   try {
-    for (let k = auditRows.size; k < to; k += RESUME_CHUNK) {
-      const hi = Math.min(to, k + RESUME_CHUNK) - 1;
-      const got = await inTransaction<AuditRecord[]>(db, 'readonly', (s, done) => {
-        const req = s.getAll(IDBKeyRange.bound([run, k], [run, hi]));
-        req.onsuccess = () => done(req.result as AuditRecord[]);
-      });
-      if (got.length !== hi - k + 1) throw new Error('a gap in the stored audit log');
-      auditRows.append(got, 0);
-    }
-    return true;
+    return (await indexPrefix(run, to)) >= to;
   } catch {
     return false;
   }
+}
+
+/**
+ * Index the log's rows from the index's end up to `to` (exclusive), chunk by chunk, stopping at
+ * the first row not on disk: the index's size after it (no row is numbered past a gap).
+ * Throws when storage is not there or refuses a read.
+ */
+async function indexPrefix(run: string, to: number): Promise<number> {
+  const db = auditStore();
+  if (!db) throw new Error("the browser's storage is not available");
+  for (let k = auditRows.size; k < to; k += RESUME_CHUNK) {
+    const hi = Math.min(to, k + RESUME_CHUNK) - 1;
+    const [keys, got] = await inTransaction<[[string, number][], AuditRecord[]]>(
+      db,
+      'readonly',
+      (s, done) => {
+        const range = IDBKeyRange.bound([run, k], [run, hi]);
+        const keys = s.getAllKeys(range);
+        const values = s.getAll(range);
+        values.onsuccess = () =>
+          done([keys.result as [string, number][], values.result as AuditRecord[]]);
+      }
+    );
+    // Keys come in order: the rows from k on with no gap are the first ones whose key is k + i.
+    let n = 0;
+    while (n < keys.length && keys[n]![1] === k + n) n++;
+    auditRows.append(n === got.length ? got : got.slice(0, n), 0);
+    if (k + n <= hi) break;
+  }
+  return auditRows.size;
 }
 
 /** The audit table's questions, each answered with its id. */

@@ -400,7 +400,8 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         if (cmd.heldRecords !== undefined) maxHeld = cmd.heldRecords;
         if (cmd.chartPoints !== undefined) chartPoints = cmd.chartPoints;
       }
-      let resumedRows = 0;
+      // A reload mid-run resuming this tab's run: its log holds the run's rows so far.
+      let resuming = false;
       // A new run never goes on playing the old one (the page pauses first; this makes sure).
       if (cmd.type === 'load') stopLive();
       if (cmd.type === 'load') {
@@ -409,7 +410,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         // A reload mid-run: the log's rows so far are the run's rows up to the restart.
         const current = currentRun();
         const resumed = !!cmd.resume && current?.storage.run === cmd.resume;
-        if (cmd.at && resumed) resumedRows = current?.audit?.nextKey ?? 0;
+        if (cmd.at && resumed) resuming = true;
         // Resumed without a time (the page remembered none: it plays the run from its start
         // again): the log's rows are another branch's. The session writes and the table reads
         // row n at key n, so they go, as a reload at t cuts the rows after t — else the new
@@ -434,9 +435,18 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         // The rows up to where the run was (the log may have held later ones of a seek back:
         // the session cut them, as the restart begins a new branch there).
         const upTo = replies[0].auditRows;
-        if (resumedRows > 0 && upTo !== undefined) resumedRows = upTo;
-        const indexed = resumedRows > 0 && !!run && (await indexResumed(run, resumedRows));
-        if (!indexed) auditRows.reset(log && run ? idbReader(run, upTo ?? key0) : null);
+        // Rows whose writes were behind at the reload are not on disk: the table takes the rows
+        // that are (from row 0 to the first missing one), and the restart's follow them, from
+        // where the log goes on (the session cut it to `upTo` if it was longer).
+        const found =
+          resuming && run && upTo !== undefined
+            ? await indexResumed(run, upTo, Math.min(key0, upTo))
+            : null;
+        if (!found) auditRows.reset(log && run ? idbReader(run, upTo ?? key0) : null);
+        // The run's row numbers now run ahead of the log's by the rows lost: a restore in place
+        // (it cuts and fills the log and the table by the run's numbers) would mix the two, so
+        // every seek re-simulates into a fresh namespace instead, which writes every row again.
+        else if (found.lost > 0) session.setStorage(null);
       }
       if (rewind) {
         const current = currentRun();
