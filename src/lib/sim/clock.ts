@@ -9,12 +9,23 @@
  */
 import type { Driver } from '../client/driver';
 import type { CloneMap } from '../machine/clone';
+import type { SimEvent } from './events';
 
+/** A pending event: data (events.ts), made to happen by the clock's dispatcher. */
 interface Entry {
   at: number;
   seq: number;
-  fn: () => void;
+  event: SimEvent;
   cancelled: boolean;
+}
+
+/** What a clock without a world does with an event that is data: it cannot. */
+function noWorld(e: SimEvent): void {
+  throw new Error(`the clock has no world to run a '${e.kind}' event in (set its dispatcher)`);
+}
+
+function asEvent(what: SimEvent | (() => void)): SimEvent {
+  return typeof what === 'function' ? { kind: 'call', fn: what } : what;
 }
 
 export type TimerId = number;
@@ -37,20 +48,25 @@ export class VirtualClock implements Driver {
   #heap: Entry[] = [];
   #byId = new Map<number, Entry>();
   #interrupted = false;
+  /** Runs every event that is data (events.ts `step` over the engine that owns this clock). */
+  dispatch: (e: SimEvent) => void = noWorld;
 
   /**
-   * A copy of this clock (clone.ts) with every pending event's callback made again over the
-   * copies: the same times, the same order, the same timer ids. Throws `NotCloneable` when a
-   * callback cannot be (an XState actor's timer).
+   * A copy of this clock (clone.ts): the same times, the same order, the same timer ids. Events
+   * that are data name what they act on by address, so they are shared (none is changed once
+   * made); the copy's owner sets its dispatcher. A `call` event's callback is made again over the
+   * copies, and throws `NotCloneable` when it cannot be (an XState actor's timer).
    */
   clone(m: CloneMap): VirtualClock {
     const c = m.set(this, new VirtualClock(this.#now));
     c.#seq = this.#seq;
-    // The queue last (CloneMap.later): its callbacks point at everything else in the run.
+    // The queue last (CloneMap.later): `call` callbacks point at everything else in the run.
     m.later(() => {
       for (const e of this.#heap) {
         if (e.cancelled) continue;
-        const copy: Entry = { at: e.at, seq: e.seq, fn: m.fn(e.fn), cancelled: false };
+        const event: SimEvent =
+          e.event.kind === 'call' ? { kind: 'call', fn: m.fn(e.event.fn) } : e.event;
+        const copy: Entry = { at: e.at, seq: e.seq, event, cancelled: false };
         c.#byId.set(copy.seq, copy);
         c.#push(copy);
       }
@@ -70,7 +86,12 @@ export class VirtualClock implements Driver {
   /** XState's Clock: run `fn` after `ms` of virtual time. */
   setTimeout(fn: (...args: unknown[]) => void, ms: number): TimerId {
     // Whole milliseconds: jittered delays would otherwise put fractions into every timestamp.
-    return this.schedule(this.#now + Math.max(0, Math.round(ms)), fn);
+    return this.schedule(this.#now + Math.max(0, Math.round(ms)), fn as () => void);
+  }
+
+  /** Make `event` happen after `ms` of virtual time (rounded as {@link setTimeout}'s delays). */
+  after(ms: number, event: SimEvent): TimerId {
+    return this.schedule(this.#now + Math.max(0, Math.round(ms)), event);
   }
 
   /** XState's Clock. */
@@ -83,15 +104,16 @@ export class VirtualClock implements Driver {
   }
 
   /**
-   * Run `fn` at virtual time `at` (never earlier than now). A time that is not a finite number
-   * (a delay computed as 0 × Infinity, say) is refused here, where it would otherwise become the
-   * clock's own time and every timestamp after it NaN.
+   * Make `what` happen at virtual time `at` (never earlier than now): an event, or a callback (a
+   * `call` event). A time that is not a finite number (a delay computed as 0 × Infinity, say) is
+   * refused here, where it would otherwise become the clock's own time and every timestamp after
+   * it NaN.
    */
-  schedule(at: number, fn: () => void): TimerId {
+  schedule(at: number, what: SimEvent | (() => void)): TimerId {
     const e: Entry = {
       at: Math.max(finite(at), this.#now),
       seq: ++this.#seq,
-      fn,
+      event: asEvent(what),
       cancelled: false
     };
     this.#byId.set(e.seq, e);
@@ -99,7 +121,6 @@ export class VirtualClock implements Driver {
     return e.seq;
   }
 
-  /** Pending (not cancelled) events. */
   /**
    * A timer set now whose entry goes into the heap later, with {@link insert}: it orders among
    * the others exactly as if set now. The table executor sets a step's timeout this way, and
@@ -122,13 +143,19 @@ export class VirtualClock implements Driver {
     return first;
   }
 
-  insert(r: Reservation, fn: () => void): TimerId {
-    const e: Entry = { at: Math.max(finite(r.at), this.#now), seq: r.seq, fn, cancelled: false };
+  insert(r: Reservation, what: SimEvent | (() => void)): TimerId {
+    const e: Entry = {
+      at: Math.max(finite(r.at), this.#now),
+      seq: r.seq,
+      event: asEvent(what),
+      cancelled: false
+    };
     this.#byId.set(e.seq, e);
     this.#push(e);
     return e.seq;
   }
 
+  /** Pending (not cancelled) events. */
   get pending(): number {
     return this.#byId.size;
   }
@@ -146,7 +173,9 @@ export class VirtualClock implements Driver {
     if (!e) return false;
     this.#byId.delete(e.seq);
     this.#now = e.at;
-    e.fn();
+    const ev = e.event;
+    if (ev.kind === 'call') ev.fn();
+    else this.dispatch(ev);
     return true;
   }
 
