@@ -11,11 +11,16 @@ import type { Driver } from '../client/driver';
 import type { CloneMap } from '../machine/clone';
 import type { SimEvent } from './events';
 
-/** A pending event: data (events.ts), made to happen by the clock's dispatcher. */
+/**
+ * A pending event: data (events.ts), made to happen by the clock's dispatcher — or, for a timer
+ * set through the host's Driver (`setTimeout` / `insert` with a function: the table executor's,
+ * XState's), its callback. Exactly one of the two is set.
+ */
 interface Entry {
   at: number;
   seq: number;
-  event: SimEvent;
+  event: SimEvent | null;
+  fn: (() => void) | null;
   cancelled: boolean;
 }
 
@@ -24,8 +29,10 @@ function noWorld(e: SimEvent): void {
   throw new Error(`the clock has no world to run a '${e.kind}' event in (set its dispatcher)`);
 }
 
-function asEvent(what: SimEvent | (() => void)): SimEvent {
-  return typeof what === 'function' ? { kind: 'call', fn: what } : what;
+function entry(at: number, seq: number, what: SimEvent | (() => void)): Entry {
+  return typeof what === 'function'
+    ? { at, seq, event: null, fn: what, cancelled: false }
+    : { at, seq, event: what, fn: null, cancelled: false };
 }
 
 export type TimerId = number;
@@ -54,19 +61,17 @@ export class VirtualClock implements Driver {
   /**
    * A copy of this clock (clone.ts): the same times, the same order, the same timer ids. Events
    * that are data name what they act on by address, so they are shared (none is changed once
-   * made); the copy's owner sets its dispatcher. A `call` event's callback is made again over the
+   * made); the copy's owner sets its dispatcher. A Driver timer's callback is made again over the
    * copies, and throws `NotCloneable` when it cannot be (an XState actor's timer).
    */
   clone(m: CloneMap): VirtualClock {
     const c = m.set(this, new VirtualClock(this.#now));
     c.#seq = this.#seq;
-    // The queue last (CloneMap.later): `call` callbacks point at everything else in the run.
+    // The queue last (CloneMap.later): Driver callbacks point at everything else in the run.
     m.later(() => {
       for (const e of this.#heap) {
         if (e.cancelled) continue;
-        const event: SimEvent =
-          e.event.kind === 'call' ? { kind: 'call', fn: m.fn(e.event.fn) } : e.event;
-        const copy: Entry = { at: e.at, seq: e.seq, event, cancelled: false };
+        const copy = entry(e.at, e.seq, e.fn ? m.fn(e.fn) : e.event!);
         c.#byId.set(copy.seq, copy);
         c.#push(copy);
       }
@@ -105,17 +110,12 @@ export class VirtualClock implements Driver {
 
   /**
    * Make `what` happen at virtual time `at` (never earlier than now): an event, or a callback (a
-   * `call` event). A time that is not a finite number (a delay computed as 0 × Infinity, say) is
+   * Driver's timer). A time that is not a finite number (a delay computed as 0 × Infinity, say) is
    * refused here, where it would otherwise become the clock's own time and every timestamp after
    * it NaN.
    */
   schedule(at: number, what: SimEvent | (() => void)): TimerId {
-    const e: Entry = {
-      at: Math.max(finite(at), this.#now),
-      seq: ++this.#seq,
-      event: asEvent(what),
-      cancelled: false
-    };
+    const e = entry(Math.max(finite(at), this.#now), ++this.#seq, what);
     this.#byId.set(e.seq, e);
     this.#push(e);
     return e.seq;
@@ -144,12 +144,7 @@ export class VirtualClock implements Driver {
   }
 
   insert(r: Reservation, what: SimEvent | (() => void)): TimerId {
-    const e: Entry = {
-      at: Math.max(finite(r.at), this.#now),
-      seq: r.seq,
-      event: asEvent(what),
-      cancelled: false
-    };
+    const e = entry(Math.max(finite(r.at), this.#now), r.seq, what);
     this.#byId.set(e.seq, e);
     this.#push(e);
     return e.seq;
@@ -173,9 +168,8 @@ export class VirtualClock implements Driver {
     if (!e) return false;
     this.#byId.delete(e.seq);
     this.#now = e.at;
-    const ev = e.event;
-    if (ev.kind === 'call') ev.fn();
-    else this.dispatch(ev);
+    if (e.fn) e.fn();
+    else this.dispatch(e.event!);
     return true;
   }
 

@@ -4,10 +4,11 @@
  * ticket) — and {@link step} is the one place that makes it happen. A copy of the clock's queue
  * is then a copy of data: no closure to make again over the copies of what it pointed at.
  *
- * One kind still carries a closure: `call`, the timers set through the client host's `Driver`
- * (`setTimeout` / `insert`: the table executor's `after:` timers, XState's when requests run as
- * actors). Those belong to the machine's executor (machine/authorize/fast.ts), outside the
- * simulation; the clock copies them as before (clone.ts), and XState's cannot be copied at all.
+ * The clock also holds, beside these, the timers set through the client host's `Driver`
+ * (`setTimeout` / `insert` with a callback: the table executor's `after:` timers, XState's when
+ * requests run as actors). Those belong to the machine's executor (machine/authorize/fast.ts),
+ * outside the simulation; the clock copies them as before (clone.ts), and XState's cannot be
+ * copied at all.
  */
 import type { Frame, JsonRpcId } from '../machine/types';
 import { applyAction } from './checkpoint';
@@ -17,8 +18,6 @@ import type { TraceEvent } from './trace';
 import type { ServerTimer } from './world';
 
 export type SimEvent =
-  /** A timer set through the host's Driver (see above). */
-  | { kind: 'call'; fn: () => void }
   /** A client restart written into the scenario or asked for on the command line. */
   | { kind: 'restart' }
   /** One line of a recorded trace, replayed on `server` of `lane`. */
@@ -46,12 +45,9 @@ export type SimEvent =
   /** The next event of a provider call's stream (provider.ts), by the call's number. */
   | { kind: 'provider'; lane: LaneId; call: number };
 
-/** Make `e` happen in `sim`: the clock calls this for every event but `call`. */
+/** Make `e` happen in `sim` (the engine's clock calls this for every event it holds). */
 export function step(sim: Simulation, e: SimEvent): void {
   switch (e.kind) {
-    case 'call':
-      e.fn();
-      return;
     case 'restart':
       sim.scheduledRestart();
       return;
