@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, setup } from 'xstate';
 import { VirtualClock } from './clock';
 import { Rng } from './rng';
+import { CloneMap } from '../machine/clone';
 
 describe('VirtualClock', () => {
   it('runs events in time order, same-instant events in scheduling order', () => {
@@ -92,5 +93,45 @@ describe('reservations', () => {
     clock.runUntil(20);
     expect(fired).toEqual(['kept']);
     expect(clock.pending).toBe(0);
+  });
+});
+
+describe('events as data', () => {
+  it('runs an event that is data through its dispatcher, in order with callbacks', () => {
+    const clock = new VirtualClock(0);
+    const seen: string[] = [];
+    clock.dispatch = (e) => seen.push(e.kind === 'answer' ? `answer ${e.ticket}` : e.kind);
+    clock.after(10, { kind: 'answer', lane: 'A', ticket: 2 });
+    clock.setTimeout(() => seen.push('callback'), 10);
+    clock.schedule(5, { kind: 'restart' });
+    clock.insert({ at: 10, seq: clock.reserveBlock(1) }, { kind: 'answer', lane: 'B', ticket: 3 });
+    clock.runUntil(20);
+    expect(seen).toEqual(['restart', 'answer 2', 'callback', 'answer 3']);
+  });
+
+  it('refuses to run data without a world, naming the event', () => {
+    const clock = new VirtualClock(0);
+    clock.after(1, { kind: 'provider', lane: 'A', call: 1 });
+    expect(() => clock.runUntil(5)).toThrow(/no world to run a 'provider' event/);
+  });
+
+  it('a copy holds the same events at the same times, run by its own dispatcher', () => {
+    const clock = new VirtualClock(0);
+    clock.dispatch = () => {
+      throw new Error('the original ran an event of the copy');
+    };
+    clock.after(10, { kind: 'answer', lane: 'A', ticket: 1 });
+    const gone = clock.after(12, { kind: 'answer', lane: 'A', ticket: 2 });
+    clock.after(15, { kind: 'answer', lane: 'B', ticket: 3 });
+    clock.clearTimeout(gone);
+    const m = new CloneMap();
+    const copy = m.get(clock);
+    m.finish();
+    const seen: string[] = [];
+    copy.dispatch = (e) =>
+      seen.push(e.kind === 'answer' ? `${e.lane}${e.ticket}@${copy.now()}` : '');
+    copy.runUntil(20);
+    expect(seen).toEqual(['A1@10', 'B3@15']);
+    expect(clock.pending).toBe(2);
   });
 });

@@ -9,12 +9,30 @@
  */
 import type { Driver } from '../client/driver';
 import type { CloneMap } from '../machine/clone';
+import type { SimEvent } from './events';
 
+/**
+ * A pending event: data (events.ts), made to happen by the clock's dispatcher — or, for a timer
+ * set through the host's Driver (`setTimeout` / `insert` with a function: the table executor's,
+ * XState's), its callback. Exactly one of the two is set.
+ */
 interface Entry {
   at: number;
   seq: number;
-  fn: () => void;
+  event: SimEvent | null;
+  fn: (() => void) | null;
   cancelled: boolean;
+}
+
+/** What a clock without a world does with an event that is data: it cannot. */
+function noWorld(e: SimEvent): void {
+  throw new Error(`the clock has no world to run a '${e.kind}' event in (set its dispatcher)`);
+}
+
+function entry(at: number, seq: number, what: SimEvent | (() => void)): Entry {
+  return typeof what === 'function'
+    ? { at, seq, event: null, fn: what, cancelled: false }
+    : { at, seq, event: what, fn: null, cancelled: false };
 }
 
 export type TimerId = number;
@@ -37,20 +55,23 @@ export class VirtualClock implements Driver {
   #heap: Entry[] = [];
   #byId = new Map<number, Entry>();
   #interrupted = false;
+  /** Runs every event that is data (events.ts `step` over the engine that owns this clock). */
+  dispatch: (e: SimEvent) => void = noWorld;
 
   /**
-   * A copy of this clock (clone.ts) with every pending event's callback made again over the
-   * copies: the same times, the same order, the same timer ids. Throws `NotCloneable` when a
-   * callback cannot be (an XState actor's timer).
+   * A copy of this clock (clone.ts): the same times, the same order, the same timer ids. Events
+   * that are data name what they act on by address, so they are shared (none is changed once
+   * made); the copy's owner sets its dispatcher. A Driver timer's callback is made again over the
+   * copies, and throws `NotCloneable` when it cannot be (an XState actor's timer).
    */
   clone(m: CloneMap): VirtualClock {
     const c = m.set(this, new VirtualClock(this.#now));
     c.#seq = this.#seq;
-    // The queue last (CloneMap.later): its callbacks point at everything else in the run.
+    // The queue last (CloneMap.later): Driver callbacks point at everything else in the run.
     m.later(() => {
       for (const e of this.#heap) {
         if (e.cancelled) continue;
-        const copy: Entry = { at: e.at, seq: e.seq, fn: m.fn(e.fn), cancelled: false };
+        const copy = entry(e.at, e.seq, e.fn ? m.fn(e.fn) : e.event!);
         c.#byId.set(copy.seq, copy);
         c.#push(copy);
       }
@@ -70,7 +91,12 @@ export class VirtualClock implements Driver {
   /** XState's Clock: run `fn` after `ms` of virtual time. */
   setTimeout(fn: (...args: unknown[]) => void, ms: number): TimerId {
     // Whole milliseconds: jittered delays would otherwise put fractions into every timestamp.
-    return this.schedule(this.#now + Math.max(0, Math.round(ms)), fn);
+    return this.schedule(this.#now + Math.max(0, Math.round(ms)), fn as () => void);
+  }
+
+  /** Make `event` happen after `ms` of virtual time (rounded as {@link setTimeout}'s delays). */
+  after(ms: number, event: SimEvent): TimerId {
+    return this.schedule(this.#now + Math.max(0, Math.round(ms)), event);
   }
 
   /** XState's Clock. */
@@ -83,23 +109,18 @@ export class VirtualClock implements Driver {
   }
 
   /**
-   * Run `fn` at virtual time `at` (never earlier than now). A time that is not a finite number
-   * (a delay computed as 0 × Infinity, say) is refused here, where it would otherwise become the
-   * clock's own time and every timestamp after it NaN.
+   * Make `what` happen at virtual time `at` (never earlier than now): an event, or a callback (a
+   * Driver's timer). A time that is not a finite number (a delay computed as 0 × Infinity, say) is
+   * refused here, where it would otherwise become the clock's own time and every timestamp after
+   * it NaN.
    */
-  schedule(at: number, fn: () => void): TimerId {
-    const e: Entry = {
-      at: Math.max(finite(at), this.#now),
-      seq: ++this.#seq,
-      fn,
-      cancelled: false
-    };
+  schedule(at: number, what: SimEvent | (() => void)): TimerId {
+    const e = entry(Math.max(finite(at), this.#now), ++this.#seq, what);
     this.#byId.set(e.seq, e);
     this.#push(e);
     return e.seq;
   }
 
-  /** Pending (not cancelled) events. */
   /**
    * A timer set now whose entry goes into the heap later, with {@link insert}: it orders among
    * the others exactly as if set now. The table executor sets a step's timeout this way, and
@@ -122,13 +143,14 @@ export class VirtualClock implements Driver {
     return first;
   }
 
-  insert(r: Reservation, fn: () => void): TimerId {
-    const e: Entry = { at: Math.max(finite(r.at), this.#now), seq: r.seq, fn, cancelled: false };
+  insert(r: Reservation, what: SimEvent | (() => void)): TimerId {
+    const e = entry(Math.max(finite(r.at), this.#now), r.seq, what);
     this.#byId.set(e.seq, e);
     this.#push(e);
     return e.seq;
   }
 
+  /** Pending (not cancelled) events. */
   get pending(): number {
     return this.#byId.size;
   }
@@ -146,7 +168,8 @@ export class VirtualClock implements Driver {
     if (!e) return false;
     this.#byId.delete(e.seq);
     this.#now = e.at;
-    e.fn();
+    if (e.fn) e.fn();
+    else this.dispatch(e.event!);
     return true;
   }
 

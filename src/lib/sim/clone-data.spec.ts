@@ -292,6 +292,32 @@ describe('LifetimeTracker', () => {
       b.dialog('A', dialog({ requestId: 100 + i, t: T0 + 90_000 + i }));
     expect(tail(a)).toEqual(tail(twin));
   });
+
+  it('the original going on leaves a copy as it was (they share spans until either changes one)', () => {
+    const a = new LifetimeTracker();
+    a.store('A', T0, { type: 'opened', scope: 'durable', held: [] });
+    commit(a, T0 + 3_000, 'old', T0 + 63_000);
+    a.dialog('A', dialog({ requestId: 1, t: T0 + 3_000 }));
+    const checkpoint = copy(a);
+    // The lifetime ends at 10 s in the original only: written into a shared span, it would end
+    // the copy's too, and its dialog at 30 s would no longer be a repeat.
+    a.store('A', T0 + 10_000, { type: 'clear' });
+    expect(a.dialog('A', dialog({ requestId: 2, t: T0 + 30_000 }))).toBeNull();
+    commit(a, T0 + 31_000, 'old', null);
+    for (let i = 0; i < 5_000; i++)
+      a.dialog('A', dialog({ requestId: 100 + i, t: T0 + 90_000 + i }));
+    expect(tail(checkpoint).map((x) => x?.kind ?? null)).toEqual([
+      'stored',
+      null,
+      null,
+      'stored',
+      null,
+      null,
+      'stored',
+      null,
+      null
+    ]);
+  });
 });
 
 describe('Tally', () => {

@@ -9,6 +9,8 @@
  * above it (Chromium's compressed pointers make a copy smaller still), so the budget errs safe.
  *
  * Deterministic (counts only): the same run thins its checkpoints at the same places every time.
+ * The checker's store lifetimes are counted in full although checkpoints share the ones that did
+ * not change between them (lifetimes.ts): there the estimate errs further on the safe side.
  */
 import type { Simulation } from './engine';
 import type { RunGuard } from './guard';

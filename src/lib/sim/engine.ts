@@ -8,8 +8,9 @@
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
  */
 import { VirtualClock } from './clock';
-import { CloneMap, revivable } from '../machine/clone';
+import { CloneMap } from '../machine/clone';
 import { ConsentDesk } from './dialogs';
+import { step } from './events';
 import type { ClientConfigInput } from '../machine/config';
 import type { Policy } from '../machine/policy';
 import type { JsonRpcId } from '../machine/types';
@@ -80,6 +81,7 @@ export class Simulation {
       this.actions.push(...from.actions);
       this.restarts.push(...from.restarts);
       this.clock = m.get(from.clock);
+      this.clock.dispatch = (e) => step(this, e);
       this.consent = from.consent.copy(m, (lane, input) => this.lanes[lane].asked(input));
       this.lanes = { A: m.get(from.lanes.A), B: m.get(from.lanes.B) };
       m.finish();
@@ -88,6 +90,7 @@ export class Simulation {
     this.seed = opts.seed ?? scenario.seed;
     this.#end = scenario.start + scenario.durationMs;
     this.clock = new VirtualClock(this.start);
+    this.clock.dispatch = (e) => step(this, e);
     this.consent = new ConsentDesk([], (lane, input) => this.lanes[lane].asked(input));
     // Who answers from the start is on the timeline too: a reload re-simulates the run from its
     // actions alone (run-memory.ts), whatever the reloaded page's checkbox says.
@@ -124,7 +127,7 @@ export class Simulation {
     // events of their own, so they fall at the same place in every run of the same input.
     const at = [...(scenario.data?.restarts ?? []), ...(opts.restartAt ?? [])];
     for (const ms of [...new Set(at)].sort((a, b) => a - b))
-      this.clock.schedule(this.start + ms, this.#restartLater());
+      this.clock.schedule(this.start + ms, { kind: 'restart' });
   }
 
   /**
@@ -137,28 +140,23 @@ export class Simulation {
     return new Simulation(this.scenario, opts, { m: new CloneMap(), from: this });
   }
 
-  #restartLater(): () => void {
-    return revivable(
-      () => void this.#restart(),
-      (m) => m.get(this as Simulation).#restartLater()
-    );
+  /** A restart the scenario or the command line scheduled (a `restart` event: events.ts). */
+  scheduledRestart(): void {
+    this.#restart();
   }
 
-  #traceLater(server: ServerRuntime, e: TraceEvent): () => void {
-    return revivable(
-      () => {
-        if (e.type === 'connect') server.connect();
-        else if (e.type === 'disconnect') server.disconnect();
-        else {
-          // A trace request on a server that never connected: it connects implicitly.
-          if (!server.connected()) server.connect();
-          const connection = server.connection;
-          const id = server.send(e.params!, { n: 0, attempts: 1, startedAt: this.clock.now() });
-          if (id !== null) this.opts.onTraceRequest?.(server.lane.id, e, connection, id);
-        }
-      },
-      (m) => m.get(this as Simulation).#traceLater(m.get(server), e)
-    );
+  /** One line of the run's trace, on `server` of `lane` (a `trace` event: events.ts). */
+  replayTrace(lane: LaneId, name: string, e: TraceEvent): void {
+    const server = this.lanes[lane].servers.get(name)!;
+    if (e.type === 'connect') server.connect();
+    else if (e.type === 'disconnect') server.disconnect();
+    else {
+      // A trace request on a server that never connected: it connects implicitly.
+      if (!server.connected()) server.connect();
+      const connection = server.connection;
+      const id = server.send(e.params!, { n: 0, attempts: 1, startedAt: this.clock.now() });
+      if (id !== null) this.opts.onTraceRequest?.(lane, e, connection, id);
+    }
   }
 
   #record(a: TimelineAction): void {
@@ -215,11 +213,13 @@ export class Simulation {
 
   #scheduleTrace(events: TraceEvent[]): void {
     for (const id of LANE_IDS) {
-      const lane = this.lanes[id];
-      for (const e of events) {
-        const server = lane.servers.get(e.server)!;
-        this.clock.schedule(this.start + e.t, this.#traceLater(server, e));
-      }
+      for (const e of events)
+        this.clock.schedule(this.start + e.t, {
+          kind: 'trace',
+          lane: id,
+          server: e.server,
+          event: e
+        });
     }
   }
 

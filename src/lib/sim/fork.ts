@@ -17,17 +17,11 @@ import { z } from 'zod';
 import { describeIssues, policyKeysAt, PolicySchema } from '../machine/policy';
 import { LaneIdSchema } from '../machine/vocabulary';
 import { advanceToPosition, applyAction } from './checkpoint';
-import { revivable } from '../machine/clone';
 import { Simulation, type SimulationOptions, type TimelineAction } from './engine';
 import { formatSpan } from './extend';
 import { jsonInput } from './json-input';
 import { LIMITS } from './limits';
-import {
-  ClientConfigInputSchema,
-  type LaneId,
-  type Scenario,
-  type ScenarioError
-} from './scenario';
+import { ClientConfigInputSchema, type Scenario, type ScenarioError } from './scenario';
 
 export const ForkChangeSchema = z.discriminatedUnion('kind', [
   z.strictObject({
@@ -169,28 +163,7 @@ export function forkRun(
     // abandoned branch (its requests differ from t on); who answers dialogs applies to both.
     if ('lane' in a && a.lane === fork.lane) continue;
     const lane = 'lane' in a ? a.lane : null;
-    sim.clock.schedule(a.t, laterAction(sim, a, lane, generation));
+    sim.clock.schedule(a.t, { kind: 'fork', action: a, lane, generation });
   }
   return sim;
-}
-
-/** The other lane's later action on a fork's branch, as an event of its own (revivable: clone.ts). */
-function laterAction(
-  sim: Simulation,
-  a: TimelineAction,
-  lane: LaneId | null,
-  generation: number
-): () => void {
-  return revivable(
-    () =>
-      sim.unrecorded(() => {
-        // A later fork of the lane made this branch's history of it the abandoned one's.
-        if (lane && sim.forkedSince(lane, generation)) return;
-        // The other lane is the same as before t, so its dialog is open; should it have closed
-        // at this very instant (a timeout ordered before the answer), there is nothing to answer.
-        if (a.kind === 'consent') sim.answerConsent(a.lane, a.connection, a.requestId, a.approved);
-        else applyAction(sim, a);
-      }),
-    (m) => laterAction(m.get(sim), a, lane, generation)
-  );
 }

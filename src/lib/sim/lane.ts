@@ -26,7 +26,15 @@ import { applyWireStyle } from './servers/request';
 import { tapStore, TappedStore } from './store-tap';
 import { SimUser } from './user';
 import type { Protocol } from '../machine/vocabulary';
-import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from './world';
+import type {
+  ServerAgent,
+  ServerEnv,
+  ServerReport,
+  ServerSpec,
+  ServerTimer,
+  Task,
+  WireStyle
+} from './world';
 
 /** An audit log that forwards records instead of keeping them: runs of millions stay small. */
 class SinkAuditLog implements AuditLog {
@@ -50,35 +58,6 @@ class SinkAuditLog implements AuditLog {
   count(): number {
     return this.#n;
   }
-}
-
-/**
- * 2026-07-28: a request whose round the host refused (or left unanswered) fails the host's own
- * tool call; the server is told only that, as its own event (clone.ts).
- */
-function toolCallFailedLater(server: ServerRuntime, connection: string, id: JsonRpcId): () => void {
-  return revivable(
-    () => {
-      if (server.connected() && server.connection === connection)
-        server.agent?.onToolCallFailed(id);
-    },
-    (m) => toolCallFailedLater(m.get(server), connection, id)
-  );
-}
-
-/** A frame's delivery, as its own event: only over the connection that asked (clone.ts). */
-function deliverLater(
-  server: ServerRuntime,
-  connection: string,
-  id: JsonRpcId,
-  frame: Frame
-): () => void {
-  return revivable(
-    () => {
-      if (server.connected() && server.connection === connection) server.agent?.onFrame(id, frame);
-    },
-    (m) => deliverLater(m.get(server), connection, id, frame)
-  );
 }
 
 function notCloneable(what: string): never {
@@ -144,8 +123,13 @@ export class ServerRuntime implements ServerEnv {
   now(): number {
     return this.lane.sim.clock.now();
   }
-  schedule(ms: number, fn: () => void): number {
-    return this.lane.sim.clock.setTimeout(fn, ms);
+  schedule(ms: number, timer: ServerTimer): number {
+    return this.lane.sim.clock.after(ms, {
+      kind: 'server',
+      lane: this.lane.id,
+      server: this.name,
+      timer
+    });
   }
   cancel(timer: number): void {
     this.lane.sim.clock.clearTimeout(timer);
@@ -213,8 +197,9 @@ export class LaneRuntime {
   readonly #onStore: SimulationOptions['onStore'];
   /** SEP-2577's baseline: the lane's servers call the provider themselves (see direct.ts). */
   readonly direct: boolean;
-  readonly #provider: SimProvider;
-  readonly #user: SimUser;
+  /** The lane's simulated provider and user (their events name them by lane: events.ts). */
+  readonly provider: SimProvider;
+  readonly user: SimUser;
   readonly #cards: Scenario['provider']['cards'];
   /** Requests being decided, in arrival order: a client restart cancels them (restart.ts). */
   readonly inFlight = new Map<string, RunHandle & { request: IncomingRequest }>();
@@ -247,8 +232,8 @@ export class LaneRuntime {
       m.set(from, this);
       this.metrics = m.get(from.metrics);
       this.fellBack = from.fellBack;
-      this.#provider = m.get(from.#provider);
-      this.#user = m.get(from.#user);
+      this.provider = m.get(from.provider);
+      this.user = m.get(from.user);
       const n = from.host.audit.count();
       m.set(from.host.audit, audit(typeof n === 'number' ? n : 0));
       m.set(from.host.store, this.#copyStore(m, from.host.store));
@@ -261,8 +246,8 @@ export class LaneRuntime {
       const config = resolveClientConfig(lane.client);
       const { store, fellBack } = this.#buildStore(config);
       this.fellBack = fellBack;
-      this.#provider = new SimProvider(scenario.provider, sim.clock, root.fork('provider'));
-      this.#user = new SimUser(scenario.user, sim.clock, root.fork('user'));
+      this.provider = new SimProvider(scenario.provider, sim.clock, root.fork('provider'), id);
+      this.user = new SimUser(scenario.user, sim.clock, root.fork('user'), id);
       this.host = new ClientHost({
         config,
         policy: lane.policy,
@@ -270,14 +255,14 @@ export class LaneRuntime {
         store,
         audit: audit(0),
         clock: sim.clock,
-        consent: sim.consent.source(id, this.#user.source),
-        provider: this.#provider.source,
+        consent: sim.consent.source(id, this.user.source),
+        provider: this.provider.source,
         lane: id,
         executor: opts.executor ?? 'table'
       });
     }
-    this.userStats = this.#user.stats;
-    this.providerStats = this.#provider.stats;
+    this.userStats = this.user.stats;
+    this.providerStats = this.provider.stats;
   }
 
   /** A copy of this lane in the copy of its engine (which must be registered first). */
@@ -368,7 +353,13 @@ export class LaneRuntime {
         // error, or no answer at all) fails that tool call at the host: the server hears nothing.
         const local = rounds && (!frame || 'error' in frame);
         if (local)
-          sim.clock.schedule(now, toolCallFailedLater(server, request.connection, request.id));
+          sim.clock.schedule(now, {
+            kind: 'toolCallFailed',
+            lane: this.id,
+            server: server.name,
+            connection: request.connection,
+            id: request.id
+          });
         if (!frame) return; // silenced: the server learns nothing and must infer.
         sim.opts.onFrame?.({
           t: now,
@@ -381,7 +372,14 @@ export class LaneRuntime {
         if (local) return;
         // Delivered as its own event, and only over the connection that asked: a frame for a
         // closed transport goes nowhere.
-        sim.clock.schedule(now, deliverLater(server, request.connection, request.id, frame));
+        sim.clock.schedule(now, {
+          kind: 'deliver',
+          lane: this.id,
+          server: server.name,
+          connection: request.connection,
+          id: request.id,
+          frame
+        });
       },
       (m) =>
         m
@@ -407,7 +405,7 @@ export class LaneRuntime {
     const connection = server.connection;
     this.metrics.counters.providerCalls++;
     const call = { server: server.name, id, params, now: clock.now() };
-    callDirect(this.#provider.source, this.#cards, call, this.#paid(server, connection, id));
+    callDirect(this.provider.source, this.#cards, call, this.#paid(server, connection, id));
   }
 
   /** A direct call's answer: the server paid for it, and gets it as its own event. */
@@ -420,7 +418,14 @@ export class LaneRuntime {
     return revivable(
       (frame: Frame, cost: number) => {
         this.metrics.counters.serverSpendMicros += cost;
-        clock.schedule(clock.now(), deliverLater(server, connection, id, frame));
+        clock.schedule(clock.now(), {
+          kind: 'deliver',
+          lane: this.id,
+          server: server.name,
+          connection,
+          id,
+          frame
+        });
       },
       (m) => m.get(this as LaneRuntime).#paid(m.get(server), connection, id)
     );

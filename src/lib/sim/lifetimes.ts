@@ -66,7 +66,16 @@ const SPAN_BYTES = 72;
 
 export class LifetimeTracker {
   readonly #scope = new Map<string, StoreScope>();
-  readonly #keys = new Map<string, KeyState>();
+  /**
+   * The lifetimes by key. A copy (an engine checkpoint's) shares the key states with the tracker
+   * it was taken from, and each copies a state before it first changes it ({@link #own}): most
+   * keys do not change between two checkpoints, and a run holds dozens of checkpoints, so the
+   * spans of a long run (a decision that never expires keeps its span) are held once, not once
+   * per checkpoint.
+   */
+  #keys = new Map<string, KeyState>();
+  /** The key states this tracker made or copied since it was last copied: only these it changes. */
+  #mine = new WeakSet<KeyState>();
   /**
    * Per lane and server: the policy hashes its commits carried since the last edit, and those an
    * edit made stale. A request decided under the old policy may commit after the edit; the store
@@ -86,14 +95,30 @@ export class LifetimeTracker {
     return `${lane}\u0000${scopeKey}\u0000${identity}`;
   }
 
+  /** The state of key `k` (`s`), this tracker's own to change: copied first if it is shared. */
+  #own(k: string, s: KeyState): KeyState {
+    if (this.#mine.has(s)) return s;
+    const c: KeyState = {
+      lane: s.lane,
+      server: s.server,
+      stored: s.stored.map(copySpan),
+      dialogs: s.dialogs.map(copySpan),
+      approvals: s.approvals.map(copySpan)
+    };
+    this.#mine.add(c);
+    this.#keys.set(k, c);
+    return c;
+  }
+
+  /** The state of a key, to change. */
   #state(lane: string, scopeKey: string, identity: string, server: string): KeyState {
     const k = this.#key(lane, scopeKey, identity);
-    let s = this.#keys.get(k);
-    if (!s) {
-      s = { lane, server, stored: [], dialogs: [], approvals: [] };
-      this.#keys.set(k, s);
-    }
-    return s;
+    const s = this.#keys.get(k);
+    if (s) return this.#own(k, s);
+    const made: KeyState = { lane, server, stored: [], dialogs: [], approvals: [] };
+    this.#mine.add(made);
+    this.#keys.set(k, made);
+    return made;
   }
 
   #hashesOf(lane: string, server: string) {
@@ -112,8 +137,13 @@ export class LifetimeTracker {
     const ends = this.#ends.get(k) ?? [];
     ends.push(t);
     this.#ends.set(k, ends);
-    for (const s of this.#keys.values()) {
-      if (s.lane !== lane || (server !== undefined && s.server !== server)) continue;
+    const open = (x: Span) => x.to > t;
+    for (const [k, shared] of this.#keys) {
+      if (shared.lane !== lane || (server !== undefined && shared.server !== server)) continue;
+      // A state with no span still open is left as it is (and shared, when it is).
+      if (!shared.stored.some(open) && !shared.dialogs.some(open) && !shared.approvals.some(open))
+        continue;
+      const s = this.#own(k, shared);
       for (const span of s.stored) span.to = Math.min(span.to, t);
       for (const span of s.dialogs) span.to = Math.min(span.to, t);
       for (const span of s.approvals) span.to = Math.min(span.to, t);
@@ -217,20 +247,15 @@ export class LifetimeTracker {
   }
 
   /**
-   * A copy with its own scopes, spans (mutable: a lifetime's end is written into them), policy
-   * hashes and ends, in the same map order.
+   * A copy with its own scopes, policy hashes and ends, in the same map order, sharing the key
+   * states (and their spans, into which a lifetime's end is written) until either changes one.
    */
   clone(m: CloneMap): LifetimeTracker {
     const c = m.set(this, new LifetimeTracker());
     for (const [lane, scope] of this.#scope) c.#scope.set(lane, scope);
-    for (const [k, s] of this.#keys)
-      c.#keys.set(k, {
-        lane: s.lane,
-        server: s.server,
-        stored: s.stored.map(copySpan),
-        dialogs: s.dialogs.map(copySpan),
-        approvals: s.approvals.map(copySpan)
-      });
+    // The key states are shared: from now on neither changes one without copying it (#own).
+    c.#keys = new Map(this.#keys);
+    this.#mine = new WeakSet();
     for (const [k, h] of this.#hashes)
       c.#hashes.set(k, { current: new Set(h.current), stale: new Set(h.stale) });
     for (const [k, ends] of this.#ends) c.#ends.set(k, ends.slice());
@@ -256,7 +281,18 @@ export class LifetimeTracker {
   #prune(now: number): void {
     this.#since = 0;
     const horizon = now - 2 * this.#longest - 1;
-    for (const [k, s] of this.#keys) {
+    const gone = (x: Span) => x.to <= horizon;
+    for (const [k, shared] of this.#keys) {
+      // A state with nothing to forget is left as it is (and shared, when it is).
+      const empty = !shared.stored.length && !shared.dialogs.length && !shared.approvals.length;
+      if (
+        !empty &&
+        !shared.stored.some(gone) &&
+        !shared.dialogs.some(gone) &&
+        !shared.approvals.some(gone)
+      )
+        continue;
+      const s = this.#own(k, shared);
       s.stored = s.stored.filter((x) => x.to > horizon);
       s.dialogs = s.dialogs.filter((x) => x.to > horizon);
       s.approvals = s.approvals.filter((x) => x.to > horizon);

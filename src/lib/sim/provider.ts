@@ -10,8 +10,11 @@ import type { ProviderEvent, ProviderInput } from '../machine/authorize';
 import { DEFAULT_RATE_CARDS, estimateTokens, type RateCard } from '../machine/budget';
 import type { SamplingParams } from '../machine/types';
 import { revivable, type CloneMap } from '../machine/clone';
+import type { VirtualClock } from './clock';
+import type { SimEvent } from './events';
 import { LIMITS } from './limits';
 import { hashString, type Rng } from './rng';
+import type { LaneId } from './scenario';
 import type { Driver, ProviderSource } from '../client/driver';
 
 export interface ProviderSpec {
@@ -108,26 +111,10 @@ export interface ProviderStats {
   cachedTokens: number;
 }
 
-/** Fire one stream event (a timer's callback, revivable: clone.ts). */
-function fire(emit: (e: ProviderEvent) => void, event: ProviderEvent): () => void {
-  return revivable(
-    () => emit(event),
-    (m) => fire(m.fn(emit), event)
-  );
-}
-
-/** Stop a failed call: its one timer, if still pending, is cleared (ids stay valid in a copy). */
-function cancelAll(clock: Driver, timers: unknown[]): () => void {
-  return revivable(
-    () => timers.forEach((t) => clock.clearTimeout(t)),
-    (m) => cancelAll(m.get(clock), m.box(timers))
-  );
-}
-
 /** What {@link Stream} needs of the clock to place its chunks lazily, in their eager order. */
 interface BlockClock {
   reserveBlock(n: number): number;
-  insert(r: { at: number; seq: number }, fn: () => void): unknown;
+  insert(r: { at: number; seq: number }, what: SimEvent | (() => void)): unknown;
 }
 
 function blockClock(clock: Driver): BlockClock | null {
@@ -151,7 +138,10 @@ class Stream {
   stopped = false;
 
   constructor(
-    public clock: Driver,
+    /** The provider that made it: its clock, and its table of calls in progress. */
+    public owner: SimProvider,
+    /** The call's number at its provider (a `provider` event names it: events.ts). */
+    readonly call: number,
     public emit: (e: ProviderEvent) => void,
     /** Virtual time of the call, and the latency to the first token. */
     readonly calledAt: number,
@@ -169,13 +159,14 @@ class Stream {
     readonly firstSeq: number | null
   ) {}
 
-  /** A copy over the copies of the clock and the host's listener (clone.ts). */
+  /** A copy over the copies of its provider and the host's listener (clone.ts). */
   clone(m: CloneMap): Stream {
-    // Registered before its clock and listener are copied: they may lead back here.
+    // Registered before its provider and listener are copied: they may lead back here.
     const c = m.set(
       this,
       new Stream(
-        this.clock,
+        this.owner,
+        this.call,
         this.emit,
         this.calledAt,
         this.latency,
@@ -190,7 +181,7 @@ class Stream {
         this.firstSeq
       )
     );
-    c.clock = m.get(this.clock);
+    c.owner = m.get(this.owner);
     c.emit = m.fn(this.emit);
     c.next = this.next;
     c.timer = this.timer;
@@ -220,44 +211,73 @@ class Stream {
   schedule(): void {
     const k = this.next;
     const delay = this.#delay(k);
-    const block = this.firstSeq === null ? null : blockClock(this.clock);
-    if (block) {
+    const owner = this.owner;
+    if (this.firstSeq !== null && owner.block) {
       const at = this.calledAt + Math.max(0, Math.round(delay));
-      this.timer = block.insert({ at, seq: this.firstSeq! + k }, this.#fireLater());
+      this.timer = owner.insert({ at, seq: this.firstSeq + k }, this.call);
     } else {
-      this.timer = this.clock.setTimeout(
-        this.#fireLater(),
-        delay - (this.clock.now() - this.calledAt)
-      );
+      this.timer = owner.after(delay - (owner.clock.now() - this.calledAt), this.call);
     }
   }
 
-  #fireLater(): () => void {
-    return revivable(
-      () => this.#fire(),
-      (m) => m.get(this as Stream).#fireLater()
-    );
-  }
-
-  #fire(): void {
+  /** Its next event is due (a `provider` event). */
+  fire(): void {
     this.timer = null;
     if (this.stopped) return;
     const k = this.next++;
     // The next one first: what this event makes the host do (cancel, at the cap) stops it.
     if (k <= this.chunks) this.schedule();
+    else this.owner.ended(this.call);
     this.emit(this.#event(k));
   }
 
-  stopLater(): () => void {
-    return revivable(
-      () => {
-        this.stopped = true;
-        if (this.timer !== null) this.clock.clearTimeout(this.timer);
-        this.timer = null;
-      },
-      (m) => m.get(this as Stream).stopLater()
-    );
+  stop(): void {
+    this.stopped = true;
+    if (this.timer !== null) this.owner.clock.clearTimeout(this.timer);
+    this.timer = null;
+    this.owner.ended(this.call);
   }
+}
+
+/** A call that fails: one event, after the latency. */
+class Failing {
+  timer: unknown = null;
+
+  constructor(
+    public owner: SimProvider,
+    readonly call: number,
+    public emit: (e: ProviderEvent) => void,
+    readonly event: ProviderEvent
+  ) {}
+
+  /** A copy over the copies of its provider and the host's listener (clone.ts). */
+  clone(m: CloneMap): Failing {
+    const c = m.set(this, new Failing(this.owner, this.call, this.emit, this.event));
+    c.owner = m.get(this.owner);
+    c.emit = m.fn(this.emit);
+    c.timer = this.timer;
+    return c;
+  }
+
+  fire(): void {
+    this.timer = null;
+    this.owner.ended(this.call);
+    this.emit(this.event);
+  }
+
+  stop(): void {
+    if (this.timer !== null) this.owner.clock.clearTimeout(this.timer);
+    this.timer = null;
+    this.owner.ended(this.call);
+  }
+}
+
+/** Stop a call (the host's cancel function: it holds it, so it is revivable: clone.ts). */
+function stopLater(c: Stream | Failing): () => void {
+  return revivable(
+    () => c.stop(),
+    (m) => stopLater(m.get(c))
+  );
 }
 
 /**
@@ -271,12 +291,23 @@ export class SimProvider {
   stats: ProviderStats = { calls: 0, cacheHits: 0, cachedTokens: 0 };
   /** What the host calls (the same function for the provider's life). */
   readonly source: ProviderSource;
+  /** Calls with an event still to come, by number: a `provider` event (events.ts) names one. */
+  #calls = new Map<number, Stream | Failing>();
+  #serial = 0;
+  /** The clock's reservations, when it has them (the virtual clock). */
+  readonly block: BlockClock | null;
 
+  /**
+   * `lane`: the provider of that lane of an engine, whose clock runs its events as data
+   * (`provider` events); without one (a page's or a test's host), its events are callbacks.
+   */
   constructor(
     readonly spec: ProviderSpec,
     readonly clock: Driver,
-    private rng: Rng
+    private rng: Rng,
+    readonly lane?: LaneId
   ) {
+    this.block = blockClock(clock);
     this.source = revivable(
       (input: ProviderInput, emit: (e: ProviderEvent) => void) => this.#call(input, emit),
       (m) => m.get(this as SimProvider).source
@@ -285,20 +316,54 @@ export class SimProvider {
 
   /** A copy over the copy of the clock (clone.ts). */
   clone(m: CloneMap): SimProvider {
-    const c = m.set(this, new SimProvider(this.spec, m.get(this.clock), m.get(this.rng)));
+    const c = m.set(
+      this,
+      new SimProvider(this.spec, m.get(this.clock), m.get(this.rng), this.lane)
+    );
     c.#warm = new Map(this.#warm);
     c.#callsByServer = new Map(this.#callsByServer);
     c.stats = { ...this.stats };
+    c.#serial = this.#serial;
+    // Last (CloneMap.later): a call's listener is the host's, copied once its owners are.
+    m.later(() => {
+      for (const [n, call] of this.#calls) c.#calls.set(n, m.get(call));
+    });
     return c;
+  }
+
+  /** Call `call`'s next event is due (a `provider` event, or its callback off an engine). */
+  fire(call: number): void {
+    this.#calls.get(call)?.fire();
+  }
+
+  /** Call `call` has no event to come. */
+  ended(call: number): void {
+    this.#calls.delete(call);
+  }
+
+  /** Call `call`'s next event at a reserved place. */
+  insert(r: { at: number; seq: number }, call: number): unknown {
+    if (this.lane) return this.block!.insert(r, { kind: 'provider', lane: this.lane, call });
+    return this.block!.insert(r, () => this.fire(call));
+  }
+
+  /** Call `call`'s next event after `ms`. */
+  after(ms: number, call: number): unknown {
+    if (this.lane)
+      return (this.clock as VirtualClock).after(ms, { kind: 'provider', lane: this.lane, call });
+    return this.clock.setTimeout(() => this.fire(call), ms);
   }
 
   #call(input: ProviderInput, emit: (e: ProviderEvent) => void): () => void {
     const { spec, rng, clock, stats } = this;
     stats.calls++;
-    const timers: unknown[] = [];
-    const at = (ms: number, event: ProviderEvent) =>
-      timers.push(clock.setTimeout(fire(emit, event), ms));
-    const stop = cancelAll(clock, timers);
+    const n = ++this.#serial;
+    const at = (ms: number, event: ProviderEvent) => {
+      const f = new Failing(this, n, emit, event);
+      this.#calls.set(n, f);
+      f.timer = this.after(ms, n);
+      return stopLater(f);
+    };
     let latency = rng.jitter(spec.latencyMs, spec.latencyJitter);
     const draw = rng.next();
     const call = (this.#callsByServer.get(input.server) ?? 0) + 1;
@@ -307,23 +372,21 @@ export class SimProvider {
       (f) => f.server === input.server && (f.call === undefined || f.call === call)
     );
     if (scripted?.kind === 'transport' || (!scripted && draw < spec.transportFailureRate)) {
-      at(latency, {
+      return at(latency, {
         type: 'provider.failed',
         kind: 'timeout',
         message: 'The model provider did not answer in time'
       });
-      return stop;
     }
     if (
       scripted?.kind === 'provider' ||
       (!scripted && draw < spec.transportFailureRate + spec.providerErrorRate)
     ) {
-      at(latency, {
+      return at(latency, {
         type: 'provider.failed',
         kind: 'error',
         message: 'The model provider returned an internal error'
       });
-      return stop;
     }
     if (rng.chance(spec.slowRate)) latency *= spec.slowFactor;
 
@@ -359,9 +422,10 @@ export class SimProvider {
       words = new Uint8Array(2 * chunks);
       for (let j = 0; j < words.length; j++) words[j] = Math.floor(rng.next() * WORDS.length);
     }
-    const block = blockClock(clock);
+    const block = this.block;
     const stream = new Stream(
-      clock,
+      this,
+      n,
       emit,
       clock.now(),
       latency,
@@ -376,8 +440,9 @@ export class SimProvider {
       // started, the chunks, done: the places they had when all were set at the call.
       block ? block.reserveBlock(chunks + 2) : null
     );
+    this.#calls.set(n, stream);
     stream.schedule();
-    return stream.stopLater();
+    return stopLater(stream);
   }
 }
 

@@ -51,8 +51,11 @@ export interface ServerEnv {
   /** This server's own random stream (forked from the seed by lane-independent label). */
   readonly rng: Rng;
   now(): number;
-  /** Run `fn` after `ms` of virtual time; returns a timer id for `cancel`. */
-  schedule(ms: number, fn: () => void): number;
+  /**
+   * Tell the agent `timer` (its `onTimer`) after `ms` of virtual time; returns a timer id for
+   * `cancel`. A timer is data (the engine's clock holds it: events.ts), naming its task.
+   */
+  schedule(ms: number, timer: ServerTimer): number;
   cancel(timer: number): void;
   /**
    * Send `sampling/createMessage` over the current connection. Returns the JSON-RPC id, or null
@@ -76,9 +79,23 @@ export interface ServerEnv {
   report(r: ServerReport): void;
 }
 
+/**
+ * A server's own timers (servers/base.ts): its next task, a task's send (a retry, or after a
+ * wait for the connection), a request's timeout, a reconnect (with the task that sends again
+ * after it, for a reconnecting behaviour). Tasks are named by number, requests by their
+ * pending entry's serial: the agent keeps what they name.
+ */
+export type ServerTimer =
+  | { type: 'start' }
+  | { type: 'send'; task: number; retry: boolean; wire?: WireStyle }
+  | { type: 'timeout'; pending: number }
+  | { type: 'reconnect'; task?: number };
+
 /** A simulated MCP server: started once, told about every frame addressed to it. */
 export interface ServerAgent {
   start(): void;
+  /** One of its timers is due (see {@link ServerEnv.schedule}). */
+  onTimer(timer: ServerTimer): void;
   onFrame(id: JsonRpcId, frame: Frame): void;
   /**
    * 2026-07-28: the request was an `input_required` round of a tool call the host then failed

@@ -9,9 +9,17 @@
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { classifyFrame } from '../../machine/frames';
 import type { BudgetDecision, Frame, JsonRpcId, SamplingParams } from '../../machine/types';
-import { revivable, type CloneMap } from '../../machine/clone';
+import type { CloneMap } from '../../machine/clone';
 import type { Rng } from '../rng';
-import type { ServerAgent, ServerEnv, ServerReport, ServerSpec, Task, WireStyle } from '../world';
+import type {
+  ServerAgent,
+  ServerEnv,
+  ServerReport,
+  ServerSpec,
+  ServerTimer,
+  Task,
+  WireStyle
+} from '../world';
 import { buildParams, type BuildOptions } from './request';
 
 /** How long a server waits before trying again to send on a closed connection. */
@@ -70,6 +78,8 @@ export interface TaskState {
 }
 
 interface Pending {
+  /** Its number at the server: its timeout timer names it. */
+  serial: number;
   id: JsonRpcId;
   state: TaskState;
   params: SamplingParams;
@@ -262,6 +272,11 @@ export abstract class BaseServer implements ServerAgent {
   protected rng: Rng;
   #arrivals: Rng;
   #pending = new Map<JsonRpcId, Pending>();
+  /** Requests whose timeout is on the clock, by serial (a `timeout` timer names one). */
+  #timing = new Map<number, Pending>();
+  #serial = 0;
+  /** Tasks not yet done, by number (a `send` or `reconnect` timer names one). */
+  #tasks = new Map<number, TaskState>();
   readonly #maxTasks: number;
   #started = 0;
 
@@ -294,40 +309,52 @@ export abstract class BaseServer implements ServerAgent {
     c.rng = m.get(this.rng);
     c.#arrivals = m.get(this.#arrivals);
     c.#started = this.#started;
+    c.#serial = this.#serial;
     for (const [id, p] of this.#pending) c.#pending.set(id, copyPending(m, p));
+    for (const [n, p] of this.#timing) c.#timing.set(n, copyPending(m, p));
+    for (const [n, s] of this.#tasks) c.#tasks.set(n, copyTask(m, s));
     return c;
   }
 
   start(): void {
     if (this.#maxTasks <= 0) return;
-    this.env.schedule(Math.max(0, this.spec.startAfterMs ?? 0), this.#startLater());
+    this.env.schedule(Math.max(0, this.spec.startAfterMs ?? 0), { type: 'start' });
   }
 
-  // The timers' callbacks, each with its reviver (clone.ts).
-
-  #startLater(): () => void {
-    return revivable(
-      () => this.#startTask(),
-      (m) => m.get(this as BaseServer).#startLater()
-    );
-  }
-
-  /** `send(s, isRetry, wire)` as a timer's callback. */
-  protected sendLater(s: TaskState, isRetry: boolean, wire?: WireStyle): () => void {
-    return revivable(
-      () => this.send(s, isRetry, wire),
-      (m) => m.get(this as BaseServer).sendLater(copyTask(m, s), isRetry, wire)
-    );
-  }
-
-  #timeoutLater(pending: Pending): () => void {
-    return revivable(
-      () => {
+  onTimer(t: ServerTimer): void {
+    switch (t.type) {
+      case 'start':
+        return this.#startTask();
+      case 'send': {
+        const s = this.#tasks.get(t.task);
+        if (s) this.send(s, t.retry, t.wire);
+        return;
+      }
+      case 'timeout': {
+        const pending = this.#timing.get(t.pending);
+        if (!pending) return;
+        this.#timing.delete(t.pending);
         pending.timer = null;
-        this.#onTimeout(pending);
-      },
-      (m) => m.get(this as BaseServer).#timeoutLater(copyPending(m, pending))
-    );
+        return this.#onTimeout(pending);
+      }
+      case 'reconnect': {
+        // Another task of this server may have reconnected already.
+        if (!this.env.connected()) {
+          this.env.connect();
+          this.env.report({ type: 'reconnect' });
+        }
+        const s = t.task === undefined ? undefined : this.#tasks.get(t.task);
+        if (s) this.send(s, true);
+        return;
+      }
+    }
+  }
+
+  /** A timer that sends task `s` again (`retry`: reported as a retry when sent). */
+  protected sendTimer(s: TaskState, retry: boolean, wire?: WireStyle): ServerTimer {
+    return wire
+      ? { type: 'send', task: s.task.n, retry, wire }
+      : { type: 'send', task: s.task.n, retry };
   }
 
   onFrame(id: JsonRpcId, frame: Frame): void {
@@ -370,24 +397,13 @@ export abstract class BaseServer implements ServerAgent {
     }
     this.env.report({ type: 'host.retry', task: s.task.n });
     s.params = s.original;
-    this.env.schedule(wait, this.sendLater(s, false));
+    this.env.schedule(wait, this.sendTimer(s, false));
   }
 
   #reconnect(): void {
     if (!this.env.connected()) return;
     this.env.disconnect();
-    this.env.schedule(CLOSED_RECONNECT_MS, this.#reconnectLater());
-  }
-
-  #reconnectLater(): () => void {
-    return revivable(
-      () => {
-        if (this.env.connected()) return;
-        this.env.connect();
-        this.env.report({ type: 'reconnect' });
-      },
-      (m) => m.get(this as BaseServer).#reconnectLater()
-    );
+    this.env.schedule(CLOSED_RECONNECT_MS, { type: 'reconnect' });
   }
 
   /** The params of task `n` (a behaviour may change what it asks for). */
@@ -426,10 +442,11 @@ export abstract class BaseServer implements ServerAgent {
       tally: {},
       done: false
     };
+    this.#tasks.set(n, s);
     this.env.report({ type: 'task.started', task: n });
     this.send(s, false);
     if (this.#started < this.#maxTasks) {
-      this.env.schedule(this.#arrivals.exponential(this.spec.intervalMs), this.#startLater());
+      this.env.schedule(this.#arrivals.exponential(this.spec.intervalMs), { type: 'start' });
     }
   }
 
@@ -447,7 +464,7 @@ export abstract class BaseServer implements ServerAgent {
     const id = this.env.send(sent, { ...s.task }, wire);
     if (id === null) {
       s.task.attempts--;
-      this.env.schedule(RECONNECT_POLL_MS, this.sendLater(s, isRetry, wire));
+      this.env.schedule(RECONNECT_POLL_MS, this.sendTimer(s, isRetry, wire));
       return;
     }
     if (isRetry) {
@@ -455,16 +472,24 @@ export abstract class BaseServer implements ServerAgent {
       this.env.report({ type: 'retry', task: s.task.n });
     }
     if (rounds) this.bump(s, 'rounds');
-    const pending: Pending = { id, state: s, params: sent, timer: null, settled: false };
+    const pending: Pending = {
+      serial: ++this.#serial,
+      id,
+      state: s,
+      params: sent,
+      timer: null,
+      settled: false
+    };
     // A reused id (a new connection numbering from 1 again) orphans the old entry, whose own
     // timer still settles it as a timeout.
     this.#pending.set(id, pending);
     // Under 2026-07-28 the server answered `input_required` and waits for nothing: no timeout.
     if (!rounds && Number.isFinite(this.spec.timeoutMs)) {
-      pending.timer = this.env.schedule(
-        Math.max(0, this.spec.timeoutMs),
-        this.#timeoutLater(pending)
-      );
+      pending.timer = this.env.schedule(Math.max(0, this.spec.timeoutMs), {
+        type: 'timeout',
+        pending: pending.serial
+      });
+      this.#timing.set(pending.serial, pending);
     }
   }
 
@@ -472,6 +497,7 @@ export abstract class BaseServer implements ServerAgent {
     p.settled = true;
     if (p.timer !== null) this.env.cancel(p.timer);
     p.timer = null;
+    this.#timing.delete(p.serial);
     if (this.#pending.get(p.id) === p) this.#pending.delete(p.id);
   }
 
@@ -484,7 +510,7 @@ export abstract class BaseServer implements ServerAgent {
 
   /** Send the task's current params again after `ms` (reported as a retry when sent). */
   protected retryAfter(s: TaskState, ms: number, wire?: WireStyle): void {
-    this.env.schedule(Math.max(0, ms), this.sendLater(s, true, wire));
+    this.env.schedule(Math.max(0, ms), this.sendTimer(s, true, wire));
   }
 
   /** A behaviour-specific counter of the task. */
@@ -504,6 +530,7 @@ export abstract class BaseServer implements ServerAgent {
   ): void {
     if (s.done) return;
     s.done = true;
+    this.#tasks.delete(s.task.n);
     const r: Extract<ServerReport, { type: 'task.completed' }> = {
       type: 'task.completed',
       task: s.task.n
@@ -517,6 +544,7 @@ export abstract class BaseServer implements ServerAgent {
   protected abandon(s: TaskState, why: string): void {
     if (s.done) return;
     s.done = true;
+    this.#tasks.delete(s.task.n);
     this.env.report({ type: 'task.abandoned', task: s.task.n, why });
   }
 }

@@ -311,7 +311,7 @@ describe('shared mechanics', () => {
   it('waits out a closed connection without counting a retry', () => {
     const run = fakeRun(spec('well-behaved', { startAfterMs: 100 }), ok);
     run.env.disconnect();
-    run.env.schedule(1200, () => run.env.connect());
+    run.later(1200, () => run.env.connect());
     run.run(60_000);
     expect(run.sent).toHaveLength(1);
     expect(run.sent[0]!).toMatchObject({ at: 1600, attempts: 1 });

@@ -36,6 +36,8 @@ export interface FakeRun {
   log: string[];
   /** Run timers up to and including virtual time `until`. */
   run(until: number): void;
+  /** Run `fn` (the test's own action) after `ms`, in order with the server's timers. */
+  later(ms: number, fn: () => void): number;
 }
 
 export interface FakeOptions {
@@ -77,15 +79,17 @@ export function fakeRun(s: ServerSpec, responder: Responder, opts: FakeOptions =
   const log: string[] = [];
   const latency = opts.latencyMs ?? 10;
 
+  function later(ms: number, fn: () => void): number {
+    const id = nextTimer++;
+    timers.set(id, { at: now + Math.max(0, ms), seq: seq++, fn });
+    return id;
+  }
+
   const env: ServerEnv = {
     name: s.name,
     rng: new Rng(opts.seed ?? 42),
     now: () => now,
-    schedule(ms, fn) {
-      const id = nextTimer++;
-      timers.set(id, { at: now + Math.max(0, ms), seq: seq++, fn });
-      return id;
-    },
+    schedule: (ms, timer) => later(ms, () => agent.onTimer(timer)),
     cancel(id) {
       timers.delete(id);
     },
@@ -106,7 +110,7 @@ export function fakeRun(s: ServerSpec, responder: Responder, opts: FakeOptions =
       const reply = responder(req, sent.length - 1);
       if (reply !== null) {
         const [frame, after] = 'frame' in reply ? [reply.frame, reply.afterMs] : [reply, latency];
-        env.schedule(after, () => agent.onFrame(id, frame));
+        later(after, () => agent.onFrame(id, frame));
       }
       return id;
     },
@@ -152,7 +156,7 @@ export function fakeRun(s: ServerSpec, responder: Responder, opts: FakeOptions =
   }
 
   agent.start();
-  return { env, agent, sent, reports, log, run };
+  return { env, agent, sent, reports, log, run, later };
 }
 
 /** The report types in order, e.g. `['task.started', 'retry', 'task.abandoned']`. */

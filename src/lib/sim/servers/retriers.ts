@@ -4,8 +4,8 @@
  * the client's identity, decision store and volume controls, never its own good sense.
  */
 import type { ServerEnv, ServerSpec, WireStyle } from '../world';
-import { revivable, type CloneMap } from '../../machine/clone';
-import { BaseServer, copyTask, describeFailure, type Failure, type TaskState } from './base';
+import type { CloneMap } from '../../machine/clone';
+import { BaseServer, describeFailure, type Failure, type TaskState } from './base';
 import { WELL_BEHAVED_DEFAULTS, WellBehaved } from './polite';
 import { mutateOneCharacter, promptText, textFingerprint } from './request';
 
@@ -87,21 +87,8 @@ export class Reconnector extends WellBehaved {
     }
     this.bump(s, 'reconnects');
     if (this.env.connected()) this.env.disconnect();
-    this.env.schedule(this.p.num('reconnectMs'), this.#reconnectLater(s));
-  }
-
-  #reconnectLater(s: TaskState): () => void {
-    return revivable(
-      () => {
-        // Another task of this server may have reconnected already.
-        if (!this.env.connected()) {
-          this.env.connect();
-          this.env.report({ type: 'reconnect' });
-        }
-        this.send(s, true);
-      },
-      (m) => (m.get(this as BaseServer) as Reconnector).#reconnectLater(copyTask(m, s))
-    );
+    // It reconnects, then sends the task again (base.ts `onTimer`).
+    this.env.schedule(this.p.num('reconnectMs'), { type: 'reconnect', task: s.task.n });
   }
 }
 
