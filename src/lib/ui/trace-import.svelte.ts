@@ -74,8 +74,11 @@ export class TraceImport {
   /** Bumped by every new what-if: one still being worked out for an older one stops. */
   #generation = 0;
 
-  /** Told when a log has been loaded into the playground (the page writes it into the URL). */
-  onReplay: (() => void) | null = null;
+  /**
+   * Told when a log has been loaded into the playground (the page writes it into the URL); an
+   * import resolves once what it returns has (the page loads the link codec for it).
+   */
+  onReplay: (() => void | Promise<void>) | null = null;
 
   constructor(
     readonly pg: Pick<Playground, 'scenario' | 'trace' | 'load' | 'auditFocus' | 'seed'>,
@@ -176,8 +179,9 @@ export class TraceImport {
         this.imported = null;
         return `Log not replayed: ${errors[0]!.path}: ${errors[0]!.message}`;
       }
-      this.onReplay?.();
+      const replayed = this.onReplay?.();
       void this.#work(this.imported);
+      await replayed;
       return null;
     } finally {
       this.busy = false;
@@ -223,8 +227,9 @@ export class TraceImport {
     } finally {
       this.busy = false;
     }
-    this.onReplay?.();
+    const replayed = this.onReplay?.();
     void this.#work(this.imported);
+    await replayed;
     return null;
   }
 
