@@ -16,6 +16,8 @@ import { CachedDurableStore } from '../store/cached-durable-store';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { DecisionStore } from '../store/decision-store';
 import { ClientHost } from './host';
+// The host's default executor runs each request on an XState actor.
+import './actor-executor';
 import { VirtualClock } from '../sim/clock';
 import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../sim/provider';
 import { Rng } from '../sim/rng';

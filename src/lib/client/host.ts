@@ -8,23 +8,23 @@
  * (the learner answers the dialogs) and in the shipped handler (real time, the MCP client's
  * callbacks): only its driver differs (driver.ts). It knows nothing about servers' behaviour.
  */
-import { createActor, fromCallback } from 'xstate';
-import {
-  STEP_TIMEOUT_MS,
-  authorizationMachine,
-  type AuthContext,
-  type AuthorizationActor,
-  type AuthEvent,
-  type AuthInput,
-  type AuthOutput,
-  type CommitInput,
-  type ConsentInput,
-  type EvaluateRequest,
-  type IncomingRequest,
-  type LookupInput,
-  type ProviderInput
+import type {
+  AuthContext,
+  AuthorizationActor,
+  AuthEvent,
+  AuthInput,
+  AuthOutput,
+  CommitInput,
+  ConsentInput,
+  EvaluateRequest,
+  IncomingRequest,
+  LookupInput,
+  ProviderInput
 } from '../machine/authorize';
-import { buildTable, FastRun, type MachineTable, type StepLogic } from '../machine/authorize/fast';
+// The flow and its table, not machine.ts: XState loads only with the actor executor
+// (actor-executor.ts), so the simulation's worker runs without it.
+import { authorizationFlow, STEP_TIMEOUT_MS, type StepName } from '../machine/authorize/flow';
+import { FastRun, tableOf, type MachineTable, type StepLogic } from '../machine/authorize/fast';
 import { estimateCostMicros, type RateCard } from '../machine/budget';
 import { providerErrorFrame } from '../machine/frames';
 import { contextRequested, meteredMicros } from '../machine/authorize/outcomes';
@@ -121,16 +121,38 @@ export interface RequestHandle extends RunHandle {
  */
 export type Executor = 'actor' | 'table';
 
-const tables = new WeakMap<object, MachineTable>();
+/** The steps a host invokes, by name (the flow's `invoke` sources). */
+export type HostSteps = Readonly<Record<StepName, StepLogic>>;
 
-/** The machine's transition table, built on first use. */
-function tableFor(machine: typeof authorizationMachine): MachineTable {
-  let t = tables.get(machine);
-  if (!t) {
-    t = buildTable(machine);
-    tables.set(machine, t);
-  }
-  return t;
+/**
+ * The `actor` executor (actor-executor.ts, which brings XState): `machine` builds a host's
+ * machine with its steps as invoked actors, once per host; `run` starts one request on it.
+ */
+export interface ActorExecutor {
+  machine(steps: HostSteps): unknown;
+  run(
+    machine: unknown,
+    clock: Driver,
+    input: AuthInput,
+    done: {
+      complete: (out: AuthOutput) => void;
+      error: (e: unknown, ctx: AuthContext | undefined) => void;
+    }
+  ): RequestHandle;
+}
+
+let actorExecutor: ActorExecutor | undefined;
+
+/** Called by actor-executor.ts when it is imported. */
+export function installActorExecutor(e: ActorExecutor): void {
+  actorExecutor = e;
+}
+
+let table: MachineTable | undefined;
+
+/** The flow's transition table, built on first use. */
+function tableFor(): MachineTable {
+  return (table ??= tableOf(authorizationFlow));
 }
 
 export class ClientHost {
@@ -160,9 +182,10 @@ export class ClientHost {
   /** Which flight each leading request (by connection and id) decides. */
   #leaders = new Map<string, string>();
   #seq = 0;
-  #machine;
+  /** The actor executor's machine with this host's steps, built on the first actor run. */
+  #machine: unknown;
   readonly #executor: Executor;
-  readonly #steps: Readonly<Record<string, StepLogic>>;
+  readonly #steps: HostSteps;
   readonly #opts: ClientHostOptions;
 
   constructor(opts: ClientHostOptions) {
@@ -227,17 +250,8 @@ export class ClientHost {
         }
         return stopper(box);
       }
-    } satisfies Record<string, StepLogic>;
+    } satisfies HostSteps;
     this.#steps = steps;
-    this.#machine = authorizationMachine.provide({
-      actors: {
-        lookupDecision: fromCallback<AuthEvent, LookupInput>(steps.lookupDecision),
-        evaluatePolicy: fromCallback<AuthEvent, EvaluateRequest>(steps.evaluatePolicy),
-        askConsent: fromCallback<AuthEvent, ConsentInput>(steps.askConsent),
-        callProvider: fromCallback<AuthEvent, ProviderInput>(steps.callProvider),
-        commitDecision: fromCallback<AuthEvent, CommitInput>(steps.commitDecision)
-      }
-    });
   }
 
   /**
@@ -496,13 +510,10 @@ export class ClientHost {
   authorize(request: IncomingRequest, onDone: (out: AuthOutput) => void): RunHandle {
     if (this.#executor === 'actor') return this.handle(request, onDone);
     const finish = this.#finisher(request, onDone, { finished: false });
-    const run = new FastRun(
-      tableFor(authorizationMachine),
-      this.#steps,
-      this.clock,
-      this.#input(request),
-      { complete: finish, error: this.#failed(request, finish) }
-    );
+    const run = new FastRun(tableFor(), this.#steps, this.clock, this.#input(request), {
+      complete: finish,
+      error: this.#failed(request, finish)
+    });
     run.start();
     return new TableHandle(run, this);
   }
@@ -518,32 +529,23 @@ export class ClientHost {
     );
   }
 
-  /** Authorise one request on an XState actor (the /single/ page follows its live state). */
+  /**
+   * Authorise one request on an XState actor (the /single/ page follows its live state). Needs
+   * the actor executor imported (`import '$lib/client/actor-executor'`).
+   */
   handle(request: IncomingRequest, onDone: (out: AuthOutput) => void): RequestHandle {
-    const actor = createActor(this.#machine, {
-      clock: this.clock as never,
-      input: this.#input(request)
-    });
+    const actors = actorExecutor;
+    if (!actors)
+      throw new Error(
+        "client host: the 'actor' executor is not loaded — import client/actor-executor.ts " +
+          "(it brings XState), or run the host with executor: 'table'"
+      );
+    this.#machine ??= actors.machine(this.#steps);
     const finish = this.#finisher(request, onDone, { finished: false });
-    actor.subscribe({
-      complete: () => {
-        const out = actor.getSnapshot().output;
-        if (out) finish(out);
-      },
-      // A bug in an action or a guard stops the actor; the server still gets its one frame and
-      // the log its record, and the run goes on.
-      error: (e) => finish(this.#fallback(request, actor.getSnapshot().context, e))
+    return actors.run(this.#machine, this.clock, this.#input(request), {
+      complete: finish,
+      error: (e, ctx) => finish(this.#fallback(request, ctx, e))
     });
-    actor.start();
-    return {
-      actor,
-      identity: () => actor.getSnapshot().context.identity,
-      path: () => [...actor.getSnapshot().context.path],
-      cancel: () => {
-        if (actor.getSnapshot().status === 'active')
-          actor.send({ type: 'request.cancelled', at: this.clock.now() });
-      }
-    };
   }
 
   #input(request: IncomingRequest): AuthInput {

@@ -15,6 +15,9 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 // the hashing.
 import { DEFAULT_IDENTITY_FIELDS } from './identity-fields';
 export { DEFAULT_IDENTITY_FIELDS };
+// The depth limit lives apart so that readers of the number alone skip this module's hashing.
+import { MAX_PARAMS_DEPTH } from './params-depth';
+export { MAX_PARAMS_DEPTH };
 
 /** How an identity is computed; a learner can change both in the playground. */
 export interface IdentityOptions {
@@ -26,15 +29,6 @@ export interface IdentityOptions {
    */
   canonicalize?: boolean;
 }
-
-/**
- * The deepest nesting a request's params may have: the params object is level 1, each object or
- * array inside one more. MCP params are a handful of levels deep (params → messages → a message →
- * its content → a block); 64 leaves room for any honest `metadata` while keeping the recursive
- * canonicaliser (and `JSON.stringify`) far from the engine's stack limit (~2,000 levels killed it).
- * The same limit is applied everywhere a request comes in: a trace, a scenario, `lab identity`.
- */
-export const MAX_PARAMS_DEPTH = 64;
 
 /** Params nested deeper than {@link MAX_PARAMS_DEPTH}; `path` leads to the first too-deep value. */
 export class ParamsDepthError extends Error {

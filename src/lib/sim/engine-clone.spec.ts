@@ -6,6 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { NotCloneable } from '../machine/clone';
+// One case runs on actors (which do not copy).
+import '../client/actor-executor';
 import { Simulation, type SimulationOptions } from './engine';
 import { RunGuard } from './guard';
 import { auditLineJson, frameLineJson, metricsJson } from './report';

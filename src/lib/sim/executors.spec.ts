@@ -23,6 +23,8 @@ import { ConnectionDecisionStore } from '../store/connection-store';
 import type { DecisionStore } from '../store/decision-store';
 import type { ConsentSource, ProviderSource } from '../client/driver';
 import { ClientHost, type Executor } from '../client/host';
+// Both executors: the actor one is compared against the table.
+import '../client/actor-executor';
 import { VirtualClock } from './clock';
 import { Simulation } from './engine';
 import { applyEdits, caseArb, type Edit } from './fuzz-cases';

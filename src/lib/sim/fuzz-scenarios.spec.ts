@@ -19,6 +19,8 @@ import { guardedSimulation } from './guard';
 import { brokenLine, type InvariantResult } from './invariants';
 import { auditLineJson, frameLineJson } from './report';
 import type { Executor } from '../client/host';
+// The second run of a case is on actors.
+import '../client/actor-executor';
 import { applyEdits, caseArb, edgeCaseArb, type Edit } from './fuzz-cases';
 import { parseScenario } from './scenario';
 import { sha256 } from '@noble/hashes/sha2.js';

@@ -11,6 +11,8 @@ import { MemoryAuditLog } from '../store/audit-log';
 import type { DecisionStore } from '../store/decision-store';
 import type { ConsentSource, ProviderSource } from '../client/driver';
 import { ClientHost, type Executor } from '../client/host';
+// The rig's default executor runs each request on an XState actor.
+import '../client/actor-executor';
 import { VirtualClock } from './clock';
 import { SharedDecisionStore } from '../store/shared-store';
 import { cardsByModel, createProvider, DEFAULT_PROVIDER } from './provider';

@@ -12,7 +12,7 @@ import {
   DEFAULT_CLIENT_CONFIG,
   type ClientConfigInput
 } from '../machine/config';
-import { MAX_PARAMS_DEPTH } from '../machine/identity';
+import { MAX_PARAMS_DEPTH } from '../machine/params-depth';
 import type { ServerSpec } from './world';
 
 const DAY_MS = 86_400_000;

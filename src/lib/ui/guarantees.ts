@@ -4,7 +4,9 @@
  * its offenders. Plain functions, tested without a page.
  */
 import type { AuditRecord } from '$lib/machine/types';
-import { rowsBehind, type InvariantResult } from '$lib/sim/invariants';
+// The catalogue only: the index brings the checker (and through it the evaluator), which the
+// page never runs — the worker does.
+import { rowsBehind, type InvariantResult } from '$lib/sim/invariants/catalogue';
 import type { AuditFocusSpec } from '$lib/sim/protocol';
 
 /** A filter the audit table applies on top of its own: "the rows behind" a guarantee. */

@@ -6,7 +6,6 @@
  */
 import type { TimelineAction } from '$lib/sim/engine';
 import type { LinkedRun } from '$lib/sim/link-timeline';
-import { decodeForkHash, decodeTimelineHash } from './share';
 import { formatSimTime } from './sim-time';
 
 export interface LinkRead {
@@ -20,6 +19,8 @@ export interface LinkRead {
 
 /** The timeline and forks a scenario link (`#s=…`) carries. */
 export async function readLink(hash: string): Promise<LinkRead> {
+  // The codec loads with the first link read (the page's first load needs it only for a link).
+  const { decodeForkHash, decodeTimelineHash } = await import('./share');
   const forks = decodeForkHash(hash);
   const fork = forks.ok ? forks.fork : null;
   const t = decodeTimelineHash(hash);

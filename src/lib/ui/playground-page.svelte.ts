@@ -10,7 +10,9 @@ import type { LaneId } from '$lib/sim/scenario';
 import { nextSpeed, type Playground } from './playground.svelte';
 import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
 import { seedFromText } from '$lib/sim/rng';
-import { decodeScenarioHash, decodeTraceHash, encodeScenarioHash, TRACE_PREFIX } from './share';
+// The link codec (lz-string, the JSON reader) loads when a link is opened or written: the
+// default scenario's first load does without it.
+import { HASH_PREFIX, TRACE_PREFIX } from './share-prefixes';
 import { readLink, type LinkRead } from './link-run';
 import { TraceImport, type ImportLoad } from './trace-import.svelte';
 import { parseTraceRef, readyLog, type TraceRef } from './traces/trace-link';
@@ -109,7 +111,7 @@ export class PlaygroundPage {
    * The client log the URL names (issue #22): `?trace=NAME` (a ready-made one) or a share
    * link's `&t=` (a name, or the files themselves); null when it names none.
    */
-  #traceOf(search: string, hash: string): { ref: TraceRef | null; error: string } {
+  async #traceOf(search: string, hash: string): Promise<{ ref: TraceRef | null; error: string }> {
     const q = param(search, 'trace');
     if (q !== null) {
       const l = readyLog(q);
@@ -117,7 +119,8 @@ export class PlaygroundPage {
         ? { ref: { ready: l.name }, error: '' }
         : { ref: null, error: `the link names a ready-made log this page does not have` };
     }
-    if (!hash.startsWith('#s=')) return { ref: null, error: '' };
+    if (!hash.startsWith(HASH_PREFIX)) return { ref: null, error: '' };
+    const { decodeTraceHash } = await import('./share');
     const t = decodeTraceHash(hash);
     if (!t.ok) return { ref: null, error: t.error };
     if (t.trace === null) return { ref: null, error: '' };
@@ -140,7 +143,9 @@ export class PlaygroundPage {
    * and the scenario in `#s=`), a dropped one inside the link with its scenario (`#s=…&t=…`)
    * when it is small enough. A larger one is left out (the trace-mode panel says so).
    */
-  #traceUrl(): void {
+  async #traceUrl(): Promise<void> {
+    // The codec first, the state after it: a run loaded meanwhile has cleared the log.
+    const { encodeScenarioHash } = await import('./share');
     const i = this.logs.imported;
     if (!i) return;
     const { pathname, search } = this.#host.location();
@@ -194,10 +199,11 @@ export class PlaygroundPage {
     await this.pg.start({ ...(auditWindow ? { auditWindow } : {}), ...(memory ? { memory } : {}) });
     let linkError = '';
     // A client log the link replays (issue #22): opened with its scenario, in one load.
-    const trace = this.#traceOf(search, hash);
+    const trace = await this.#traceOf(search, hash);
     const traceError = (e: string) =>
       `The client log in the link could not be opened: ${e}. The scenario is shown without it.`;
-    if (hash.startsWith('#s=')) {
+    if (hash.startsWith(HASH_PREFIX)) {
+      const { decodeScenarioHash } = await import('./share');
       const d = decodeScenarioHash(hash);
       let err = d.ok ? null : d.error;
       if (d.ok) {

@@ -8,11 +8,10 @@
 import lzString from 'lz-string';
 import { quote } from '$lib/machine/excerpt';
 import { parseJsonText, type JsonTextProblem } from '$lib/machine/policy/json-strict';
+import { FORK_PREFIX, HASH_PREFIX, TIMELINE_PREFIX, TRACE_PREFIX } from './share-prefixes';
+export { FORK_PREFIX, HASH_PREFIX, TIMELINE_PREFIX, TRACE_PREFIX };
 
 const { compressToEncodedURIComponent, decompressFromEncodedURIComponent } = lzString;
-
-/** What every scenario hash starts with. */
-export const HASH_PREFIX = '#s=';
 
 /**
  * Bounds on what a pasted link can make the page do. lz-string's alphabet carries 6 bits a
@@ -26,20 +25,6 @@ export const MAX_JSON_CHARS = 5_000_000;
 const ALPHABET = /^[A-Za-z0-9+\-$]*$/;
 
 export type HashDecode = { ok: true; data: unknown } | { ok: false; error: string };
-
-/** What follows the scenario when the link carries a fork (issue #10): `#s=…&f=…`. */
-export const FORK_PREFIX = '&f=';
-/**
- * What follows when the link carries the run's timeline (issue #18, sim/link-timeline.ts): every
- * edit, restart and answer with its time, so the recipient's run is the sender's — `#s=…&e=…`.
- */
-export const TIMELINE_PREFIX = '&e=';
-/**
- * What follows when the run replays an MCP client's log (issue #22, trace mode): `#s=…&t=…`, the
- * log by its ready-made name (`{"ready":"claude-weather"}`) or its files themselves
- * (`{"files":[{"name":…,"text":…}]}`, when they are small enough: traces/trace-link.ts).
- */
-export const TRACE_PREFIX = '&t=';
 
 /**
  * `data` as JSON, compressed, prefixed `#s=`: ready to append to the page's address. With a fork

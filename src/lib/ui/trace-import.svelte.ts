@@ -19,7 +19,7 @@ import type { WhatIfAuditRows, WhatIfReport } from '$lib/sim/whatif';
 import type { AuditFocus } from './guarantees';
 import { LIMITS } from '$lib/sim/limits';
 import type { Playground } from './playground.svelte';
-import { readyLog, shownName, traceLinkOf, type LogFile, type TraceRef } from './traces/trace-link';
+import { readyLog, shownName, type LogFile, type TraceRef } from './traces/trace-link';
 
 /**
  * The most sampling requests the page works the what-if out for. Measured in Node on the
@@ -74,8 +74,11 @@ export class TraceImport {
   /** Bumped by every new what-if: one still being worked out for an older one stops. */
   #generation = 0;
 
-  /** Told when a log has been loaded into the playground (the page writes it into the URL). */
-  onReplay: (() => void) | null = null;
+  /**
+   * Told when a log has been loaded into the playground (the page writes it into the URL); an
+   * import resolves once what it returns has (the page loads the link codec for it).
+   */
+  onReplay: (() => void | Promise<void>) | null = null;
 
   constructor(
     readonly pg: Pick<Playground, 'scenario' | 'trace' | 'load' | 'auditFocus' | 'seed'>,
@@ -135,7 +138,11 @@ export class TraceImport {
     const files = sorted.map((f) => ({ name: shownName(f.name), text: f.text }));
     this.busy = true;
     try {
-      const { importTexts } = await import('$lib/sim/import');
+      // The importer, and the link-size check (it compresses), load with the first log.
+      const [{ importTexts }, { traceLinkOf }] = await Promise.all([
+        import('$lib/sim/import'),
+        import('./traces/trace-link-size')
+      ]);
       const r = importTexts(files.map((f) => [f.name, f.text]));
       if (!r.ok) return `Log not imported: ${r.error}`;
       // The run is made as long as the log (and a minute for the last answers), within a run's bound.
@@ -176,8 +183,9 @@ export class TraceImport {
         this.imported = null;
         return `Log not replayed: ${errors[0]!.path}: ${errors[0]!.message}`;
       }
-      this.onReplay?.();
+      const replayed = this.onReplay?.();
       void this.#work(this.imported);
+      await replayed;
       return null;
     } finally {
       this.busy = false;
@@ -223,8 +231,9 @@ export class TraceImport {
     } finally {
       this.busy = false;
     }
-    this.onReplay?.();
+    const replayed = this.onReplay?.();
     void this.#work(this.imported);
+    await replayed;
     return null;
   }
 

@@ -34,6 +34,8 @@ import type { DecisionStore } from '../../store/decision-store';
 import { openIdbStore, type IdbStore, type OpenResult, type StorageLoss } from '../../store/idb';
 import type { Driver } from '../../client/driver';
 import { ClientHost } from '../../client/host';
+// This page follows each request's XState actor live: the host's actor executor.
+import '../../client/actor-executor';
 import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../../sim/provider';
 import { Rng } from '../../sim/rng';
 import { answerOf, openSdkPair, type Received, type SdkPair } from './sdk-pair';
