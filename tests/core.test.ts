@@ -58,6 +58,9 @@ test('connection-scoped store: a reconnect also buys a fresh evaluation', async 
 
 test('an approved request returns a result frame with its context annotation', async ({ page }) => {
   await page.goto('./single/?scope=connection');
+  // Send is enabled once the page has hydrated and opened its store: a choice made before that
+  // is reset by hydration (the form's state wins), so wait for it as a person would see it.
+  await expect(page.getByRole('button', { name: 'Send request' })).toBeEnabled();
   await page.getByLabel('Context').selectOption('allServers');
   await page.getByRole('button', { name: 'Send request' }).click();
   // The statechart follows the request live: waiting on the user, then done with one frame.
