@@ -220,6 +220,136 @@ interface Child {
 
 const INIT: Ev = { type: 'xstate.init' };
 
+/**
+ * The context's keys in the order `flow.context` writes them (AuthInput's, then the flow's own),
+ * without and with the optional `lane`.
+ */
+const CONTEXT_KEYS = [
+  'request',
+  'config',
+  'policyHash',
+  'cards',
+  'identity',
+  'at',
+  'enteredAt',
+  'stored',
+  'joined',
+  'waitingForFlight',
+  'replayed',
+  'alert',
+  'evaluation',
+  'consent',
+  'gen',
+  'denial',
+  'outcome',
+  'frame',
+  'toStore',
+  'verdict',
+  'budgetDecision',
+  'costMicros',
+  'failure',
+  'storeError',
+  'audit',
+  'path'
+] as const satisfies readonly (keyof Ctx)[];
+const LANE_AT = CONTEXT_KEYS.indexOf('cards') + 1;
+
+/** 0: not the flow's own shape (copied by spread); 1: its shape; 2: its shape with `lane`. */
+type Shape = 0 | 1 | 2;
+
+/** Whether `ctx` has exactly the flow's keys, in its order (with or without `lane`). */
+function shapeOf(ctx: Ctx): Shape {
+  let i = 0;
+  let lane = false;
+  for (const k in ctx) {
+    if (i === LANE_AT && k === 'lane' && !lane) {
+      lane = true;
+      continue;
+    }
+    if (CONTEXT_KEYS[i] !== k) return 0;
+    i++;
+  }
+  if (i !== CONTEXT_KEYS.length) return 0;
+  return lane ? 2 : 1;
+}
+
+/**
+ * A copy of a context of the flow's own shape, as `{ ...ctx }` makes it — the same keys in the
+ * same order, the same values — but written as one literal. Why: the flow's first context is
+ * built by `Object.assign` (a dictionary-mode object), each copy's map differs as fields change
+ * type, and a spread site that sees many maps goes megamorphic: V8 then copies key by key,
+ * growing the copy's property array as it goes — about a kilobyte per copy, seven copies per
+ * request, at thousands of requests a second. A literal is one allocation with one stable map.
+ * `shapeOf` checks the shape once per run; a reducer that adds a key turns it off (#run).
+ */
+function copyContext(c: Ctx, shape: 1 | 2): Ctx {
+  if (shape === 2)
+    return {
+      request: c.request,
+      config: c.config,
+      policyHash: c.policyHash,
+      cards: c.cards,
+      lane: c.lane,
+      identity: c.identity,
+      at: c.at,
+      enteredAt: c.enteredAt,
+      stored: c.stored,
+      joined: c.joined,
+      waitingForFlight: c.waitingForFlight,
+      replayed: c.replayed,
+      alert: c.alert,
+      evaluation: c.evaluation,
+      consent: c.consent,
+      gen: c.gen,
+      denial: c.denial,
+      outcome: c.outcome,
+      frame: c.frame,
+      toStore: c.toStore,
+      verdict: c.verdict,
+      budgetDecision: c.budgetDecision,
+      costMicros: c.costMicros,
+      failure: c.failure,
+      storeError: c.storeError,
+      audit: c.audit,
+      path: c.path
+    } satisfies Record<keyof Ctx, unknown>;
+  return {
+    request: c.request,
+    config: c.config,
+    policyHash: c.policyHash,
+    cards: c.cards,
+    identity: c.identity,
+    at: c.at,
+    enteredAt: c.enteredAt,
+    stored: c.stored,
+    joined: c.joined,
+    waitingForFlight: c.waitingForFlight,
+    replayed: c.replayed,
+    alert: c.alert,
+    evaluation: c.evaluation,
+    consent: c.consent,
+    gen: c.gen,
+    denial: c.denial,
+    outcome: c.outcome,
+    frame: c.frame,
+    toStore: c.toStore,
+    verdict: c.verdict,
+    budgetDecision: c.budgetDecision,
+    costMicros: c.costMicros,
+    failure: c.failure,
+    storeError: c.storeError,
+    audit: c.audit,
+    path: c.path
+  } satisfies Record<Exclude<keyof Ctx, 'lane'>, unknown>;
+}
+
+/** The deferred side effects (`FastRun.#deferred`). */
+const START_CHILD = 0;
+const STOP_CHILD = 1;
+const SET_TIMER = 2;
+const CANCEL_TIMER = 3;
+type Effect = typeof START_CHILD | typeof STOP_CHILD | typeof SET_TIMER | typeof CANCEL_TIMER;
+
 /** The input of a run being copied (clone.ts): the copy is filled in, not started. */
 const COPY = Symbol('copy');
 
@@ -243,13 +373,21 @@ export class FastRun {
   #child: Child | null = null;
   /** Pending `after:` timers by their event type. */
   #timers = new Map<string, unknown>();
-  /** Timers reserved on the clock, not yet inserted, by their event type (see `StepClock`). */
-  #reserved = new Map<string, { reservation: unknown; event: Ev }>();
+  /**
+   * Timers reserved on the clock, not yet inserted (see `StepClock`): flat (event type,
+   * reservation, event) triples in the order reserved. A waiting state has one or two; most are
+   * cancelled in the same turn (a step that answers at once), so a Map and an entry object per
+   * reservation was garbage made for nothing.
+   */
+  #reserved: unknown[] = [];
   /** Events waiting while a step runs (an actor's mailbox); closed until `start()`. */
   #queue: Ev[] = [];
   #busy = true;
-  /** Side effects of a macrostep, run after it (XState's deferred actions). */
-  #deferred: (() => void)[] = [];
+  /**
+   * Side effects of a macrostep, run after it (XState's deferred actions), in order: flat
+   * (effect, argument, argument) triples rather than a closure each — a request makes some twenty.
+   */
+  #deferred: unknown[] = [];
   #initError: unknown = undefined;
   /**
    * True while `context` is a copy made in the current macrostep: later assignments of the same
@@ -259,6 +397,8 @@ export class FastRun {
    * keeps a 30-key context from being cloned a dozen times per request.
    */
   #owned = false;
+  /** The context's shape (see `copyContext`): how the next copy is made. */
+  #shape: Shape = 0;
 
   constructor(
     private readonly table: MachineTable,
@@ -270,7 +410,10 @@ export class FastRun {
     this.state = table.initial;
     if (input === COPY) return;
     try {
-      this.context = table.context(input);
+      const ctx = table.context(input);
+      this.#shape = shapeOf(ctx);
+      // Copied at once into the literal's shape: every read of the first macrostep is fast too.
+      this.context = this.#shape === 0 ? ctx : copyContext(ctx, this.#shape);
       this.#owned = true;
       this.#enter(table.initial, INIT);
       this.#settle(INIT);
@@ -288,7 +431,7 @@ export class FastRun {
    * over the copies of its step logic (the host's), clock and observer.
    */
   clone(m: CloneMap): FastRun {
-    if (this.#busy || this.#queue.length || this.#deferred.length || this.#reserved.size)
+    if (this.#busy || this.#queue.length || this.#deferred.length || this.#reserved.length)
       throw new NotCloneable('a request is mid-step');
     const c = m.set(
       this,
@@ -302,6 +445,7 @@ export class FastRun {
     // represented presentations the record reads at the end: the copy's store's entry, then.
     const ctx = this.context;
     c.context = ctx?.stored ? { ...ctx, stored: m.box(ctx.stored) } : ctx;
+    c.#shape = this.#shape;
     c.state = this.state;
     c.status = this.status;
     c.#child = this.#child ? copyChild(m, this.#child) : null;
@@ -359,10 +503,11 @@ export class FastRun {
 
   /** The run rests: the timers it reserved and did not cancel go onto the clock. */
   #insertReserved(): void {
-    if (this.#busy || this.#reserved.size === 0) return;
-    for (const [type, { reservation, event }] of this.#reserved)
-      this.#timers.set(type, this.clock.insert!(reservation, this.#fire(event)));
-    this.#reserved.clear();
+    const r = this.#reserved;
+    if (this.#busy || r.length === 0) return;
+    this.#reserved = [];
+    for (let i = 0; i < r.length; i += 3)
+      this.#timers.set(r[i] as string, this.clock.insert!(r[i + 1], this.#fire(r[i + 2] as Ev)));
   }
 
   #fire(event: Ev): () => void {
@@ -378,9 +523,11 @@ export class FastRun {
   /** Run the deferred side effects of the last macrostep, in order. */
   #flush(): void {
     const deferred = this.#deferred;
+    if (deferred.length === 0) return;
     this.#deferred = [];
     try {
-      for (const fn of deferred) fn();
+      for (let i = 0; i < deferred.length; i += 3)
+        this.#effect(deferred[i] as Effect, deferred[i + 1], deferred[i + 2]);
     } catch (e) {
       this.#fail(e, this.context);
     }
@@ -401,7 +548,7 @@ export class FastRun {
     this.#busy = false;
     for (const id of this.#timers.values()) this.clock.clearTimeout(id);
     this.#timers.clear();
-    this.#reserved.clear();
+    this.#reserved = [];
     if (this.#child) this.#stop(this.#child);
     this.observer.error(e, before);
   }
@@ -442,7 +589,7 @@ export class FastRun {
       this.#child = null;
       // A step that never started is stopped at once; a running one after the macrostep.
       if (!child.started) child.stopped = true;
-      else this.#deferred.push(() => this.#stop(child));
+      else this.#deferred.push(STOP_CHILD, child, null);
     }
     this.#run(t.actions, ev);
     this.#enter(t.target, ev);
@@ -461,7 +608,7 @@ export class FastRun {
         dispose: undefined
       };
       this.#child = child;
-      this.#deferred.push(() => this.#startChild(child));
+      this.#deferred.push(START_CHILD, child, null);
     }
     if (s.final) {
       this.status = 'done';
@@ -510,29 +657,63 @@ export class FastRun {
         // `Object.assign({}, ...)`: V8 copies a large object into an empty one far slower.
         let next = ctx;
         if (!this.#owned) {
-          next = { ...ctx };
+          next = this.#shape === 0 ? { ...ctx } : copyContext(ctx, this.#shape);
           this.#owned = true;
         }
-        for (const k in partial)
+        for (const k in partial) {
+          // A key the context did not have is added at the end, as a spread would: the copy's
+          // literal no longer matches, so later copies spread.
+          if (this.#shape !== 0 && !(k in next)) this.#shape = 0;
           (next as unknown as Record<string, unknown>)[k] = (partial as Record<string, unknown>)[k];
+        }
         this.context = next;
       } else if (a.kind === 'timer') {
-        const ms = a.delay(this.context!);
-        const event = a.event;
-        this.#deferred.push(() => {
-          if (this.clock.reserve && this.clock.insert)
-            this.#reserved.set(event.type, { reservation: this.clock.reserve(ms), event });
-          else this.#timers.set(event.type, this.clock.setTimeout(this.#fire(event), ms));
-        });
+        this.#deferred.push(SET_TIMER, a.event, a.delay(this.context!));
       } else {
-        const type = a.type;
-        this.#deferred.push(() => {
-          if (this.#reserved.delete(type)) return;
-          const id = this.#timers.get(type);
-          if (id === undefined) return;
-          this.#timers.delete(type);
-          this.clock.clearTimeout(id);
-        });
+        this.#deferred.push(CANCEL_TIMER, a.type, null);
+      }
+    }
+  }
+
+  /** One deferred side effect (see `#deferred`). */
+  #effect(effect: Effect, x: unknown, y: unknown): void {
+    switch (effect) {
+      case START_CHILD:
+        this.#startChild(x as Child);
+        return;
+      case STOP_CHILD:
+        this.#stop(x as Child);
+        return;
+      case SET_TIMER: {
+        const event = x as Ev;
+        const ms = y as number;
+        if (this.clock.reserve && this.clock.insert) {
+          const reservation = this.clock.reserve(ms);
+          const r = this.#reserved;
+          // As a Map's set: a type already reserved keeps its place.
+          for (let i = 0; i < r.length; i += 3)
+            if (r[i] === event.type) {
+              r[i + 1] = reservation;
+              r[i + 2] = event;
+              return;
+            }
+          r.push(event.type, reservation, event);
+        } else this.#timers.set(event.type, this.clock.setTimeout(this.#fire(event), ms));
+        return;
+      }
+      case CANCEL_TIMER: {
+        const type = x as string;
+        const r = this.#reserved;
+        for (let i = 0; i < r.length; i += 3)
+          if (r[i] === type) {
+            r.splice(i, 3);
+            return;
+          }
+        const id = this.#timers.get(type);
+        if (id === undefined) return;
+        this.#timers.delete(type);
+        this.clock.clearTimeout(id);
+        return;
       }
     }
   }
