@@ -388,6 +388,7 @@ export class FastRun {
    * (effect, argument, argument) triples rather than a closure each — a request makes some twenty.
    */
   #deferred: unknown[] = [];
+  #spare: unknown[] = [];
   #initError: unknown = undefined;
   /**
    * True while `context` is a copy made in the current macrostep: later assignments of the same
@@ -524,13 +525,18 @@ export class FastRun {
   #flush(): void {
     const deferred = this.#deferred;
     if (deferred.length === 0) return;
-    this.#deferred = [];
+    // The effects go on a fresh list; this one, run, is the next fresh list (two per run).
+    this.#deferred = this.#spare;
     try {
       for (let i = 0; i < deferred.length; i += 3)
         this.#effect(deferred[i] as Effect, deferred[i + 1], deferred[i + 2]);
     } catch (e) {
       this.#fail(e, this.context);
+      this.#spare = [];
+      return;
     }
+    deferred.length = 0;
+    this.#spare = deferred;
   }
 
   #complete(): void {
