@@ -32,6 +32,7 @@ import {
   type GuardRef,
   type StateName
 } from './flow';
+import { EMPTY_GEN } from './outcomes';
 import type { AuthContext, AuthEvent, AuthInput, AuthOutput } from './types';
 
 /** An invoked step, as the host provides it: the same shape as `fromCallback`'s function. */
@@ -87,6 +88,11 @@ export interface MachineTable {
   readonly rootOn: Map<string, Transition[]>;
   readonly output: (ctx: Ctx, ev: Ev) => AuthOutput;
   readonly context: (input: AuthInput) => Ctx;
+  /**
+   * Whether `firstContext` gives what the flow's own `context` gives (checked once, when the table
+   * is read): then a run builds its first context directly.
+   */
+  readonly direct: boolean;
 }
 
 function unsupported(what: string): never {
@@ -198,7 +204,8 @@ export function tableOf(flow: Flow): MachineTable {
     initial,
     rootOn,
     output: (context) => flow.output(context),
-    context: (input) => flow.context(input)
+    context: (input) => flow.context(input),
+    direct: firstContextMatches(flow)
   };
 }
 
@@ -257,20 +264,119 @@ const LANE_AT = CONTEXT_KEYS.indexOf('cards') + 1;
 /** 0: not the flow's own shape (copied by spread); 1: its shape; 2: its shape with `lane`. */
 type Shape = 0 | 1 | 2;
 
-/** Whether `ctx` has exactly the flow's keys, in its order (with or without `lane`). */
-function shapeOf(ctx: Ctx): Shape {
+/** 1 when `input` has exactly AuthInput's keys in their order, 2 with `lane` too, else 0. */
+function inputShape(input: AuthInput): Shape {
   let i = 0;
   let lane = false;
-  for (const k in ctx) {
+  for (const k in input) {
     if (i === LANE_AT && k === 'lane' && !lane) {
       lane = true;
       continue;
     }
-    if (CONTEXT_KEYS[i] !== k) return 0;
+    if (i >= LANE_AT || CONTEXT_KEYS[i] !== k) return 0;
     i++;
   }
-  if (i !== CONTEXT_KEYS.length) return 0;
+  if (i !== LANE_AT) return 0;
   return lane ? 2 : 1;
+}
+
+/**
+ * The authorisation flow's first context (flow.ts, `context`), written here as one literal.
+ * Why two: the flow builds it with `Object.assign({}, input, {...})`, which V8 turns into a
+ * dictionary-mode object — several microseconds per request, and every read of it slow — while
+ * a literal is one allocation with a stable map. How they are kept equal: `firstContextMatches`
+ * compares the two on probe inputs when a table is read, and a table whose flow's context differs
+ * (flow.ts changed its fields or their first values) never uses this one; fast-context.spec.ts
+ * compares them over generated inputs and fails if the table stops using it.
+ */
+function firstContext(input: AuthInput, shape: 1 | 2): Ctx {
+  const at = input.request.receivedAt;
+  return copyContext(
+    {
+      request: input.request,
+      config: input.config,
+      policyHash: input.policyHash,
+      cards: input.cards,
+      lane: shape === 2 ? input.lane : undefined,
+      identity: '',
+      at,
+      enteredAt: at,
+      stored: null,
+      joined: false,
+      waitingForFlight: false,
+      replayed: false,
+      alert: false,
+      evaluation: null,
+      consent: 'not-asked',
+      gen: { ...EMPTY_GEN },
+      denial: null,
+      outcome: null,
+      frame: null,
+      toStore: null,
+      verdict: null,
+      budgetDecision: null,
+      costMicros: 0,
+      failure: null,
+      storeError: null,
+      audit: null,
+      path: []
+    },
+    shape
+  );
+}
+
+/** Same keys in the same order, and equal values (JSON-equal objects, each made afresh). */
+function sameContext(a: Ctx, b: Ctx): boolean {
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i]!;
+    if (k !== kb[i]) return false;
+    const x = (a as unknown as Record<string, unknown>)[k];
+    const y = (b as unknown as Record<string, unknown>)[k];
+    if (Object.is(x, y)) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (JSON.stringify(x) !== JSON.stringify(y)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether `firstContext` builds what `flow.context` builds, on probe inputs with and without a
+ * lane: the input's members are passed through as they are, so distinct probe objects show it.
+ */
+export function firstContextMatches(flow: Flow): boolean {
+  for (const lane of [undefined, 'probe-lane']) {
+    const input: AuthInput = {
+      request: {
+        id: 'probe',
+        server: 'probe',
+        connection: 'probe#1',
+        params: { messages: [], maxTokens: 1 },
+        receivedAt: 1_234_567
+      },
+      config: Object.freeze({}) as AuthInput['config'],
+      policyHash: 'probe-hash',
+      cards: Object.freeze({}),
+      ...(lane ? { lane } : {})
+    };
+    const shape = inputShape(input);
+    if (shape === 0) return false;
+    try {
+      if (!sameContext(flow.context(input), firstContext(input, shape))) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** A run's first context: built directly when the table allows it, else by the flow. */
+export function startContext(table: MachineTable, input: AuthInput): { ctx: Ctx; shape: Shape } {
+  const shape = table.direct ? inputShape(input) : 0;
+  if (shape !== 0) return { ctx: firstContext(input, shape), shape };
+  return { ctx: table.context(input), shape: 0 };
 }
 
 /**
@@ -280,7 +386,8 @@ function shapeOf(ctx: Ctx): Shape {
  * type, and a spread site that sees many maps goes megamorphic: V8 then copies key by key,
  * growing the copy's property array as it goes — about a kilobyte per copy, seven copies per
  * request, at thousands of requests a second. A literal is one allocation with one stable map.
- * `shapeOf` checks the shape once per run; a reducer that adds a key turns it off (#run).
+ * A run whose first context was built by `firstContext` has the shape; a reducer that adds a key
+ * turns it off (#run).
  */
 function copyContext(c: Ctx, shape: 1 | 2): Ctx {
   if (shape === 2)
@@ -411,10 +518,11 @@ export class FastRun {
     this.state = table.initial;
     if (input === COPY) return;
     try {
-      const ctx = table.context(input);
-      this.#shape = shapeOf(ctx);
-      // Copied at once into the literal's shape: every read of the first macrostep is fast too.
-      this.context = this.#shape === 0 ? ctx : copyContext(ctx, this.#shape);
+      // Built directly (a literal) when the flow's context allows; else the flow's own, whose
+      // copies are spread (checking its shape would walk a dictionary-mode object per request).
+      const first = startContext(table, input);
+      this.context = first.ctx;
+      this.#shape = first.shape;
       this.#owned = true;
       this.#enter(table.initial, INIT);
       this.#settle(INIT);
