@@ -41,7 +41,7 @@ import {
 } from '../machine/evaluate';
 import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
-import type { DecisionStore, MaybePromise } from '../store/decision-store';
+import type { DecisionStore, LookupResult, MaybePromise } from '../store/decision-store';
 import { NotCloneable, revivable, type CloneMap } from '../machine/clone';
 import {
   answered,
@@ -182,6 +182,8 @@ export class ClientHost {
   /** Which flight each leading request (by connection and id) decides. */
   #leaders = new Map<string, string>();
   #seq = 0;
+  /** A model's rate card, for `evaluate`: one function for the host's life, not one per call. */
+  readonly #card = (m: string): RateCard | undefined => this.cards[m];
   /** The actor executor's machine with this host's steps, built on the first actor run. */
   #machine: unknown;
   readonly #executor: Executor;
@@ -232,21 +234,17 @@ export class ClientHost {
       },
       commitDecision: ({ input, sendBack }) => {
         const box = { live: true };
-        const finish = (error?: string) => {
-          if (!box.live) return;
-          sendBack(
-            error ? { type: 'commit.failed', error, at: at() } : { type: 'commit.done', at: at() }
-          );
-        };
         const { connection, decision } = input as CommitInput;
         try {
-          settle(
-            this.store.commit(connection, decision),
-            () => finish(),
-            (e) => finish(errorText(e))
-          );
+          const r = this.store.commit(connection, decision);
+          if (isPromise(r))
+            r.then(
+              () => this.#committed(box, sendBack),
+              (e: unknown) => this.#committed(box, sendBack, errorText(e))
+            );
+          else this.#committed(box, sendBack);
         } catch (e) {
-          finish(errorText(e));
+          this.#committed(box, sendBack, errorText(e));
         }
         return stopper(box);
       }
@@ -330,31 +328,64 @@ export class ClientHost {
       flight.waiters.push(this.#waiter(input, flight, alert, send, alive));
       return;
     }
-    const lead = () => {
-      this.#flights.set(key, { waiters: [], represented: 0 });
-      this.#leaders.set(reservationKey(input.connection, input.requestId), key);
-    };
     const now = this.clock.now();
-    const fail = (e: unknown) => {
-      lead();
-      send({ type: 'store.failed', error: errorText(e), alert, at: this.clock.now() });
-    };
+    // Methods, not closures: a memory store answers in this turn, every request passes here.
     try {
-      settle(
-        this.store.lookup(input.server, input.connection, input.identity, input.policyHash, now),
-        (hit) => {
-          if (hit) {
-            send({ type: 'store.hit', decision: hit.decision, alert, at: this.clock.now() });
-          } else {
-            lead();
-            send({ type: 'store.miss', alert, at: this.clock.now() });
-          }
-        },
-        fail
+      const looked = this.store.lookup(
+        input.server,
+        input.connection,
+        input.identity,
+        input.policyHash,
+        now
       );
+      if (isPromise(looked))
+        looked.then(
+          (hit) => this.#looked(input, key, alert, send, hit),
+          (e: unknown) => this.#lookupFailed(input, key, alert, send, e)
+        );
+      else this.#looked(input, key, alert, send, looked);
     } catch (e) {
-      fail(e);
+      this.#lookupFailed(input, key, alert, send, e);
     }
+  }
+
+  /** This presentation decides its identity: later ones join it until it lands. */
+  #lead(input: LookupInput, key: string): void {
+    this.#flights.set(key, { waiters: [], represented: 0 });
+    this.#leaders.set(reservationKey(input.connection, input.requestId), key);
+  }
+
+  #looked(
+    input: LookupInput,
+    key: string,
+    alert: boolean,
+    send: (ev: AuthEvent) => void,
+    hit: LookupResult | null
+  ): void {
+    if (hit) {
+      send({ type: 'store.hit', decision: hit.decision, alert, at: this.clock.now() });
+    } else {
+      this.#lead(input, key);
+      send({ type: 'store.miss', alert, at: this.clock.now() });
+    }
+  }
+
+  #lookupFailed(
+    input: LookupInput,
+    key: string,
+    alert: boolean,
+    send: (ev: AuthEvent) => void,
+    e: unknown
+  ): void {
+    this.#lead(input, key);
+    send({ type: 'store.failed', error: errorText(e), alert, at: this.clock.now() });
+  }
+
+  /** A commit ended (with `error` when it failed): the step says so while it is live. */
+  #committed(box: { live: boolean }, sendBack: (ev: AuthEvent) => void, error?: string): void {
+    if (!box.live) return;
+    const at = this.clock.now();
+    sendBack(error ? { type: 'commit.failed', error, at } : { type: 'commit.done', at });
   }
 
   /** A presentation waiting for `flight`'s verdict. */
@@ -697,7 +728,7 @@ export class ClientHost {
       server: input.server,
       params: input.params,
       block,
-      card: (m: string) => this.cards[m],
+      card: this.#card,
       volume,
       heldMicros: this.#held('server', input.server),
       heldUntil: this.#heldUntil(input.server),

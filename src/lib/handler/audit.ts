@@ -36,8 +36,17 @@ function line(r: HandlerAuditRecord): string {
 export class AuditSink implements AuditLog {
   readonly #target: AuditTarget | undefined;
   readonly #shadow: boolean;
-  /** Each record's write, by the host's record object (the frame waits for it). */
+  /**
+   * Each record's write, by the host's record object (the frame waits for it). The latest
+   * append's is kept aside: the handler asks for it in the same turn the host appended it (the
+   * host appends, then hands the record over), so a record asked for before the next append
+   * never enters the weak map — an entry per request in a WeakMap is garbage the collector has
+   * to trace specially. One not asked for by then moves into the map.
+   */
   #writes = new WeakMap<object, Promise<void>>();
+  #lastRecord: object | null = null;
+  #lastWrite: Promise<void> | null = null;
+  #lastAsked = false;
   #tail: Promise<void> = Promise.resolve();
   #written = 0;
   /** Records appended and not yet written (or failed): the audit queue. */
@@ -54,15 +63,13 @@ export class AuditSink implements AuditLog {
   append(r: AuditRecord): void {
     const target = this.#target;
     if (target === undefined) return;
-    // Read when written, not now: the handler may still mark the record (failedClosed) in the
-    // turn the host appended it.
-    const record = (): HandlerAuditRecord =>
-      this.#shadow ? Object.assign({}, r, { shadow: { outcome: r.outcome, reason: r.reason } }) : r;
     this.#pending++;
+    // Read when written, not now (`#record`): the handler may still mark the record
+    // (failedClosed) in the turn the host appended it.
     const write =
       typeof target === 'string'
-        ? this.#tail.then(() => this.#appendFile(target, line(record())))
-        : this.#tail.then(() => target(record()));
+        ? this.#tail.then(() => this.#appendFile(target, line(this.#record(r))))
+        : this.#tail.then(() => target(this.#record(r)));
     const done = write.then(
       () => {
         this.#pending--;
@@ -73,14 +80,33 @@ export class AuditSink implements AuditLog {
         throw e;
       }
     );
-    this.#writes.set(r, done);
+    if (this.#lastRecord !== null && !this.#lastAsked)
+      this.#writes.set(this.#lastRecord, this.#lastWrite!);
+    this.#lastRecord = r;
+    this.#lastWrite = done;
+    this.#lastAsked = false;
     // The chain goes on after a failed write: the failure is that record's request's, not every
     // later one's.
     this.#tail = done.catch(() => {});
   }
 
-  /** The write of the record the host appended (resolved when there is no target). */
+  /** The record as written: in shadow mode, with what the policy would have done. */
+  #record(r: AuditRecord): HandlerAuditRecord {
+    return this.#shadow
+      ? Object.assign({}, r, { shadow: { outcome: r.outcome, reason: r.reason } })
+      : r;
+  }
+
+  /**
+   * The write of the record the host appended (resolved when there is no target). Ask once per
+   * record: handler.ts does, in the turn the host hands the record over. A record asked for a
+   * second time after a later append is no longer known, and gets a resolved promise.
+   */
   written(r: AuditRecord): Promise<void> {
+    if (r === this.#lastRecord) {
+      this.#lastAsked = true;
+      return this.#lastWrite!;
+    }
     return this.#writes.get(r) ?? Promise.resolve();
   }
 

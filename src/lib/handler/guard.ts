@@ -130,18 +130,20 @@ export class GuardedStore implements DecisionStore {
   }
 
   commit(connection: string, decision: StoredDecision): MaybePromise<void> {
-    const fail = (e: unknown): never => {
-      const err = asError(e);
-      this.#failed.set(key(connection, decision.server, decision.identity), err);
-      throw err;
-    };
     try {
       this.#checkRoom();
       const r = this.#inner.commit(connection, decision);
-      return isPromise(r) ? r.catch(fail) : r;
+      return isPromise(r) ? r.catch((e: unknown) => this.#fail(connection, decision, e)) : r;
     } catch (e) {
-      return fail(e);
+      return this.#fail(connection, decision, e);
     }
+  }
+
+  /** Remember a failed commit for the request that made it, and throw it on. */
+  #fail(connection: string, decision: StoredDecision, e: unknown): never {
+    const err = asError(e);
+    this.#failed.set(key(connection, decision.server, decision.identity), err);
+    throw err;
   }
 
   /** Throw when the store is at its bound even after dropping what has expired. */

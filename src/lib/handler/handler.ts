@@ -133,6 +133,45 @@ function errorText(e: unknown): string {
 }
 
 /**
+ * True when every string in `v` — object keys and values, at any depth — is well-formed UTF-16:
+ * what `loneSurrogateAt(v) === null` says, without building a path per value (the path is built
+ * only for the rare request that has one). Recursive: run after the depth check, which bounds it.
+ */
+function wellFormed(v: unknown): boolean {
+  if (typeof v === 'string') return v.isWellFormed();
+  if (typeof v !== 'object' || v === null) return true;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) if (!wellFormed(v[i])) return false;
+    return true;
+  }
+  const o = v as Record<string, unknown>;
+  for (const k of Object.keys(o)) if (!k.isWellFormed() || !wellFormed(o[k])) return false;
+  return true;
+}
+
+/** The abort listener's options: one object for every request. */
+const ONCE: AddEventListenerOptions = { once: true };
+
+/**
+ * One request on a connection, from its arrival to its answer: the promise's settle functions,
+ * the run, and — as an EventListener object (`handleEvent`) — the listener that cancels the run
+ * when the server's abort signal fires. One object per request rather than a closure per role.
+ */
+class Pending {
+  run: RunHandle | undefined = undefined;
+  /** The run has ended (it may end inside `authorize`: a stored decision answers at once). */
+  ended = false;
+  constructor(
+    readonly resolve: (v: CreateMessageResult) => void,
+    readonly reject: (e: unknown) => void,
+    readonly signal: AbortSignal | undefined
+  ) {}
+  handleEvent(): void {
+    this.run?.cancel();
+  }
+}
+
+/**
  * The request's params, or why they cannot be authorised (the SDK has checked their shape; these
  * are the lab's own bounds, the ones every place params enter applies before hashing).
  */
@@ -141,7 +180,7 @@ function validParams(request: SamplingRequestMessage): SamplingParams | string {
   if (typeof p !== 'object' || p === null || Array.isArray(p)) return '$.params: not an object';
   const deep = depthExceeded(p);
   if (deep) return `${depthPathText(deep, '$.params')}: nested too deep`;
-  const lone = loneSurrogateAt(p);
+  const lone = wellFormed(p) ? null : loneSurrogateAt(p);
   if (lone) return `${depthPathText(lone, '$.params')}: ${LONE_SURROGATE}`;
   const params = p as SamplingParams;
   if (!Array.isArray(params.messages)) return '$.params.messages: not an array';
@@ -306,6 +345,29 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
       pending--;
       inFlight--;
     };
+    /** A request's run ended with `out`: fail it closed if its decision was lost, then answer. */
+    const finished = (req: Pending, params: SamplingParams, out: AuthOutput): void => {
+      req.ended = true;
+      if (req.run) running.delete(req.run);
+      req.signal?.removeEventListener('abort', req, ONCE);
+      // The decision this request made could not be kept: fail closed, and say so in its
+      // record (written after this turn) and the log.
+      const lost = store.takeFailure(id, server, out.audit.identity);
+      if (lost) {
+        const message = `the decision could not be stored: ${errorText(lost)}`;
+        (out.audit as HandlerAuditRecord).failedClosed = { code: INTERNAL, message };
+        report(new Error(message), {
+          kind: 'store',
+          server,
+          connection: id,
+          requestId: out.audit.requestId
+        });
+      }
+      answer(server, params, out, req.signal).then(
+        (v) => (settled(), req.resolve(v)),
+        (e: unknown) => (settled(), req.reject(e))
+      );
+    };
     const conn: Connection = {
       server,
       id,
@@ -346,55 +408,32 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
           const params: SamplingParams = { ...valid };
           pending++;
           inFlight++;
-          const done = (v: CreateMessageResult) => (settled(), resolve(v));
-          const failed = (e: unknown) => (settled(), reject(e));
-          const signal = extra?.signal ?? extra?.mcpReq?.signal;
+          const req = new Pending(resolve, reject, extra?.signal ?? extra?.mcpReq?.signal);
           const requestId = extra?.requestId ?? extra?.mcpReq?.id;
-          // The run may end inside `authorize` (a stored decision answers synchronously).
-          const self: { run?: RunHandle; done: boolean } = { done: false };
-          const cancel = () => self.run?.cancel();
-          const run = (onDone: (out: AuthOutput) => void): RunHandle | null => {
-            try {
-              return host.authorize(
-                {
-                  id: requestId ?? `handler-${++seq}`,
-                  server,
-                  connection: id,
-                  params,
-                  receivedAt: clock.now()
-                },
-                onDone
-              );
-            } catch (e) {
-              // The host answers its own failures with a frame; this is a bug outside it.
-              failed(new SamplingError(INTERNAL, `internal error: ${errorText(e)}`));
-              return null;
-            }
-          };
-          const started = run((out: AuthOutput) => {
-            self.done = true;
-            if (self.run) running.delete(self.run);
-            signal?.removeEventListener('abort', cancel);
-            // The decision this request made could not be kept: fail closed, and say so in its
-            // record (written after this turn) and the log.
-            const lost = store.takeFailure(id, server, out.audit.identity);
-            if (lost) {
-              const message = `the decision could not be stored: ${errorText(lost)}`;
-              (out.audit as HandlerAuditRecord).failedClosed = { code: INTERNAL, message };
-              report(new Error(message), {
-                kind: 'store',
+          let started: RunHandle;
+          try {
+            started = host.authorize(
+              {
+                id: requestId ?? `handler-${++seq}`,
                 server,
                 connection: id,
-                requestId: out.audit.requestId
-              });
-            }
-            answer(server, params, out, signal).then(done, failed);
-          });
-          if (started === null || self.done) return;
-          self.run = started;
-          running.add(self.run);
-          if (signal?.aborted) cancel();
-          else signal?.addEventListener('abort', cancel, { once: true });
+                params,
+                receivedAt: clock.now()
+              },
+              (out: AuthOutput) => finished(req, params, out)
+            );
+          } catch (e) {
+            // The host answers its own failures with a frame; this is a bug outside it.
+            settled();
+            reject(new SamplingError(INTERNAL, `internal error: ${errorText(e)}`));
+            return;
+          }
+          if (req.ended) return;
+          req.run = started;
+          running.add(started);
+          const signal = req.signal;
+          if (signal?.aborted) req.handleEvent();
+          else signal?.addEventListener('abort', req, ONCE);
         }),
       close: () => {
         if (ended) return;

@@ -186,6 +186,11 @@ export function consentSource(
 
 const STOP_REASONS = new Set(['endTurn', 'maxTokens', 'stopSequence']);
 
+/** The model call failed: said once, unless the host already stopped it. */
+function failed(ctl: LazyAbort, emit: Parameters<ProviderSource>[1], e: unknown): void {
+  if (!ctl.aborted) emit({ type: 'provider.failed', kind: 'error', message: errorText(e) });
+}
+
 /** The result as the meter reads it, or why it cannot be read. */
 function readResult(r: unknown): { text: string; tokens: number } | string {
   const content = (r as SampleResult | null)?.content;
@@ -209,9 +214,6 @@ export function providerSource(
 ): ProviderSource {
   return (input: ProviderInput, emit) => {
     const ctl = new LazyAbort();
-    const failed = (e: unknown) => {
-      if (!ctl.aborted) emit({ type: 'provider.failed', kind: 'error', message: errorText(e) });
-    };
     let call: Promise<SampleResult>;
     try {
       call = Promise.resolve(sample(input.params, new SampleOptionsObject(input, ctl)));
@@ -224,7 +226,7 @@ export function providerSource(
         settled = true;
         if (ctl.aborted) return;
         const read = readResult(result);
-        if (typeof read === 'string') return failed(new Error(read));
+        if (typeof read === 'string') return failed(ctl, emit, new Error(read));
         seen(input.params, result);
         const stop = result.stopReason;
         emit({ type: 'provider.started', cachedInputTokens: 0 });
@@ -239,7 +241,7 @@ export function providerSource(
       },
       (e: unknown) => {
         settled = true;
-        failed(e);
+        failed(ctl, emit, e);
       }
     );
     // Abort only a call still running (an abort builds a DOMException: not on every request).

@@ -32,6 +32,7 @@ import {
   type GuardRef,
   type StateName
 } from './flow';
+import { EMPTY_GEN } from './outcomes';
 import type { AuthContext, AuthEvent, AuthInput, AuthOutput } from './types';
 
 /** An invoked step, as the host provides it: the same shape as `fromCallback`'s function. */
@@ -87,6 +88,11 @@ export interface MachineTable {
   readonly rootOn: Map<string, Transition[]>;
   readonly output: (ctx: Ctx, ev: Ev) => AuthOutput;
   readonly context: (input: AuthInput) => Ctx;
+  /**
+   * Whether `firstContext` gives what the flow's own `context` gives (checked once, when the table
+   * is read): then a run builds its first context directly.
+   */
+  readonly direct: boolean;
 }
 
 function unsupported(what: string): never {
@@ -198,7 +204,8 @@ export function tableOf(flow: Flow): MachineTable {
     initial,
     rootOn,
     output: (context) => flow.output(context),
-    context: (input) => flow.context(input)
+    context: (input) => flow.context(input),
+    direct: firstContextMatches(flow)
   };
 }
 
@@ -219,6 +226,236 @@ interface Child {
 }
 
 const INIT: Ev = { type: 'xstate.init' };
+
+/**
+ * The context's keys in the order `flow.context` writes them (AuthInput's, then the flow's own),
+ * without and with the optional `lane`.
+ */
+const CONTEXT_KEYS = [
+  'request',
+  'config',
+  'policyHash',
+  'cards',
+  'identity',
+  'at',
+  'enteredAt',
+  'stored',
+  'joined',
+  'waitingForFlight',
+  'replayed',
+  'alert',
+  'evaluation',
+  'consent',
+  'gen',
+  'denial',
+  'outcome',
+  'frame',
+  'toStore',
+  'verdict',
+  'budgetDecision',
+  'costMicros',
+  'failure',
+  'storeError',
+  'audit',
+  'path'
+] as const satisfies readonly (keyof Ctx)[];
+const LANE_AT = CONTEXT_KEYS.indexOf('cards') + 1;
+
+/** 0: not the flow's own shape (copied by spread); 1: its shape; 2: its shape with `lane`. */
+type Shape = 0 | 1 | 2;
+
+/** 1 when `input` has exactly AuthInput's keys in their order, 2 with `lane` too, else 0. */
+function inputShape(input: AuthInput): Shape {
+  let i = 0;
+  let lane = false;
+  for (const k in input) {
+    if (i === LANE_AT && k === 'lane' && !lane) {
+      lane = true;
+      continue;
+    }
+    if (i >= LANE_AT || CONTEXT_KEYS[i] !== k) return 0;
+    i++;
+  }
+  if (i !== LANE_AT) return 0;
+  return lane ? 2 : 1;
+}
+
+/**
+ * The authorisation flow's first context (flow.ts, `context`), written here as one literal.
+ * Why two: the flow builds it with `Object.assign({}, input, {...})`, which V8 turns into a
+ * dictionary-mode object — several microseconds per request, and every read of it slow — while
+ * a literal is one allocation with a stable map. How they are kept equal: `firstContextMatches`
+ * compares the two on probe inputs when a table is read, and a table whose flow's context differs
+ * (flow.ts changed its fields or their first values) never uses this one; fast-context.spec.ts
+ * compares them over generated inputs and fails if the table stops using it.
+ */
+function firstContext(input: AuthInput, shape: 1 | 2): Ctx {
+  const at = input.request.receivedAt;
+  return copyContext(
+    {
+      request: input.request,
+      config: input.config,
+      policyHash: input.policyHash,
+      cards: input.cards,
+      lane: shape === 2 ? input.lane : undefined,
+      identity: '',
+      at,
+      enteredAt: at,
+      stored: null,
+      joined: false,
+      waitingForFlight: false,
+      replayed: false,
+      alert: false,
+      evaluation: null,
+      consent: 'not-asked',
+      gen: { ...EMPTY_GEN },
+      denial: null,
+      outcome: null,
+      frame: null,
+      toStore: null,
+      verdict: null,
+      budgetDecision: null,
+      costMicros: 0,
+      failure: null,
+      storeError: null,
+      audit: null,
+      path: []
+    },
+    shape
+  );
+}
+
+/** Same keys in the same order, and equal values (JSON-equal objects, each made afresh). */
+function sameContext(a: Ctx, b: Ctx): boolean {
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) {
+    const k = ka[i]!;
+    if (k !== kb[i]) return false;
+    const x = (a as unknown as Record<string, unknown>)[k];
+    const y = (b as unknown as Record<string, unknown>)[k];
+    if (Object.is(x, y)) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    if (JSON.stringify(x) !== JSON.stringify(y)) return false;
+  }
+  return true;
+}
+
+/**
+ * Whether `firstContext` builds what `flow.context` builds, on probe inputs with and without a
+ * lane: the input's members are passed through as they are, so distinct probe objects show it.
+ */
+export function firstContextMatches(flow: Flow): boolean {
+  for (const lane of [undefined, 'probe-lane']) {
+    const input: AuthInput = {
+      request: {
+        id: 'probe',
+        server: 'probe',
+        connection: 'probe#1',
+        params: { messages: [], maxTokens: 1 },
+        receivedAt: 1_234_567
+      },
+      config: Object.freeze({}) as AuthInput['config'],
+      policyHash: 'probe-hash',
+      cards: Object.freeze({}),
+      ...(lane ? { lane } : {})
+    };
+    const shape = inputShape(input);
+    if (shape === 0) return false;
+    try {
+      if (!sameContext(flow.context(input), firstContext(input, shape))) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
+}
+
+/** A run's first context: built directly when the table allows it, else by the flow. */
+export function startContext(table: MachineTable, input: AuthInput): { ctx: Ctx; shape: Shape } {
+  const shape = table.direct ? inputShape(input) : 0;
+  if (shape !== 0) return { ctx: firstContext(input, shape), shape };
+  return { ctx: table.context(input), shape: 0 };
+}
+
+/**
+ * A copy of a context of the flow's own shape, as `{ ...ctx }` makes it — the same keys in the
+ * same order, the same values — but written as one literal. Why: the flow's first context is
+ * built by `Object.assign` (a dictionary-mode object), each copy's map differs as fields change
+ * type, and a spread site that sees many maps goes megamorphic: V8 then copies key by key,
+ * growing the copy's property array as it goes — about a kilobyte per copy, seven copies per
+ * request, at thousands of requests a second. A literal is one allocation with one stable map.
+ * A run whose first context was built by `firstContext` has the shape; a reducer that adds a key
+ * turns it off (#run).
+ */
+function copyContext(c: Ctx, shape: 1 | 2): Ctx {
+  if (shape === 2)
+    return {
+      request: c.request,
+      config: c.config,
+      policyHash: c.policyHash,
+      cards: c.cards,
+      lane: c.lane,
+      identity: c.identity,
+      at: c.at,
+      enteredAt: c.enteredAt,
+      stored: c.stored,
+      joined: c.joined,
+      waitingForFlight: c.waitingForFlight,
+      replayed: c.replayed,
+      alert: c.alert,
+      evaluation: c.evaluation,
+      consent: c.consent,
+      gen: c.gen,
+      denial: c.denial,
+      outcome: c.outcome,
+      frame: c.frame,
+      toStore: c.toStore,
+      verdict: c.verdict,
+      budgetDecision: c.budgetDecision,
+      costMicros: c.costMicros,
+      failure: c.failure,
+      storeError: c.storeError,
+      audit: c.audit,
+      path: c.path
+    } satisfies Record<keyof Ctx, unknown>;
+  return {
+    request: c.request,
+    config: c.config,
+    policyHash: c.policyHash,
+    cards: c.cards,
+    identity: c.identity,
+    at: c.at,
+    enteredAt: c.enteredAt,
+    stored: c.stored,
+    joined: c.joined,
+    waitingForFlight: c.waitingForFlight,
+    replayed: c.replayed,
+    alert: c.alert,
+    evaluation: c.evaluation,
+    consent: c.consent,
+    gen: c.gen,
+    denial: c.denial,
+    outcome: c.outcome,
+    frame: c.frame,
+    toStore: c.toStore,
+    verdict: c.verdict,
+    budgetDecision: c.budgetDecision,
+    costMicros: c.costMicros,
+    failure: c.failure,
+    storeError: c.storeError,
+    audit: c.audit,
+    path: c.path
+  } satisfies Record<Exclude<keyof Ctx, 'lane'>, unknown>;
+}
+
+/** The deferred side effects (`FastRun.#deferred`). */
+const START_CHILD = 0;
+const STOP_CHILD = 1;
+const SET_TIMER = 2;
+const CANCEL_TIMER = 3;
+type Effect = typeof START_CHILD | typeof STOP_CHILD | typeof SET_TIMER | typeof CANCEL_TIMER;
 
 /** The input of a run being copied (clone.ts): the copy is filled in, not started. */
 const COPY = Symbol('copy');
@@ -243,13 +480,22 @@ export class FastRun {
   #child: Child | null = null;
   /** Pending `after:` timers by their event type. */
   #timers = new Map<string, unknown>();
-  /** Timers reserved on the clock, not yet inserted, by their event type (see `StepClock`). */
-  #reserved = new Map<string, { reservation: unknown; event: Ev }>();
+  /**
+   * Timers reserved on the clock, not yet inserted (see `StepClock`): flat (event type,
+   * reservation, event) triples in the order reserved. A waiting state has one or two; most are
+   * cancelled in the same turn (a step that answers at once), so a Map and an entry object per
+   * reservation was garbage made for nothing.
+   */
+  #reserved: unknown[] = [];
   /** Events waiting while a step runs (an actor's mailbox); closed until `start()`. */
   #queue: Ev[] = [];
   #busy = true;
-  /** Side effects of a macrostep, run after it (XState's deferred actions). */
-  #deferred: (() => void)[] = [];
+  /**
+   * Side effects of a macrostep, run after it (XState's deferred actions), in order: flat
+   * (effect, argument, argument) triples rather than a closure each — a request makes some twenty.
+   */
+  #deferred: unknown[] = [];
+  #spare: unknown[] = [];
   #initError: unknown = undefined;
   /**
    * True while `context` is a copy made in the current macrostep: later assignments of the same
@@ -259,6 +505,8 @@ export class FastRun {
    * keeps a 30-key context from being cloned a dozen times per request.
    */
   #owned = false;
+  /** The context's shape (see `copyContext`): how the next copy is made. */
+  #shape: Shape = 0;
 
   constructor(
     private readonly table: MachineTable,
@@ -270,7 +518,11 @@ export class FastRun {
     this.state = table.initial;
     if (input === COPY) return;
     try {
-      this.context = table.context(input);
+      // Built directly (a literal) when the flow's context allows; else the flow's own, whose
+      // copies are spread (checking its shape would walk a dictionary-mode object per request).
+      const first = startContext(table, input);
+      this.context = first.ctx;
+      this.#shape = first.shape;
       this.#owned = true;
       this.#enter(table.initial, INIT);
       this.#settle(INIT);
@@ -288,7 +540,7 @@ export class FastRun {
    * over the copies of its step logic (the host's), clock and observer.
    */
   clone(m: CloneMap): FastRun {
-    if (this.#busy || this.#queue.length || this.#deferred.length || this.#reserved.size)
+    if (this.#busy || this.#queue.length || this.#deferred.length || this.#reserved.length)
       throw new NotCloneable('a request is mid-step');
     const c = m.set(
       this,
@@ -302,6 +554,7 @@ export class FastRun {
     // represented presentations the record reads at the end: the copy's store's entry, then.
     const ctx = this.context;
     c.context = ctx?.stored ? { ...ctx, stored: m.box(ctx.stored) } : ctx;
+    c.#shape = this.#shape;
     c.state = this.state;
     c.status = this.status;
     c.#child = this.#child ? copyChild(m, this.#child) : null;
@@ -359,10 +612,11 @@ export class FastRun {
 
   /** The run rests: the timers it reserved and did not cancel go onto the clock. */
   #insertReserved(): void {
-    if (this.#busy || this.#reserved.size === 0) return;
-    for (const [type, { reservation, event }] of this.#reserved)
-      this.#timers.set(type, this.clock.insert!(reservation, this.#fire(event)));
-    this.#reserved.clear();
+    const r = this.#reserved;
+    if (this.#busy || r.length === 0) return;
+    this.#reserved = [];
+    for (let i = 0; i < r.length; i += 3)
+      this.#timers.set(r[i] as string, this.clock.insert!(r[i + 1], this.#fire(r[i + 2] as Ev)));
   }
 
   #fire(event: Ev): () => void {
@@ -378,12 +632,19 @@ export class FastRun {
   /** Run the deferred side effects of the last macrostep, in order. */
   #flush(): void {
     const deferred = this.#deferred;
-    this.#deferred = [];
+    if (deferred.length === 0) return;
+    // The effects go on a fresh list; this one, run, is the next fresh list (two per run).
+    this.#deferred = this.#spare;
     try {
-      for (const fn of deferred) fn();
+      for (let i = 0; i < deferred.length; i += 3)
+        this.#effect(deferred[i] as Effect, deferred[i + 1], deferred[i + 2]);
     } catch (e) {
       this.#fail(e, this.context);
+      this.#spare = [];
+      return;
     }
+    deferred.length = 0;
+    this.#spare = deferred;
   }
 
   #complete(): void {
@@ -401,7 +662,7 @@ export class FastRun {
     this.#busy = false;
     for (const id of this.#timers.values()) this.clock.clearTimeout(id);
     this.#timers.clear();
-    this.#reserved.clear();
+    this.#reserved = [];
     if (this.#child) this.#stop(this.#child);
     this.observer.error(e, before);
   }
@@ -442,7 +703,7 @@ export class FastRun {
       this.#child = null;
       // A step that never started is stopped at once; a running one after the macrostep.
       if (!child.started) child.stopped = true;
-      else this.#deferred.push(() => this.#stop(child));
+      else this.#deferred.push(STOP_CHILD, child, null);
     }
     this.#run(t.actions, ev);
     this.#enter(t.target, ev);
@@ -461,7 +722,7 @@ export class FastRun {
         dispose: undefined
       };
       this.#child = child;
-      this.#deferred.push(() => this.#startChild(child));
+      this.#deferred.push(START_CHILD, child, null);
     }
     if (s.final) {
       this.status = 'done';
@@ -510,29 +771,63 @@ export class FastRun {
         // `Object.assign({}, ...)`: V8 copies a large object into an empty one far slower.
         let next = ctx;
         if (!this.#owned) {
-          next = { ...ctx };
+          next = this.#shape === 0 ? { ...ctx } : copyContext(ctx, this.#shape);
           this.#owned = true;
         }
-        for (const k in partial)
+        for (const k in partial) {
+          // A key the context did not have is added at the end, as a spread would: the copy's
+          // literal no longer matches, so later copies spread.
+          if (this.#shape !== 0 && !(k in next)) this.#shape = 0;
           (next as unknown as Record<string, unknown>)[k] = (partial as Record<string, unknown>)[k];
+        }
         this.context = next;
       } else if (a.kind === 'timer') {
-        const ms = a.delay(this.context!);
-        const event = a.event;
-        this.#deferred.push(() => {
-          if (this.clock.reserve && this.clock.insert)
-            this.#reserved.set(event.type, { reservation: this.clock.reserve(ms), event });
-          else this.#timers.set(event.type, this.clock.setTimeout(this.#fire(event), ms));
-        });
+        this.#deferred.push(SET_TIMER, a.event, a.delay(this.context!));
       } else {
-        const type = a.type;
-        this.#deferred.push(() => {
-          if (this.#reserved.delete(type)) return;
-          const id = this.#timers.get(type);
-          if (id === undefined) return;
-          this.#timers.delete(type);
-          this.clock.clearTimeout(id);
-        });
+        this.#deferred.push(CANCEL_TIMER, a.type, null);
+      }
+    }
+  }
+
+  /** One deferred side effect (see `#deferred`). */
+  #effect(effect: Effect, x: unknown, y: unknown): void {
+    switch (effect) {
+      case START_CHILD:
+        this.#startChild(x as Child);
+        return;
+      case STOP_CHILD:
+        this.#stop(x as Child);
+        return;
+      case SET_TIMER: {
+        const event = x as Ev;
+        const ms = y as number;
+        if (this.clock.reserve && this.clock.insert) {
+          const reservation = this.clock.reserve(ms);
+          const r = this.#reserved;
+          // As a Map's set: a type already reserved keeps its place.
+          for (let i = 0; i < r.length; i += 3)
+            if (r[i] === event.type) {
+              r[i + 1] = reservation;
+              r[i + 2] = event;
+              return;
+            }
+          r.push(event.type, reservation, event);
+        } else this.#timers.set(event.type, this.clock.setTimeout(this.#fire(event), ms));
+        return;
+      }
+      case CANCEL_TIMER: {
+        const type = x as string;
+        const r = this.#reserved;
+        for (let i = 0; i < r.length; i += 3)
+          if (r[i] === type) {
+            r.splice(i, 3);
+            return;
+          }
+        const id = this.#timers.get(type);
+        if (id === undefined) return;
+        this.#timers.delete(type);
+        this.clock.clearTimeout(id);
+        return;
       }
     }
   }
