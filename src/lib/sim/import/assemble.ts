@@ -20,8 +20,8 @@
  */
 import { quote } from '../../machine/excerpt';
 import type { SamplingParams } from '../../machine/types';
-import { LIMITS } from '../limits';
-import { traceEventProblem, type Logged, type TraceEvent } from '../trace';
+import { LIMITS } from '../input/limits';
+import { traceEventProblem, type Logged, type TraceEvent } from '../input/trace';
 
 export type ImportFormat = 'claude' | 'inspector' | 'ndjson' | 'audit';
 export const IMPORT_FORMATS: readonly ImportFormat[] = ['claude', 'inspector', 'ndjson', 'audit'];
