@@ -22,6 +22,7 @@ import {
   type TimelineAction
 } from './engine';
 import { liveDecisions } from './restart';
+import { applyAction } from './apply-action';
 import { LANE_IDS, type LaneId, type Scenario } from '../input/scenario';
 
 /** What one lane looks like at a checkpoint. */
@@ -180,35 +181,6 @@ export function advanceToPosition(sim: Simulation, to: RunPosition): void {
     throw new Error(
       `re-simulation diverged: at ${sim.now} after ${sim.events} events, expected ${to.t} after ${to.events}`
     );
-}
-
-/** Apply a recorded action to a simulation (it records the action again, at the same position). */
-export function applyAction(sim: Simulation, a: TimelineAction): void {
-  switch (a.kind) {
-    case 'config':
-      sim.setLaneConfig(a.lane, a.client, a.what);
-      return;
-    case 'policy':
-      sim.setLanePolicy(a.lane, a.policy);
-      return;
-    case 'restart':
-      sim.restartClient();
-      return;
-    case 'extend': {
-      const r = sim.extendTo(a.end);
-      if (!r.ok) throw new Error(`cannot replay an extension: ${r.message}`);
-      return;
-    }
-    case 'human':
-      sim.setHuman(a.lanes);
-      return;
-    case 'consent':
-      if (!sim.answerConsent(a.lane, a.connection, a.requestId, a.approved))
-        throw new Error(
-          `re-simulation diverged: no consent dialog open for lane ${a.lane}'s request ${JSON.stringify(a.requestId)} on ${a.connection} at ${a.t} after ${a.events} events`
-        );
-      return;
-  }
 }
 
 /**

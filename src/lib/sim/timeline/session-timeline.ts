@@ -4,7 +4,8 @@
  * shows one timeline; and a run is re-created at t from its actions — as a fork when it is on one.
  */
 import type { Timeline } from './actions';
-import { applyAction, replayFrom, replayTo } from '../engine/checkpoint';
+import { replayFrom, replayTo } from '../engine/checkpoint';
+import { applyAction } from '../engine/apply-action';
 import type { Simulation, SimulationOptions, TimelineAction } from '../engine/engine';
 import { forkChain, type ForkChain, type ForkSpec } from '../engine/fork';
 import type { Reply, TimelineFork } from '../session/protocol';

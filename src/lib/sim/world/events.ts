@@ -11,7 +11,7 @@
  * copied at all.
  */
 import type { Frame, JsonRpcId } from '../../machine/types';
-import { applyAction } from '../engine/checkpoint';
+import { applyAction } from '../engine/apply-action';
 import type { Simulation, TimelineAction } from '../engine/engine';
 import type { LaneId } from '../input/scenario';
 import type { TraceEvent } from '../input/trace';
