@@ -32,13 +32,8 @@ import {
 import { restartNotice } from '../lib/sim/engine/restart';
 import { formatSpan as spanText } from '../lib/sim/engine/extend';
 import type { AuditRecord } from '../lib/machine/types';
-import {
-  isImportedTrace,
-  WhatIfCollector,
-  whatIfCsv,
-  whatIfText,
-  type WhatIfReport
-} from '../lib/sim/report/whatif';
+import { isImportedTrace, WhatIfCollector, type WhatIfReport } from '../lib/sim/report/whatif';
+import { whatIfCsv, whatIfText } from '../lib/sim/report/whatif-text';
 
 /** Buffered line writer: a simulated day can produce millions of lines. */
 class LineFile {

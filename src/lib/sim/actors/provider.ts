@@ -5,6 +5,8 @@
  *
  * It answers the machine's `callProvider` actor by scheduling events on the virtual clock, and
  * stops when the machine cancels it (at the cap, or at the deadline).
+ *
+ * Over 400 lines on purpose: a call's stream and failure states are the provider's, copied with it.
  */
 import type { ProviderEvent, ProviderInput } from '../../machine/authorize';
 import { DEFAULT_RATE_CARDS, estimateTokens, type RateCard } from '../../machine/budget';

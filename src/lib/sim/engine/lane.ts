@@ -3,6 +3,8 @@
  * store, provider and user — and its copy of the server population, each server on its own
  * connections. The lane receives the servers' requests, runs the authorisation machine on each and
  * delivers the one answer over the connection that asked.
+ *
+ * Over 400 lines on purpose: a server's runtime is its lane's (env, connections), copied with it.
  */
 import type { AuthOutput, ConsentInput, IncomingRequest } from '../../machine/authorize';
 import {

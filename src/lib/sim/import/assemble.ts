@@ -17,6 +17,8 @@
  *   unanswered when its connection ends, or when the log ends, is logged as `none`.
  *
  * Pure: no Node APIs, no clock. Times are the log's own (epoch ms), made relative at the end.
+ *
+ * Over 400 lines on purpose: one pairing state (connections, pending ids) that every rule edits.
  */
 import { quote } from '../../machine/excerpt';
 import type { SamplingParams } from '../../machine/types';

@@ -5,6 +5,8 @@
  *
  * Defined once in zod; `parseScenario` reports every error with its JSON path, and a scenario
  * that fails validation never runs half-configured.
+ *
+ * Over 400 lines on purpose: the schema and parseScenario's checks across its fields read together.
  */
 import { z } from 'zod';
 import type { ClientConfigInput } from '../../machine/config';

@@ -12,13 +12,8 @@ import { parseScenario } from '../input/scenario';
 import { parseTrace } from '../input/trace';
 import type { AuditRecord } from '../../machine/types';
 import { Simulation } from '../engine/engine';
-import {
-  thenOf,
-  WHATIF_CSV_COLUMNS,
-  WhatIfCollector,
-  whatIfAuditRows,
-  type WhatIfReport
-} from './whatif';
+import { thenOf, WhatIfCollector, whatIfAuditRows, type WhatIfReport } from './whatif';
+import { WHATIF_CSV_COLUMNS } from './whatif-text';
 
 const policy = (defaults: object, servers: object = {}) => ({
   version: 1,

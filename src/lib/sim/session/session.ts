@@ -2,6 +2,9 @@
  * The worker-side session: one loaded scenario, driven by the page's commands. Pure and
  * synchronous (no timers): the worker entry point does the yielding between fast-forward slices,
  * and the unit tests drive a session directly in Node.
+ *
+ * Over 400 lines on purpose: every command touches the run, its branch and its checkpoints; the
+ * parts that do not are session-engine.ts, session-timeline.ts and session-view.ts.
  */
 import type { AuditRecord } from '../../machine/types';
 import { parseTimeline } from '../timeline/actions';

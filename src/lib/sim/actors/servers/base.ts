@@ -5,6 +5,8 @@
  *
  * A server sees only its own requests and the frames that come back (or do not): never the
  * client's decision store, policy or configuration.
+ *
+ * Over 400 lines on purpose: reading a frame into a failure and acting on it are one server's loop.
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { classifyFrame } from '../../../machine/frames';

@@ -6,6 +6,8 @@
  *
  * The checker is told what it cannot see in the stream (the lane's silence switch when a request
  * arrived, the budget in force when a call was charged) by its caller, `guard.ts`.
+ *
+ * Over 400 lines on purpose: one checker whose hooks share the in-flight and per-identity state.
  */
 import { estimateCostMicros, type RateCard } from '../../../machine/budget';
 import { toMicros } from '../../../machine/money';
