@@ -43,6 +43,35 @@ import {
   type RunStorage
 } from './session-view';
 
+/**
+ * How the session's engine is running, which decides where its audit rows and decisions go (the
+ * run's own hooks — guard, checkpoints, breakpoints — see every event whatever the mode):
+ * - `live`: played forward for the page.
+ * - `resimulating`: a seek back or a fork re-running the run from the start (or a fork point);
+ *   quiet, unless the worker asked for `replayAudit` (then as `live`).
+ * - `inPlace`: a seek back restored from an engine checkpoint in the run's own namespace, whose
+ *   log already holds the rows up to the checkpoint: the log gets the rows it lacks, the
+ *   inspector the requests; the page reads the rows from the log.
+ * - `resuming`: a reload re-simulating its run (`load` with `at`): never shown and never written —
+ *   the run's rows 0…t are in the resumed namespace already (the worker indexes them from there),
+ *   so writing them again would double them.
+ */
+type Mode = 'live' | 'resimulating' | 'inPlace' | 'resuming';
+
+/** Where a row goes: the page's audit rows, the durable audit log (rows it lacks), the inspector. */
+interface Sinks {
+  page: boolean;
+  log: boolean;
+  inspector: boolean;
+}
+
+const SINKS: Record<Mode, Sinks> = {
+  live: { page: true, log: true, inspector: true },
+  resimulating: { page: false, log: false, inspector: false },
+  inPlace: { page: false, log: true, inspector: true },
+  resuming: { page: false, log: false, inspector: false }
+};
+
 /** Virtual time as h:mm:ss, as the page's clock shows it. */
 function clockText(ms: number): string {
   if (!Number.isFinite(ms)) return 'an unknown time';
@@ -92,16 +121,8 @@ export class Session {
   #broken: string | null = null;
   // Time travel (issue #10): what the run was loaded from, so it can be re-simulated.
   #run: LoadedRun | null = null;
-  /** True while re-simulating: the run's own hooks (guard, checkpoints) see it; the page not. */
-  #quiet = false;
-  /**
-   * True while a reload re-simulates its run (`load` with `at`): never shown and never written,
-   * whatever a re-simulation otherwise does — the run's rows 0…t are in the resumed namespace
-   * already (the worker indexes them from there), so writing them again would double them.
-   */
-  #resuming = false;
-  /** True while a seek back restores in place from a checkpoint (its rows are in the log). */
-  #inPlace = false;
+  /** How the engine is running now, and so where its rows go ({@link SINKS}). */
+  #mode: Mode = 'live';
   /**
    * Re-simulations (a seek back, a fork) hand their audit rows and decisions to the page too
    * instead of keeping them quiet: the browser's worker sets this after opening a fresh namespace,
@@ -434,7 +455,7 @@ export class Session {
     if (loaded.type !== 'loaded' || !loaded.ok || !this.sim) return [loaded];
     const run = this.#run!;
     const storage = this.#storage;
-    this.#resuming = true;
+    this.#mode = 'resuming';
     try {
       this.sim = this.#build(storage, (opts, make) => {
         const memory = { ...opts };
@@ -444,7 +465,7 @@ export class Session {
         return resumed.sim;
       });
     } finally {
-      this.#resuming = false;
+      this.#mode = 'live';
     }
     const sim = this.sim;
     // Only the namespace being resumed holds the decisions of time t; without it (another tab
@@ -505,7 +526,8 @@ export class Session {
   #build(storage: RunStorage | null, create: Create, from?: RestoreFrom): Simulation {
     this.#broken = null;
     const auditLog = storage?.audit ?? null;
-    const shown = () => !((this.#quiet && (!this.replayAudit || this.#inPlace)) || this.#resuming);
+    const sinks = (): Sinks =>
+      SINKS[this.#mode === 'resimulating' && this.replayAudit ? 'live' : this.#mode];
     const wired = wireEngine(
       this.#run!,
       storage,
@@ -515,18 +537,13 @@ export class Session {
           // The log holds the timeline's rows as far as it was played: a row it has (a seek back
           // restored in place, played on again) is the same row, not written twice.
           const missing = auditLog !== null && row >= (auditLog.nextKey ?? 0);
-          // Restored in place: the log gets the rows it lacks; the page reads them from it.
-          if (this.#inPlace) {
-            if (missing) void auditLog.append(rec);
-            return;
-          }
-          if (!shown()) return;
-          this.#audit.push(rec);
-          if (missing) void auditLog.append(rec);
+          const to = sinks();
+          if (to.page) this.#audit.push(rec);
+          if (to.log && missing) void auditLog.append(rec);
         },
         decision: (lane, request, out) => {
           // The inspector keeps the requests of an in-place restore's run on to t too.
-          if (!shown() && !this.#inPlace) return;
+          if (!sinks().inspector) return;
           const kept = this.#kept[lane];
           kept.set(out.audit.seq, { request, out });
           if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
@@ -749,13 +766,11 @@ export class Session {
     // timeline); a re-simulation shows them all again.
     for (const id of LANE_IDS)
       this.#kept[id] = new Map([...this.#kept[id]].filter(([, k]) => k.out.audit.t < upTo));
-    this.#quiet = true;
-    this.#inPlace = from !== undefined;
+    this.#mode = from !== undefined ? 'inPlace' : 'resimulating';
     try {
       this.sim = this.#build(fresh, create, from);
     } finally {
-      this.#quiet = false;
-      this.#inPlace = false;
+      this.#mode = 'live';
     }
     // In place, the log keeps the rows of the timeline as far as it was played (the replay from
     // the checkpoint wrote none: they were there); a change cuts the later ones (#cutLog).
