@@ -10,8 +10,8 @@
  */
 import { loadavg } from 'node:os';
 import { duplicateIn, findDuplicateMember } from '../src/lib/machine/policy/json-strict';
-import { LIMITS } from '../src/lib/sim/limits';
-import { parseTrace } from '../src/lib/sim/trace';
+import { LIMITS } from '../src/lib/sim/input/limits';
+import { parseTrace } from '../src/lib/sim/input/trace';
 
 function traceAtTheLimit(): string {
   const lines: string[] = [];

@@ -50,17 +50,25 @@ function area(u, f) {
   if (u.includes('canonicalize') || u.includes('machine/canonical')) return 'identity: RFC 8785';
   if (u.includes('/zod/') || u.includes('@modelcontextprotocol')) return 'guard: SDK frame schemas';
   if (u.includes('machine/identity')) return 'identity: field selection';
-  if (u.includes('sim/invariants') || u.includes('sim/guard') || u.includes('sim/lifetimes'))
+  if (
+    u.includes('sim/checks/invariants') ||
+    u.includes('sim/checks/guard') ||
+    u.includes('sim/checks/lifetimes')
+  )
     return 'invariants guard';
-  if (u.includes('sim/metrics')) return 'metrics';
-  if (u.includes('sim/clock')) return 'clock';
+  if (u.includes('sim/engine/metrics')) return 'metrics';
+  if (u.includes('sim/world/clock')) return 'clock';
   if (u.includes('authorize/fast')) return 'machine: table interpreter';
   if (u.includes('machine/authorize')) return 'machine: actions/guards/outcomes';
   if (u.includes('lib/client/')) return 'client host';
-  if (u.includes('sim/servers') || u.includes('sim/provider') || u.includes('sim/user'))
+  if (
+    u.includes('sim/actors/servers') ||
+    u.includes('sim/actors/provider') ||
+    u.includes('sim/actors/user')
+  )
     return 'servers/provider/user';
-  if (u.includes('sim/rng')) return 'seeded RNG';
-  if (u.includes('sim/engine')) return 'engine';
+  if (u.includes('sim/world/rng')) return 'seeded RNG';
+  if (u.includes('sim/engine/engine')) return 'engine';
   if (u.includes('/store/') || u.includes('lane-store') || u.includes('store-tap'))
     return 'decision store';
   if (u.includes('machine/')) return 'policy/budget/frames/money';

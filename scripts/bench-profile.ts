@@ -11,10 +11,10 @@
  */
 import { readFileSync } from 'node:fs';
 import { useIdentityMemo } from '../src/lib/machine/authorize/fast-identity';
-import { sdkFrameProblem } from '../src/lib/sim/conformance';
-import { Simulation } from '../src/lib/sim/engine';
-import { guardedSimulation } from '../src/lib/sim/guard';
-import { parseScenario, type Scenario } from '../src/lib/sim/scenario';
+import { sdkFrameProblem } from '../src/lib/sim/checks/conformance';
+import { Simulation } from '../src/lib/sim/engine/engine';
+import { guardedSimulation } from '../src/lib/sim/checks/guard';
+import { parseScenario, type Scenario } from '../src/lib/sim/input/scenario';
 
 const args = process.argv.slice(2);
 const flags = new Set(args.filter((a) => a.startsWith('--')));

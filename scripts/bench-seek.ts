@@ -13,10 +13,10 @@
  * Figures, not assertions: run it on a quiet machine and read them.
  */
 import { readFileSync } from 'node:fs';
-import { CheckpointRecorder, replayTo } from '../src/lib/sim/checkpoint';
-import { Simulation } from '../src/lib/sim/engine';
-import { parseScenario } from '../src/lib/sim/scenario';
-import { Session } from '../src/lib/sim/session';
+import { CheckpointRecorder, replayTo } from '../src/lib/sim/engine/checkpoint';
+import { Simulation } from '../src/lib/sim/engine/engine';
+import { parseScenario } from '../src/lib/sim/input/scenario';
+import { Session } from '../src/lib/sim/session/session';
 
 const files = process.argv.slice(2);
 const targets = files.length

@@ -4,8 +4,8 @@
 // { reqPerSimS, engineRps, floorRps }. BENCH_UI_FLOOR_HOURS: simulated hours (default 1).
 import { readFileSync } from 'node:fs';
 import { requestIdentity } from '../src/lib/machine/identity';
-import { Simulation } from '../src/lib/sim/engine';
-import { parseScenario } from '../src/lib/sim/scenario';
+import { Simulation } from '../src/lib/sim/engine/engine';
+import { parseScenario } from '../src/lib/sim/input/scenario';
 
 const HOUR = 3_600_000;
 const hours = Number(process.env.BENCH_UI_FLOOR_HOURS ?? 1);

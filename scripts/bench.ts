@@ -29,11 +29,11 @@ import {
   useIdentityMemo
 } from '../src/lib/machine/authorize/fast-identity';
 import { requestIdentity } from '../src/lib/machine/identity';
-import { sdkFrameProblem } from '../src/lib/sim/conformance';
-import { Simulation, type SimulationOptions } from '../src/lib/sim/engine';
-import { guardedSimulation } from '../src/lib/sim/guard';
-import { brokenLine } from '../src/lib/sim/invariants';
-import { parseScenario, type Scenario } from '../src/lib/sim/scenario';
+import { sdkFrameProblem } from '../src/lib/sim/checks/conformance';
+import { Simulation, type SimulationOptions } from '../src/lib/sim/engine/engine';
+import { guardedSimulation } from '../src/lib/sim/checks/guard';
+import { brokenLine } from '../src/lib/sim/checks/invariants';
+import { parseScenario, type Scenario } from '../src/lib/sim/input/scenario';
 import { benchHandler } from './bench-handler';
 
 setFlagsFromString('--expose-gc');

@@ -8,9 +8,9 @@ const seed = process.env.FUZZ_SEED ?? String(randomInt(1, 2 ** 31));
 const runs = process.argv[2];
 console.log(`FUZZ_SEED=${seed}${runs ? ` FUZZ_RUNS=${runs}` : ''}`);
 const files = [
-  'src/lib/sim/fuzz-scenarios.spec.ts',
-  'src/lib/sim/timetravel-fuzz.spec.ts',
-  'src/lib/sim/input-fuzz.spec.ts'
+  'src/lib/sim/checks/fuzz-scenarios.spec.ts',
+  'src/lib/sim/timeline/timetravel-fuzz.spec.ts',
+  'src/lib/sim/input/input-fuzz.spec.ts'
 ];
 const r = spawnSync('npx', ['vitest', 'run', ...files], {
   stdio: 'inherit',

@@ -7,8 +7,8 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { format, resolveConfig } from 'prettier';
-import { digestRun } from '../src/lib/sim/report';
-import { parseScenario } from '../src/lib/sim/scenario';
+import { digestRun } from '../src/lib/sim/report/report';
+import { parseScenario } from '../src/lib/sim/input/scenario';
 import { GOLDEN_SCENARIOS } from '../src/lib/ui/golden';
 
 const out = new URL('../src/lib/ui/golden-digests.ts', import.meta.url).pathname;

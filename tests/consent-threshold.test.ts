@@ -9,9 +9,9 @@ import {
   mergePatch,
   parseLesson,
   type LessonData
-} from '../src/lib/sim/lessons';
-import type { LaneCounters } from '../src/lib/sim/metrics';
-import { parseScenario, type LaneId } from '../src/lib/sim/scenario';
+} from '../src/lib/sim/input/lessons';
+import type { LaneCounters } from '../src/lib/sim/engine/metrics';
+import { parseScenario, type LaneId } from '../src/lib/sim/input/scenario';
 
 // askAbove in the playground: a call the policy let through without a dialog says so in the
 // audit log, with the estimate and the threshold it stood on (the record's consentSkipped).

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
-import { digestRun } from '../src/lib/sim/report';
-import { parseScenario } from '../src/lib/sim/scenario';
+import { digestRun } from '../src/lib/sim/report/report';
+import { parseScenario } from '../src/lib/sim/input/scenario';
 import { GOLDEN_SCENARIOS } from '../src/lib/ui/golden';
 
 test('frames.jsonl and audit.jsonl are byte-identical in Node and in a Web Worker', async ({

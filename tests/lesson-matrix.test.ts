@@ -8,9 +8,9 @@ import { readFileSync } from 'node:fs';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { commands, runCommand } from '../src/cli/commands';
-import { parseLesson, type LessonData } from '../src/lib/sim/lessons';
-import { refusalMatrix } from '../src/lib/sim/refusal-matrix';
-import { fillMatrixTemplate } from '../src/lib/sim/refusal-matrix-text';
+import { parseLesson, type LessonData } from '../src/lib/sim/input/lessons';
+import { refusalMatrix } from '../src/lib/sim/report/refusal-matrix';
+import { fillMatrixTemplate } from '../src/lib/sim/report/refusal-matrix-text';
 
 function lesson(): LessonData {
   const r = parseLesson(readFileSync('static/lessons/refusal-codes.json', 'utf8'));

@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test } from '@playwright/test';
-import { parseLesson, type LessonData } from '../src/lib/sim/lessons';
+import { parseLesson, type LessonData } from '../src/lib/sim/input/lessons';
 import {
   fillSweepTemplate,
   parseSweep,

@@ -12,9 +12,9 @@ import {
   metricValue,
   parseLesson,
   type LessonData
-} from '../src/lib/sim/lessons';
-import type { LaneCounters } from '../src/lib/sim/metrics';
-import { parseScenario, type LaneId } from '../src/lib/sim/scenario';
+} from '../src/lib/sim/input/lessons';
+import type { LaneCounters } from '../src/lib/sim/engine/metrics';
+import { parseScenario, type LaneId } from '../src/lib/sim/input/scenario';
 
 const LESSONS: LessonData[] = readdirSync('static/lessons')
   .map((f) => {

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import { Simulation } from '../src/lib/sim/engine';
-import { parseScenario } from '../src/lib/sim/scenario';
+import { Simulation } from '../src/lib/sim/engine/engine';
+import { parseScenario } from '../src/lib/sim/input/scenario';
 import { injectWorkerFault } from './storage-helpers';
 
 const STORM = readFileSync('bench/retry-storm.json', 'utf8');

@@ -9,11 +9,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { runAndWrite } from '../src/cli/run';
-import { fillTemplate, mergePatch, parseLesson, type LessonData } from '../src/lib/sim/lessons';
-import type { LaneCounters } from '../src/lib/sim/metrics';
-import { sdkFrameProblem } from '../src/lib/sim/conformance';
-import { guardedSimulation } from '../src/lib/sim/guard';
-import { parseScenario, type LaneId } from '../src/lib/sim/scenario';
+import {
+  fillTemplate,
+  mergePatch,
+  parseLesson,
+  type LessonData
+} from '../src/lib/sim/input/lessons';
+import type { LaneCounters } from '../src/lib/sim/engine/metrics';
+import { sdkFrameProblem } from '../src/lib/sim/checks/conformance';
+import { guardedSimulation } from '../src/lib/sim/checks/guard';
+import { parseScenario, type LaneId } from '../src/lib/sim/input/scenario';
 
 function lesson(name: string): LessonData {
   const r = parseLesson(readFileSync(`static/lessons/${name}.json`, 'utf8'));

@@ -6,9 +6,9 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { fromMicros } from '../src/lib/machine/money';
-import type { LaneCounters } from '../src/lib/sim/metrics';
-import { parseScenario, type LaneId } from '../src/lib/sim/scenario';
-import { Session } from '../src/lib/sim/session';
+import type { LaneCounters } from '../src/lib/sim/engine/metrics';
+import { parseScenario, type LaneId } from '../src/lib/sim/input/scenario';
+import { Session } from '../src/lib/sim/session/session';
 
 const scenarioData = () =>
   JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')) as {

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
 import { runAndWrite } from '../src/cli/run';
-import type { LaneCounters } from '../src/lib/sim/metrics';
-import { parseScenario, type LaneId } from '../src/lib/sim/scenario';
-import { Session } from '../src/lib/sim/session';
+import type { LaneCounters } from '../src/lib/sim/engine/metrics';
+import { parseScenario, type LaneId } from '../src/lib/sim/input/scenario';
+import { Session } from '../src/lib/sim/session/session';
 import { auditRowWith, rememberedRun } from './run-helpers';
 
 const LANES: LaneId[] = ['A', 'B'];

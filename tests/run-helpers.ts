@@ -3,8 +3,8 @@
  * run the tab remembers for a reload (sessionStorage, run-memory.ts).
  */
 import type { Page } from '@playwright/test';
-import type { TimelineAction } from '../src/lib/sim/engine';
-import type { TimelineFork } from '../src/lib/sim/protocol';
+import type { TimelineAction } from '../src/lib/sim/engine/engine';
+import type { TimelineFork } from '../src/lib/sim/session/protocol';
 
 /** The first visible audit row showing `reason` (e.g. `user.denied`). */
 export function auditRowWith(page: Page, reason: string) {

@@ -10,8 +10,8 @@ import { join } from 'node:path';
 import { chromium, expect, test, type Page } from '@playwright/test';
 import { chromiumArgs, findChromium } from '../scripts/chromium.mjs';
 import type { StoredDecision } from '../src/lib/machine/types';
-import { Simulation } from '../src/lib/sim/engine';
-import { parseScenario } from '../src/lib/sim/scenario';
+import { Simulation } from '../src/lib/sim/engine/engine';
+import { parseScenario } from '../src/lib/sim/input/scenario';
 import {
   DECISIONS_DB,
   dayLink,

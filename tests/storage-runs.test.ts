@@ -5,9 +5,9 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
-import { Simulation } from '../src/lib/sim/engine';
-import { auditLineJson, metricsJson } from '../src/lib/sim/report';
-import { parseScenario } from '../src/lib/sim/scenario';
+import { Simulation } from '../src/lib/sim/engine/engine';
+import { auditLineJson, metricsJson } from '../src/lib/sim/report/report';
+import { parseScenario } from '../src/lib/sim/input/scenario';
 import type { AuditRecord } from '../src/lib/machine/types';
 import { DECISIONS_DB, runId } from './storage-helpers';
 import type { LaneId } from '../src/lib/machine/vocabulary';

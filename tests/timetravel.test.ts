@@ -1,11 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
 import { fromMicros } from '../src/lib/machine/money';
-import { Simulation } from '../src/lib/sim/engine';
-import type { LaneCounters } from '../src/lib/sim/metrics';
-import { parseScenario, type Scenario } from '../src/lib/sim/scenario';
-import { Session } from '../src/lib/sim/session';
-import type { ForkSpec } from '../src/lib/sim/fork';
+import { Simulation } from '../src/lib/sim/engine/engine';
+import type { LaneCounters } from '../src/lib/sim/engine/metrics';
+import { parseScenario, type Scenario } from '../src/lib/sim/input/scenario';
+import { Session } from '../src/lib/sim/session/session';
+import type { ForkSpec } from '../src/lib/sim/engine/fork';
 import { decodeForkHash } from '../src/lib/ui/share';
 import { rememberedRun } from './run-helpers';
 import type { LaneId } from '../src/lib/machine/vocabulary';

@@ -6,15 +6,15 @@ import {
   MAX_PARAMS_DEPTH,
   requestIdentity
 } from '../lib/machine/identity';
-import { parseBreak, BREAK_SYNTAX, type BreakCondition } from '../lib/sim/breakpoints';
+import { parseBreak, BREAK_SYNTAX, type BreakCondition } from '../lib/sim/timeline/breakpoints';
 import { quote } from '../lib/machine/excerpt';
 import { parseJsonText } from '../lib/machine/policy/json-strict';
-import { MAX_PARAMS_BYTES, MAX_SCENARIO_BYTES, MAX_TRACE_BYTES } from '../lib/sim/text-input';
+import { MAX_PARAMS_BYTES, MAX_SCENARIO_BYTES, MAX_TRACE_BYTES } from '../lib/sim/input/text-input';
 import { parseArgs, parseSeed, parseSpan, readStdin } from './io';
-import { formatSpan } from '../lib/sim/extend';
+import { formatSpan } from '../lib/sim/engine/extend';
 import { CliError, loadScenario, loadTrace, reportRun, runAndWrite, type Source } from './run';
 import { importFiles, importReportText, parseFormat } from './import';
-import { matrixText, refusalMatrix } from '../lib/sim/refusal-matrix';
+import { matrixText, refusalMatrix } from '../lib/sim/report/refusal-matrix';
 import { availableParallelism } from 'node:os';
 import { parseConstraint, type Constraint } from '../lib/sim/sweep/metrics';
 import { reportSweep, sweepAndWrite } from './sweep';

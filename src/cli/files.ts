@@ -19,7 +19,7 @@ import {
 import type { Stats } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { quote } from '../lib/machine/excerpt';
-import { notUtf8, sizeRefusal, TextDecodeStream, type Decoded } from '../lib/sim/text-input';
+import { notUtf8, sizeRefusal, TextDecodeStream, type Decoded } from '../lib/sim/input/text-input';
 
 export class CliError extends Error {}
 

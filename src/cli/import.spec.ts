@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MAX_SKIPS_KEPT } from '../lib/sim/import';
-import { parseTrace } from '../lib/sim/trace';
+import { parseTrace } from '../lib/sim/input/trace';
 import { commands, runCommand } from './commands';
 import { importFiles } from './import';
 

@@ -6,7 +6,7 @@
  */
 import { closeSync, openSync, writeSync } from 'node:fs';
 import { quote } from '../lib/machine/excerpt';
-import { formatSpan } from '../lib/sim/extend';
+import { formatSpan } from '../lib/sim/engine/extend';
 import {
   IMPORT_FORMATS,
   TrafficImport,
@@ -14,8 +14,8 @@ import {
   type ImportReport,
   type Skip
 } from '../lib/sim/import';
-import { MAX_TRACE_LINE_CHARS, type TraceEvent } from '../lib/sim/trace';
-import { MAX_TRACE_BYTES } from '../lib/sim/text-input';
+import { MAX_TRACE_LINE_CHARS, type TraceEvent } from '../lib/sim/input/trace';
+import { MAX_TRACE_BYTES } from '../lib/sim/input/text-input';
 import { checkOutFile, CliError, fileName, readLines } from './files';
 
 /**

@@ -1,7 +1,7 @@
 /** Small IO helpers for the command line: argument parsing and standard input. */
 import { quote } from '../lib/machine/excerpt';
-import { MAX_SEED, seedFromText } from '../lib/sim/rng';
-import { decodeText, sizeText } from '../lib/sim/text-input';
+import { MAX_SEED, seedFromText } from '../lib/sim/world/rng';
+import { decodeText, sizeText } from '../lib/sim/input/text-input';
 import { CliError } from './files';
 
 export type ParsedArgs =

@@ -3,10 +3,10 @@ import { closeSync, openSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
-import { sdkFrameProblem } from '../lib/sim/conformance';
-import type { FrameLine } from '../lib/sim/engine';
-import { RunGuard } from '../lib/sim/guard';
-import { brokenLine, type FrameValidator } from '../lib/sim/invariants';
+import { sdkFrameProblem } from '../lib/sim/checks/conformance';
+import type { FrameLine } from '../lib/sim/engine/engine';
+import { RunGuard } from '../lib/sim/checks/guard';
+import { brokenLine, type FrameValidator } from '../lib/sim/checks/invariants';
 import {
   auditLineJson,
   digestRun,
@@ -14,22 +14,26 @@ import {
   guaranteesTable,
   metricsJson,
   summaryTable
-} from '../lib/sim/report';
-import { parseScenario, type Scenario } from '../lib/sim/scenario';
-import { MAX_TRACE_LINE_CHARS, parseTrace, TraceReader, type TraceEvent } from '../lib/sim/trace';
-import { MAX_SCENARIO_BYTES, MAX_TRACE_BYTES } from '../lib/sim/text-input';
-import { checkOutFile, CliError, fileName, makeOutDir, readLines, readTextFile } from './files';
-import { BreakpointWatcher, type BreakCondition, type BreakFacts } from '../lib/sim/breakpoints';
-import { restartNotice } from '../lib/sim/restart';
-import { formatSpan as spanText } from '../lib/sim/extend';
-import type { AuditRecord } from '../lib/machine/types';
+} from '../lib/sim/report/report';
+import { parseScenario, type Scenario } from '../lib/sim/input/scenario';
 import {
-  isImportedTrace,
-  WhatIfCollector,
-  whatIfCsv,
-  whatIfText,
-  type WhatIfReport
-} from '../lib/sim/whatif';
+  MAX_TRACE_LINE_CHARS,
+  parseTrace,
+  TraceReader,
+  type TraceEvent
+} from '../lib/sim/input/trace';
+import { MAX_SCENARIO_BYTES, MAX_TRACE_BYTES } from '../lib/sim/input/text-input';
+import { checkOutFile, CliError, fileName, makeOutDir, readLines, readTextFile } from './files';
+import {
+  BreakpointWatcher,
+  type BreakCondition,
+  type BreakFacts
+} from '../lib/sim/timeline/breakpoints';
+import { restartNotice } from '../lib/sim/engine/restart';
+import { formatSpan as spanText } from '../lib/sim/engine/extend';
+import type { AuditRecord } from '../lib/machine/types';
+import { isImportedTrace, WhatIfCollector, type WhatIfReport } from '../lib/sim/report/whatif';
+import { whatIfCsv, whatIfText } from '../lib/sim/report/whatif-text';
 
 /** Buffered line writer: a simulated day can produce millions of lines. */
 class LineFile {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { matrixText, refusalMatrix } from '../lib/sim/refusal-matrix';
+import { matrixText, refusalMatrix } from '../lib/sim/report/refusal-matrix';
 import { commands, runCommand } from './commands';
 import { readFileSync } from 'node:fs';
 

@@ -22,7 +22,7 @@ import {
   type SweepResults
 } from '../lib/sim/sweep';
 import type { Constraint } from '../lib/sim/sweep/metrics';
-import { MAX_SCENARIO_BYTES } from '../lib/sim/text-input';
+import { MAX_SCENARIO_BYTES } from '../lib/sim/input/text-input';
 import { checkOutFile, CliError, fileName, makeOutDir, readTextFile } from './files';
 import type { SweepTask, SweepWorkerData } from './sweep-worker';
 

@@ -3,7 +3,7 @@
  * time, timers, a person's answer and a model's stream.
  *
  * Why it exists: the same host runs in two worlds. The simulation runs it on a virtual clock whose
- * timers are entries in the run's event queue (sim/clock.ts), with a simulated user and provider,
+ * timers are entries in the run's event queue (sim/world/clock.ts), with a simulated user and provider,
  * so a run is reproducible to the byte and can be copied and rewound. The shipped handler runs it
  * on real time (handler/clock.ts), with a person's dialog and a model call supplied by the MCP
  * client. Everything else — identity, stored decisions, in-flight joins, the policy, metering, the
@@ -11,7 +11,7 @@
  * is a number of the shipped code. This interface is the whole of the difference; the host never
  * reads the wall clock or sets a timer except through it (eslint.config.js enforces that).
  *
- * Exactly two drivers implement {@link Driver}: `VirtualClock` (sim/clock.ts) and `RealClock`
+ * Exactly two drivers implement {@link Driver}: `VirtualClock` (sim/world/clock.ts) and `RealClock`
  * (handler/clock.ts; the /single/ page uses it too). The IO sources ({@link ConsentSource},
  * {@link ProviderSource}) are passed beside the clock, one pair per host: the simulated user and
  * provider, the page's dialog, or the handler's `consent` and `sample` callbacks.

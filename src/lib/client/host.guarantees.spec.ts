@@ -8,8 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { defaultPolicy } from '../machine/policy';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { ProviderSource } from './driver';
-import type { VirtualClock } from '../sim/clock';
-import { noRateLimit, params, rig, SERVER, uncapped } from '../sim/host-rig.testing';
+import type { VirtualClock } from '../sim/world/clock';
+import { noRateLimit, params, rig, SERVER, uncapped } from '../sim/actors/host-rig.testing';
 import { SharedDecisionStore } from '../store/shared-store';
 
 describe('in-flight presentations join the evaluation', () => {

@@ -18,9 +18,9 @@ import type { DecisionStore } from '../store/decision-store';
 import { ClientHost } from './host';
 // The host's default executor runs each request on an XState actor.
 import './actor-executor';
-import { VirtualClock } from '../sim/clock';
-import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../sim/provider';
-import { Rng } from '../sim/rng';
+import { VirtualClock } from '../sim/world/clock';
+import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../sim/actors/provider';
+import { Rng } from '../sim/world/rng';
 
 const P = 'You summarise release notes.';
 const M = [{ role: 'user' as const, content: { type: 'text' as const, text: 'Summarise 2.3.' } }];

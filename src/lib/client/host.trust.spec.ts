@@ -6,8 +6,8 @@ import { describe, expect, it } from 'vitest';
 import type { Policy } from '../machine/policy';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { ProviderSource } from './driver';
-import type { VirtualClock } from '../sim/clock';
-import { denialData, longMessage, params, rig, uncapped } from '../sim/host-rig.testing';
+import type { VirtualClock } from '../sim/world/clock';
+import { denialData, longMessage, params, rig, uncapped } from '../sim/actors/host-rig.testing';
 import { SharedDecisionStore } from '../store/shared-store';
 
 const withBudget = (amount: string, windowMs: number, p: Policy = uncapped()): Policy => {

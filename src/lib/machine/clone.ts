@@ -9,7 +9,7 @@
  * - every class that holds run state has `clone(m)`: it makes its copy, registers it with
  *   `m.set(this, copy)` *before* copying what it points at (cycles end there), and copies its
  *   references through `m.get` (objects) and `m.fn` (functions);
- * - the simulation's clock holds its events as data (sim/events.ts), copied as they are; what
+ * - the simulation's clock holds its events as data (sim/world/events.ts), copied as they are; what
  *   remains closures is what the client host holds (a request's steps and its executor's timers,
  *   a dialog's answer, a stream's listener);
  * - every closure that can outlive the event that made it carries a *reviver* ({@link revivable}):

@@ -1,6 +1,6 @@
 /**
  * A client configuration and rate cards as a file or a caller from outside states them: a
- * scenario's lane and provider (sim/scenario.ts), the shipped handler's `client` and `rateCards`
+ * scenario's lane and provider (sim/input/scenario.ts), the shipped handler's `client` and `rateCards`
  * options (handler/options.ts). Every member of the configuration optional, the reasons as
  * overrides, every number, string and list bounded (`CONFIG_INPUT_LIMITS`, config.ts).
  *

@@ -22,7 +22,7 @@ const DAY_MS = 86_400_000;
 /**
  * The bounds a client configuration and rate cards from outside (a scenario's lane, the handler's
  * options) are held to, by their schemas (config-input.ts). The simulator's own bounds
- * (`LIMITS`, sim/limits.ts) include these: each is documented there and in the README.
+ * (`LIMITS`, sim/input/limits.ts) include these: each is documented there and in the README.
  */
 export const CONFIG_INPUT_LIMITS = {
   /** Any span (timeouts, TTLs, latencies, start delays): at most a year. */

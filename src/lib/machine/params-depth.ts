@@ -5,7 +5,7 @@
  * canonicaliser (and `JSON.stringify`) far from the engine's stack limit (~2,000 levels killed it).
  * The same limit is applied everywhere a request comes in: a trace, a scenario, `lab identity`.
  *
- * Its own module so that what only needs the number (sim/limits.ts, read by the page) does not
+ * Its own module so that what only needs the number (sim/input/limits.ts, read by the page) does not
  * bring the identity code and its hashing.
  */
 export const MAX_PARAMS_DEPTH = 64;

@@ -3,7 +3,7 @@ import type { AuditRecord } from '../machine/types';
 import { AuditIndex, AuditSelection, type AuditIndexOptions, type ChunkData } from './audit-index';
 import { mapChunkStore } from './chunk-store.testing';
 import { NONE_KEY, auditTotals, queryAudit, type AuditQuery } from './audit-query';
-import { runLog } from '../sim/run-log.testing';
+import { runLog } from '../sim/session/run-log.testing';
 
 const log = runLog('reconnect-bypass.json', 60);
 

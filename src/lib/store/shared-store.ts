@@ -1,6 +1,6 @@
 /**
  * The durable scope kept in memory (see the class). A store, not a simulation concept: `lab run`
- * builds it for a durable lane (sim/lane-store.ts) and the shipped handler for
+ * builds it for a durable lane (sim/engine/lane-store.ts) and the shipped handler for
  * `memoryStore({ scope: 'process' })`.
  */
 import type { CloneMap } from '../machine/clone';

@@ -10,7 +10,7 @@ import type { StoredDecision } from '../machine/types';
 import { AUDIT_STORE, DurableAuditLog } from './audit-log';
 import { CachedDurableStore, DECISIONS_STORE } from './cached-durable-store';
 import { openIdbStore, type IdbStore, type StorageLoss } from './idb';
-import { record as auditRecord } from '../sim/invariants/records.testing';
+import { record as auditRecord } from '../sim/checks/invariants/records.testing';
 import { toFailure } from './write-behind';
 
 let dbSeq = 0;

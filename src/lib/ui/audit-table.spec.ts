@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '$lib/machine/types';
-import type { AuditView, AuditViewQuery } from '$lib/sim/protocol';
+import type { AuditView, AuditViewQuery } from '$lib/sim/session/protocol';
 import { AuditTableState, CACHE_PAGES, PAGE_ROWS } from './audit-table.svelte';
 import type { AuditFocus } from './guarantees';
 

@@ -6,7 +6,7 @@
  * in pages and kept in a small cache, so the page's memory does not grow with the log.
  */
 import type { AuditRecord } from '$lib/machine/types';
-import type { AuditView, AuditViewQuery } from '$lib/sim/protocol';
+import type { AuditView, AuditViewQuery } from '$lib/sim/session/protocol';
 import type { AuditOptions } from '$lib/store/audit-index';
 import { auditFileName } from './download-name';
 import type { AuditFocus } from './guarantees';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SERIES_KEYS, type LaneSeries, type SeriesKey } from '../sim/metrics';
+import { SERIES_KEYS, type LaneSeries, type SeriesKey } from '../sim/engine/metrics';
 import {
   markSummary,
   CHARTS,

@@ -3,9 +3,9 @@
  * the sentence that says how far the two lanes have diverged, the elapsed-time axis, and the
  * aligned columns uPlot draws. Pure, so the numbers on screen are unit-tested.
  */
-import type { TimelineMark } from '../sim/engine';
+import type { TimelineMark } from '../sim/engine/engine';
 import type { LaneId } from '../machine/vocabulary';
-import type { LaneSeries, SeriesKey } from '../sim/metrics';
+import type { LaneSeries, SeriesKey } from '../sim/engine/metrics';
 
 export interface ChartSpec {
   id: string;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SERIES_KEYS, type LaneSeries, type SeriesKey } from '../sim/metrics';
+import { SERIES_KEYS, type LaneSeries, type SeriesKey } from '../sim/engine/metrics';
 import { thinSeries } from './chart-thin';
 
 /** A cumulative series of `n` samples every `step` ms: requests grow by i each sample. */

@@ -6,7 +6,7 @@
  * sample: every point drawn is an exact value at its time, only fewer of them are drawn. The
  * numbers beside the charts come from the lanes' counters, never from these points.
  */
-import type { LaneSeries, SeriesKey } from '../sim/metrics';
+import type { LaneSeries, SeriesKey } from '../sim/engine/metrics';
 
 /** Points per lane the page is sent at most (`?chartPoints=N` for tests). */
 export const MAX_CHART_POINTS = 2_000;

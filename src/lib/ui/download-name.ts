@@ -4,7 +4,7 @@
  * (`reconnect-bypass-audit-laneB-user.denied.csv`). Every part is cut to letters, digits, dots,
  * dashes and underscores: a scenario's or a server's name is anyone's text.
  */
-import type { AuditViewQuery } from '$lib/sim/protocol';
+import type { AuditViewQuery } from '$lib/sim/session/protocol';
 
 /** A part of a file name: what is not [A-Za-z0-9._-] becomes a dash; at most 40 characters. */
 export function safePart(s: string): string {

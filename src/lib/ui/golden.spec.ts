@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { digestRun } from '$lib/sim/report';
-import { parseScenario } from '$lib/sim/scenario';
+import { digestRun } from '$lib/sim/report/report';
+import { parseScenario } from '$lib/sim/input/scenario';
 import { GOLDEN_SCENARIOS } from './golden';
 import { GOLDEN_DIGESTS } from './golden-digests';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '$lib/machine/types';
-import type { InvariantResult } from '$lib/sim/invariants';
+import type { InvariantResult } from '$lib/sim/checks/invariants';
 import { focusOf, guaranteeLine, waivedWhy } from './guarantees';
 
 const rec = (lane: string, seq: number, over: Partial<AuditRecord> = {}) =>

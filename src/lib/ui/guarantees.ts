@@ -6,8 +6,8 @@
 import type { AuditRecord } from '$lib/machine/types';
 // The catalogue only: the index brings the checker (and through it the evaluator), which the
 // page never runs — the worker does.
-import { rowsBehind, type InvariantResult } from '$lib/sim/invariants/catalogue';
-import type { AuditFocusSpec } from '$lib/sim/protocol';
+import { rowsBehind, type InvariantResult } from '$lib/sim/checks/invariants/catalogue';
+import type { AuditFocusSpec } from '$lib/sim/session/protocol';
 
 /** A filter the audit table applies on top of its own: "the rows behind" a guarantee. */
 export interface AuditFocus {

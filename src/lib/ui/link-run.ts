@@ -1,11 +1,11 @@
 /**
  * A run in a share link, on the page's side (issue #18): reading the timeline a link carries
- * (sim/link-timeline.ts) beside its scenario and forks, and the words the page says — to a
+ * (sim/timeline/link-timeline.ts) beside its scenario and forks, and the words the page says — to a
  * recipient, which changes the link brought and where they fall; to a sender, what the link
  * cannot carry. The checker (zod) loads only when a link carries a timeline.
  */
-import type { TimelineAction } from '$lib/sim/engine';
-import type { LinkedRun } from '$lib/sim/link-timeline';
+import type { TimelineAction } from '$lib/sim/engine/engine';
+import type { LinkedRun } from '$lib/sim/timeline/link-timeline';
 import { formatSimTime } from './sim-time';
 
 export interface LinkRead {
@@ -29,7 +29,7 @@ export async function readLink(hash: string): Promise<LinkRead> {
   if (!t.ok)
     return { run: null, fork, problem: `The shared link's timeline: ${t.error}: ${without}` };
   if (t.timeline === null) return { run: null, fork, problem: '' };
-  const { parseLinkTimeline } = await import('$lib/sim/link-timeline');
+  const { parseLinkTimeline } = await import('$lib/sim/timeline/link-timeline');
   const r = parseLinkTimeline(t.timeline, fork);
   if (!r.ok) {
     const e = r.errors[0]!;

@@ -6,8 +6,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Snapshot, WorkerReply, WorkerRequest } from '$lib/sim/protocol';
-import { Session } from '$lib/sim/session';
+import type { Snapshot, WorkerReply, WorkerRequest } from '$lib/sim/session/protocol';
+import { Session } from '$lib/sim/session/session';
 import { AUDIT_MS, PANEL_MS, Playground, SHOW_MS } from './playground.svelte';
 import { SimClient } from './worker/client';
 import { isLiveCommand, type LiveRequest } from './worker/live';

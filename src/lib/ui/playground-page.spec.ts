@@ -5,8 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { WorkerReply, WorkerRequest } from '$lib/sim/protocol';
-import { Session } from '$lib/sim/session';
+import type { WorkerReply, WorkerRequest } from '$lib/sim/session/protocol';
+import { Session } from '$lib/sim/session/session';
 import {
   PlaygroundPage,
   auditWindowOf,

@@ -6,10 +6,10 @@
  * {@link PageHost}, so the unit tests drive every path without one.
  */
 import { fromMicros } from '$lib/machine/money';
-import type { LaneId } from '$lib/sim/scenario';
+import type { LaneId } from '$lib/sim/input/scenario';
 import { nextSpeed, type Playground } from './playground.svelte';
 import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
-import { seedFromText } from '$lib/sim/rng';
+import { seedFromText } from '$lib/sim/world/rng';
 // The link codec (lz-string, the JSON reader) loads when a link is opened or written: the
 // default scenario's first load does without it.
 import { HASH_PREFIX, TRACE_PREFIX } from './share-prefixes';
@@ -256,7 +256,7 @@ export class PlaygroundPage {
    */
   async #linkedTrace(data: unknown, ref: TraceRef, link: LinkRead): Promise<string | null> {
     if (!data || typeof data !== 'object' || Array.isArray(data)) return '';
-    const { parseScenario } = await import('$lib/sim/scenario');
+    const { parseScenario } = await import('$lib/sim/input/scenario');
     if (!parseScenario(data).ok) return '';
     return this.#openTrace(ref, {
       base: data as Record<string, unknown>,
@@ -300,7 +300,7 @@ export class PlaygroundPage {
     // Validate here first, so the uploader hears at once what is wrong and where; the running
     // scenario is left untouched. The parser (zod and the scenario schemas) is loaded on first
     // use: the worker parses the scenarios the page starts with, so first load needs none of it.
-    const { parseScenario } = await import('$lib/sim/scenario');
+    const { parseScenario } = await import('$lib/sim/input/scenario');
     const checked = parseScenario(data);
     if (!checked.ok) {
       const shown = checked.errors.slice(0, 5).map((e) => `${e.path}: ${e.message}`);
@@ -326,7 +326,7 @@ export class PlaygroundPage {
 
   /** A trace file replayed against the current scenario's lanes; an error message, or null. */
   async loadTrace(text: string): Promise<string | null> {
-    const { parseTrace } = await import('$lib/sim/trace'); // loaded on first use, as parseScenario
+    const { parseTrace } = await import('$lib/sim/input/trace'); // loaded on first use, as parseScenario
     const r = parseTrace(text);
     if (!r.ok) return `Trace not loaded: ${r.error}`;
     if (!this.pg.scenario) return 'Load a scenario first: the trace replays against its two lanes.';

@@ -5,11 +5,11 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { Command, WorkerReply, WorkerRequest } from '$lib/sim/protocol';
+import type { Command, WorkerReply, WorkerRequest } from '$lib/sim/session/protocol';
 import { SharedDecisionStore } from '$lib/store/shared-store';
-import { Simulation } from '$lib/sim/engine';
-import { LANE_IDS, parseScenario, type LaneId } from '$lib/sim/scenario';
-import { Session, type RunStorage } from '$lib/sim/session';
+import { Simulation } from '$lib/sim/engine/engine';
+import { LANE_IDS, parseScenario, type LaneId } from '$lib/sim/input/scenario';
+import { Session, type RunStorage } from '$lib/sim/session/session';
 import { PlaygroundPage, type PageHost } from './playground-page.svelte';
 import { Playground } from './playground.svelte';
 import { RUN_KEY } from './run-memory';

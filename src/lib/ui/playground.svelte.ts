@@ -11,7 +11,7 @@
  */
 import type { ClientConfigInput } from '$lib/machine/config';
 import type { Policy } from '$lib/machine/policy';
-import type { InvariantResult } from '$lib/sim/invariants';
+import type { InvariantResult } from '$lib/sim/checks/invariants';
 import type {
   Command,
   Inspection,
@@ -19,19 +19,19 @@ import type {
   Reply,
   Snapshot,
   StorageView
-} from '$lib/sim/protocol';
-import type { LaneId, ScenarioError } from '$lib/sim/scenario';
-import type { TraceEvent } from '$lib/sim/trace';
+} from '$lib/sim/session/protocol';
+import type { LaneId, ScenarioError } from '$lib/sim/input/scenario';
+import type { TraceEvent } from '$lib/sim/input/trace';
 import { AuditTableState } from './audit-table.svelte';
 import { focusOf, type AuditFocus } from './guarantees';
 import { SimClient } from './worker/client';
 import { RunMemory } from './run-memory';
-import type { RestartReport } from '$lib/sim/restart';
+import type { RestartReport } from '$lib/sim/engine/restart';
 import { LivePlay } from './playground/live-play.svelte';
 import { PlaygroundReplies } from './playground/replies';
 import { RunLoader, type LoadOptions } from './playground/run-loader';
 import { leftOut } from './link-run';
-import type { RunTimeline } from '$lib/sim/link-timeline';
+import type { RunTimeline } from '$lib/sim/timeline/link-timeline';
 import { travelRequest } from './playground/travel-request';
 import { configWords, laneHeading, storeWords, type LaneHeading } from './lane-summary';
 import { resolveClientConfig } from '$lib/machine/config';
@@ -208,7 +208,7 @@ export class Playground {
       start
     );
     if (!t) return { scenario: data, fork: null, timeline: null, leftOut: words };
-    const { linkOf } = await import('$lib/sim/link-timeline');
+    const { linkOf } = await import('$lib/sim/timeline/link-timeline');
     const link = linkOf(t);
     return { scenario: data, fork: link.fork, timeline: link.timeline, leftOut: words };
   }

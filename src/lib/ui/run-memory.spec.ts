@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { TimelineAction } from '$lib/sim/engine';
+import type { TimelineAction } from '$lib/sim/engine/engine';
 import { RUN_KEY, RunMemory, resumeOf, runKey, scenarioAfter, type KeyValue } from './run-memory';
 import type { LaneId, StoreScope } from '$lib/machine/vocabulary';
 

@@ -8,9 +8,9 @@
  * first) and restarts the client there. What is read back is checked like any outside input:
  * a damaged entry is named (its path and what is wrong) and the run starts over.
  */
-import type { TimelineAction } from '$lib/sim/engine';
-import type { TimelineFork } from '$lib/sim/protocol';
-import type { TraceEvent } from '$lib/sim/trace';
+import type { TimelineAction } from '$lib/sim/engine/engine';
+import type { TimelineFork } from '$lib/sim/session/protocol';
+import type { TraceEvent } from '$lib/sim/input/trace';
 
 export const RUN_KEY = 'sampling-policy-lab-run';
 
@@ -139,7 +139,7 @@ export class RunMemory {
     const r = v as SavedRun & { fork?: unknown };
     const bare = r.t === null && Array.isArray(r.actions) && !r.actions.length && r.fork == null;
     if (bare) return { ...r, actions: [], fork: null };
-    const { parseTimeline } = await import('$lib/sim/actions');
+    const { parseTimeline } = await import('$lib/sim/timeline/actions');
     const timeline = parseTimeline({ t: r.t ?? 0, actions: r.actions, fork: r.fork ?? null }, '$');
     if (!timeline.ok) {
       const e = timeline.errors[0]!;

@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseScenario } from '../sim/scenario';
+import { parseScenario } from '../sim/input/scenario';
 import { READY_MADE } from './scenarios';
 
 describe('the scenario picker', () => {

@@ -11,7 +11,7 @@ export const HASH_PREFIX = '#s=';
 export const FORK_PREFIX = '&f=';
 
 /**
- * What follows when the link carries the run's timeline (issue #18, sim/link-timeline.ts): every
+ * What follows when the link carries the run's timeline (issue #18, sim/timeline/link-timeline.ts): every
  * edit, restart and answer with its time, so the recipient's run is the sender's — `#s=…&e=…`.
  */
 export const TIMELINE_PREFIX = '&e=';

@@ -2,10 +2,10 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { compressToEncodedURIComponent } from 'lz-string';
-import { parseScenario } from '../sim/scenario';
+import { parseScenario } from '../sim/input/scenario';
 import { defaultPolicy } from '../machine/policy';
-import { parseFork } from '../sim/fork';
-import { linkOf, parseLinkTimeline } from '../sim/link-timeline';
+import { parseFork } from '../sim/engine/fork';
+import { linkOf, parseLinkTimeline } from '../sim/timeline/link-timeline';
 import {
   decodeForkHash,
   decodeScenarioHash,

@@ -28,7 +28,7 @@ export type HashDecode = { ok: true; data: unknown } | { ok: false; error: strin
 
 /**
  * `data` as JSON, compressed, prefixed `#s=`: ready to append to the page's address. With a fork
- * (a ForkSpec, sim/fork.ts), it follows as `&f=` and its own compressed JSON; with a timeline, as
+ * (a ForkSpec, sim/engine/fork.ts), it follows as `&f=` and its own compressed JSON; with a timeline, as
  * `&e=`. `&` is outside the compressed alphabet, so the parts never run into each other.
  */
 export function encodeScenarioHash(

@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Policy } from '$lib/machine/policy';
-import { Simulation } from '$lib/sim/engine';
-import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
-import { parseScenario } from '$lib/sim/scenario';
-import { Session } from '$lib/sim/session';
+import { Simulation } from '$lib/sim/engine/engine';
+import type { Command, Reply, Snapshot } from '$lib/sim/session/protocol';
+import { parseScenario } from '$lib/sim/input/scenario';
+import { Session } from '$lib/sim/session/session';
 import { TimeTravel, type TravelHost } from './time-travel.svelte';
 import type { LaneId } from '$lib/machine/vocabulary';
 

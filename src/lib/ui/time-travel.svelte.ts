@@ -1,16 +1,16 @@
 /**
  * Time travel on the page (issue #10): the scrubber, the breakpoints and forks. The worker does
- * the work (sim/session.ts "Time travel"): a seek forward runs the run on, a seek back
+ * the work (sim/session/session.ts "Time travel"): a seek forward runs the run on, a seek back
  * re-simulates it from its start into a fresh IndexedDB namespace (ui/worker/sim.worker.ts), so
  * everything the page shows — lanes, charts, statechart, audit log — is the run at t, and Play
  * continues from there. This class holds what the controls show and sends the commands.
  */
 import type { ClientConfigInput } from '$lib/machine/config';
 import type { Policy } from '$lib/machine/policy';
-import type { ForkChange, ForkSpec } from '$lib/sim/fork';
-import type { LaneId } from '$lib/sim/scenario';
-import type { Command, Reply, Snapshot } from '$lib/sim/protocol';
-import type { ViewCheckpoint } from '$lib/sim/checkpoint';
+import type { ForkChange, ForkSpec } from '$lib/sim/engine/fork';
+import type { LaneId } from '$lib/sim/input/scenario';
+import type { Command, Reply, Snapshot } from '$lib/sim/session/protocol';
+import type { ViewCheckpoint } from '$lib/sim/engine/checkpoint';
 import { formatSimTime } from './playground-page.svelte';
 
 /** What the time-travel controls need of the playground (a `Playground`, or a test double). */
@@ -54,7 +54,7 @@ export class TimeTravel {
    * start into fresh storage ('resimulated').
    */
   seekHow = $state<'ran' | 'restored' | 'resimulated' | null>(null);
-  /** The breakpoint conditions in force (sim/breakpoints.ts syntax). */
+  /** The breakpoint conditions in force (sim/timeline/breakpoints.ts syntax). */
   conditions = $state.raw<string[]>([]);
   breakError = $state('');
   /** The fork this run is on, if any. */
@@ -188,7 +188,7 @@ export class TimeTravel {
   async addBreak(text: string): Promise<boolean> {
     const cond = text.trim();
     // The parsers are loaded on first use: first load needs neither (nor fork's engine and zod).
-    const { parseBreak } = await import('$lib/sim/breakpoints');
+    const { parseBreak } = await import('$lib/sim/timeline/breakpoints');
     const p = parseBreak(cond);
     if (!p.ok) {
       this.breakError = p.error;
@@ -264,7 +264,7 @@ export class TimeTravel {
         return false;
       }
       this.forkErrors = [];
-      // On a fork, the new one is made on the branch the run was on at its time (sim/fork.ts).
+      // On a fork, the new one is made on the branch the run was on at its time (sim/engine/fork.ts).
       const kept = this.forks.filter((f) => f.atMs <= fork.atMs);
       this.#setFork([...kept, fork]);
       this.host.rewound();
@@ -299,7 +299,7 @@ export class TimeTravel {
     const link = this.#linkFork;
     this.#linkFork = null;
     if (link && link.scenario === JSON.stringify(scenario)) {
-      const { parseFork } = await import('$lib/sim/fork');
+      const { parseFork } = await import('$lib/sim/engine/fork');
       // A fork of a fork travels as the list of its forks, first fork first.
       const list = Array.isArray(link.fork) ? link.fork : [link.fork];
       const parsed = list.map((f) => parseFork(f));

@@ -1,7 +1,7 @@
 /**
  * The page's side of `lab import` (issue #22): logs an MCP client wrote, dropped or picked, read
  * by the same importers (`$lib/sim/import`), replayed against the current scenario's lanes, and
- * what the policy would have done beside what the log shows (`$lib/sim/whatif`).
+ * what the policy would have done beside what the log shows (`$lib/sim/report/whatif`).
  *
  * The what-if is worked out here, by a second run of the same engine on the main thread (the
  * worker's run is the one the playground shows), in slices between which the page stays
@@ -13,11 +13,11 @@
  * `lab replay`, which reports any size.
  */
 import type { ImportReport } from '$lib/sim/import';
-import type { LinkedRun } from '$lib/sim/link-timeline';
-import type { TraceEvent } from '$lib/sim/trace';
-import type { WhatIfAuditRows, WhatIfReport } from '$lib/sim/whatif';
+import type { LinkedRun } from '$lib/sim/timeline/link-timeline';
+import type { TraceEvent } from '$lib/sim/input/trace';
+import type { WhatIfAuditRows, WhatIfReport } from '$lib/sim/report/whatif';
 import type { AuditFocus } from './guarantees';
-import { LIMITS } from '$lib/sim/limits';
+import { LIMITS } from '$lib/sim/input/limits';
 import type { Playground } from './playground.svelte';
 import { readyLog, shownName, type LogFile, type TraceRef } from './traces/trace-link';
 
@@ -55,7 +55,7 @@ export interface ImportedLog {
 export interface ImportLoad {
   /** The scenario the log replays against (default: the playground's current one). */
   base?: Record<string, unknown>;
-  /** A share link's run: the sender's changes (sim/link-timeline.ts), and what could not be read. */
+  /** A share link's run: the sender's changes (sim/timeline/link-timeline.ts), and what could not be read. */
   link?: LinkedRun;
   note?: string;
   /** A ready-made log by name: the link names it instead of carrying it. */
@@ -256,9 +256,9 @@ export class TraceImport {
     this.working = 0;
     const [{ parseScenario }, { Simulation }, { WhatIfCollector, whatIfAuditRows }] =
       await Promise.all([
-        import('$lib/sim/scenario'),
-        import('$lib/sim/engine'),
-        import('$lib/sim/whatif')
+        import('$lib/sim/input/scenario'),
+        import('$lib/sim/engine/engine'),
+        import('$lib/sim/report/whatif')
       ]);
     const parsed = parseScenario(of.scenario);
     if (!parsed.ok) {

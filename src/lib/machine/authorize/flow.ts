@@ -7,7 +7,7 @@
  *
  * Two executors read this one description: machine.ts builds the XState machine from it with
  * `setup()` (the statechart, the path walk, /single/ and the reference actor executor use that),
- * and fast.ts interprets it as a table (what the simulation runs). sim/executors.spec.ts checks
+ * and fast.ts interprets it as a table (what the simulation runs). sim/engine/executors.spec.ts checks
  * that both give byte-identical frames and audit records.
  *
  * Every terminal edge sends a frame (`sent`), except where the learner's silence switch drops a

@@ -25,7 +25,7 @@ export interface RateCard {
 
 /**
  * The rate cards a host prices with when it is given none: the simulated provider's
- * (sim/provider.ts) and the shipped handler's default `rateCards` (handler/options.ts).
+ * (sim/actors/provider.ts) and the shipped handler's default `rateCards` (handler/options.ts).
  */
 export const DEFAULT_RATE_CARDS: RateCard[] = [
   {

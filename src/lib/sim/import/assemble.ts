@@ -17,11 +17,13 @@
  *   unanswered when its connection ends, or when the log ends, is logged as `none`.
  *
  * Pure: no Node APIs, no clock. Times are the log's own (epoch ms), made relative at the end.
+ *
+ * Over 400 lines on purpose: one pairing state (connections, pending ids) that every rule edits.
  */
 import { quote } from '../../machine/excerpt';
 import type { SamplingParams } from '../../machine/types';
-import { LIMITS } from '../limits';
-import { traceEventProblem, type Logged, type TraceEvent } from '../trace';
+import { LIMITS } from '../input/limits';
+import { traceEventProblem, type Logged, type TraceEvent } from '../input/trace';
 
 export type ImportFormat = 'claude' | 'inspector' | 'ndjson' | 'audit';
 export const IMPORT_FORMATS: readonly ImportFormat[] = ['claude', 'inspector', 'ndjson', 'audit'];

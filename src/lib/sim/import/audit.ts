@@ -15,8 +15,8 @@
  */
 import { CODES, type AuditRecord, type SamplingParams } from '../../machine/types';
 import { validateAuditRecord } from '../../store/audit-export';
-import { LIMITS } from '../limits';
-import type { Logged } from '../trace';
+import { LIMITS } from '../input/limits';
+import type { Logged } from '../input/trace';
 import type { Assembler, Where } from './assemble';
 
 const SERVED = new Set(['allowed', 'trimmed', 'budget_exhausted']);

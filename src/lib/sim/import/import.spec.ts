@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseTrace } from '../trace';
+import { parseTrace } from '../input/trace';
 import { detectFormat, importTexts, TrafficImport, type ImportResult } from './index';
 
 const DIR = 'static/traces/logs';

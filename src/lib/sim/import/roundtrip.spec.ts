@@ -13,9 +13,9 @@ import { loadTrace } from '../../../cli/run';
 import { createSamplingPolicy } from '../../handler/handler';
 import { ask, outcome, pair } from '../../handler/sdk-pair.testing';
 import { parseAuditJsonl } from '../../store/audit-export';
-import { Simulation } from '../engine';
-import { parseScenario } from '../scenario';
-import { WhatIfCollector } from '../whatif';
+import { Simulation } from '../engine/engine';
+import { parseScenario } from '../input/scenario';
+import { WhatIfCollector } from '../report/whatif';
 
 /** The scenario shipped beside the example audit log: its lane A is the handler's policy. */
 const SCENARIO = 'static/traces/logs/handler-policy.json';

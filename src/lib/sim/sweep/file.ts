@@ -8,8 +8,8 @@
 import { nameRecord } from '../../machine/names';
 import { z } from 'zod';
 import { formatPath, type PathSegment } from '../../machine/policy';
-import { jsonInput } from '../json-input';
-import type { ScenarioError } from '../scenario';
+import { jsonInput } from '../input/json-input';
+import type { ScenarioError } from '../input/scenario';
 import { parseConstraint, parseMetric, type Constraint } from './metrics';
 import { parsePath } from './path';
 

@@ -5,7 +5,7 @@
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { parseLesson } from '../lessons';
+import { parseLesson } from '../input/lessons';
 import {
   fillSweepTemplate,
   parseLessonWithSweeps,

@@ -17,8 +17,8 @@
  * lessons.ts because the sweep's metric names (metrics.ts) are built from the lessons' own.
  */
 import { quote as excerpt } from '../../machine/excerpt';
-import { formatMetric, parseLesson, type LessonParse, type MetricKey } from '../lessons';
-import type { ScenarioError } from '../scenario';
+import { formatMetric, parseLesson, type LessonParse, type MetricKey } from '../input/lessons';
+import type { ScenarioError } from '../input/scenario';
 import type { Sweep } from './file';
 import { parseMetric, type Aggregate } from './metrics';
 import { gridPoints } from './plan';

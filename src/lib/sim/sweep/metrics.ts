@@ -4,9 +4,9 @@
  * guarantee a run had (0 when it held). Constraints compare one of these, aggregated over the
  * seeds, with a number: `A.abandoned <= 5`, `max(A.abandoned) <= 5`.
  */
-import { INVARIANTS, type InvariantId } from '../invariants';
-import { METRIC_LABELS, type MetricKey } from '../lessons';
-import { LANE_IDS, type LaneId } from '../scenario';
+import { INVARIANTS, type InvariantId } from '../checks/invariants';
+import { METRIC_LABELS, type MetricKey } from '../input/lessons';
+import { LANE_IDS, type LaneId } from '../input/scenario';
 
 export const LANE_METRIC_KEYS = Object.keys(METRIC_LABELS) as MetricKey[];
 export const GUARANTEE_IDS = Object.keys(INVARIANTS) as InvariantId[];

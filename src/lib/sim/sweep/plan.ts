@@ -4,9 +4,9 @@
  * one run (limits.ts). Deterministic: the CLI, each worker thread and each page worker plan the
  * same sweep to the same points, so a worker is handed only (point, seed) indices.
  */
-import { LIMITS, type WorkEstimate } from '../limits';
-import { jsonInput } from '../json-input';
-import { parseScenario, type Scenario, type ScenarioError } from '../scenario';
+import { LIMITS, type WorkEstimate } from '../input/limits';
+import { jsonInput } from '../input/json-input';
+import { parseScenario, type Scenario, type ScenarioError } from '../input/scenario';
 import type { Constraint } from './metrics';
 import { LANE_METRICS } from './metrics';
 import type { Sweep } from './file';

@@ -5,7 +5,7 @@
  * numbers in grid and seed order, never on which worker ran what or when: the same sweep gives the
  * same bytes whatever the worker count.
  */
-import type { GuaranteeStatus, InvariantId } from '../invariants';
+import type { GuaranteeStatus, InvariantId } from '../checks/invariants';
 import { compare, type Constraint } from './metrics';
 import type { SweepPlan } from './plan';
 import type { SeedRun } from './run';

@@ -3,16 +3,16 @@
  * `lab run` does (cli/run.ts: a RunGuard with the MCP SDK's frame schemas), keeping only the
  * numbers the sweep reports and the guarantees. Plain data out, so a worker can post it.
  */
-import { sdkFrameProblem } from '../conformance';
-import { RunGuard } from '../guard';
+import { sdkFrameProblem } from '../checks/conformance';
+import { RunGuard } from '../checks/guard';
 import {
   brokenLine,
   type FrameValidator,
   type GuaranteeStatus,
   type InvariantId
-} from '../invariants';
-import { metricValue } from '../lessons';
-import type { Scenario } from '../scenario';
+} from '../checks/invariants';
+import { metricValue } from '../input/lessons';
+import type { Scenario } from '../input/scenario';
 import { parseMetric } from './metrics';
 
 export interface SeedRun {

@@ -3,7 +3,7 @@
  * with an error fails the build with its file and JSON path, so a presenter never meets a broken
  * lesson in front of a room.
  */
-import type { LessonData } from '$lib/sim/lessons';
+import type { LessonData } from '$lib/sim/input/lessons';
 import { parseLessonWithSweeps, parseSweep, type Sweep } from '$lib/sim/sweep';
 import { READY_SWEEPS } from '../sweep/catalog';
 

@@ -4,7 +4,7 @@
  * learner's prediction and this browser's progress. Components render this; they never talk to
  * the worker directly.
  */
-import { mergePatch, type Answer, type LessonData } from '$lib/sim/lessons';
+import { mergePatch, type Answer, type LessonData } from '$lib/sim/input/lessons';
 import { Playground } from '../playground.svelte';
 import { encodeScenarioHash } from '../share';
 import { paceSpeed } from './presenter';

@@ -1,5 +1,5 @@
 /** What the lesson page and its matrix worker (matrix.worker.ts) say to each other. */
-import type { MatrixRow } from '../../sim/refusal-matrix-text';
+import type { MatrixRow } from '../../sim/report/refusal-matrix-text';
 
 export type MatrixIn = { scenario: unknown; lane: 'A' | 'B' };
 

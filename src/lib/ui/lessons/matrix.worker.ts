@@ -3,7 +3,7 @@
  * same `refusalMatrix` `lab styles` calls, on the scenario the lesson loaded, one row posted as
  * each style's run finishes, then the whole matrix (or the scenario's first error).
  */
-import { refusalMatrix } from '../../sim/refusal-matrix';
+import { refusalMatrix } from '../../sim/report/refusal-matrix';
 import type { MatrixIn, MatrixOut } from './matrix-protocol';
 
 function post(m: MatrixOut): void {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SERIES_KEYS } from '$lib/sim/metrics';
+import { SERIES_KEYS } from '$lib/sim/engine/metrics';
 import { CHARTS } from '../chart-data';
 import {
   isStep,

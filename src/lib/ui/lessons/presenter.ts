@@ -3,7 +3,7 @@
  * does, the type-size steps, the Run step's pace and the one chart a lesson draws. No Svelte and
  * no DOM here, so all of it is unit-tested.
  */
-import type { SeriesKey } from '$lib/sim/metrics';
+import type { SeriesKey } from '$lib/sim/engine/metrics';
 import { CHARTS, formatCount, formatUsd, type ChartSpec } from '../chart-data';
 
 export const STEPS = ['predict', 'run', 'explain', 'try'] as const;

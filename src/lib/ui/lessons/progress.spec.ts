@@ -1,7 +1,7 @@
 import 'fake-indexeddb/auto';
 import { createStore } from 'idb-keyval';
 import { describe, expect, it } from 'vitest';
-import { emptyCounters } from '$lib/sim/metrics';
+import { emptyCounters } from '$lib/sim/engine/metrics';
 import { ProgressStore } from './progress';
 
 describe('lesson progress in IndexedDB', () => {

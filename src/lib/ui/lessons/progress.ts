@@ -6,10 +6,10 @@
  */
 import { createStore, get, set, values, type UseStore } from 'idb-keyval';
 import { copyJson } from '$lib/machine/copy-json';
-import type { Answer } from '$lib/sim/lessons';
-import type { LaneCounters, LaneSeries } from '$lib/sim/metrics';
-import type { TimelineMark } from '$lib/sim/engine';
-import type { LaneId } from '$lib/sim/scenario';
+import type { Answer } from '$lib/sim/input/lessons';
+import type { LaneCounters, LaneSeries } from '$lib/sim/engine/metrics';
+import type { TimelineMark } from '$lib/sim/engine/engine';
+import type { LaneId } from '$lib/sim/input/scenario';
 
 export const PROGRESS_DB = 'sampling-lab-lessons';
 

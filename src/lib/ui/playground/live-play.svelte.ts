@@ -9,7 +9,7 @@
  * statechart, guarantees, the audit table's rows) follow a few times a second, in turns, each in
  * a frame of its own. At a pause or the run's end, every panel shows the same snapshot at once.
  */
-import type { AuditView, Snapshot } from '$lib/sim/protocol';
+import type { AuditView, Snapshot } from '$lib/sim/session/protocol';
 import type { Playground } from '../playground.svelte';
 import type { SimClient } from '../worker/client';
 import { DEFAULT_SPEED } from './speed';

@@ -3,7 +3,7 @@
  * page's client hears comes through {@link PlaygroundReplies.handle}; a snapshot is shown by
  * {@link PlaygroundReplies.show}, at once or, while playing, at its frame (live-play.svelte.ts).
  */
-import type { Reply, Snapshot } from '$lib/sim/protocol';
+import type { Reply, Snapshot } from '$lib/sim/session/protocol';
 import { downloadBlob } from '../download';
 import type { Playground } from '../playground.svelte';
 import type { RunMemory } from '../run-memory';

@@ -5,9 +5,9 @@
  * restarted. Reset, a seed or a scenario never do. A share link's run (issue #18) loads with the
  * sender's timeline: their changes applied where they made them.
  */
-import type { LinkedRun } from '$lib/sim/link-timeline';
-import type { ScenarioError } from '$lib/sim/scenario';
-import type { TraceEvent } from '$lib/sim/trace';
+import type { LinkedRun } from '$lib/sim/timeline/link-timeline';
+import type { ScenarioError } from '$lib/sim/input/scenario';
+import type { TraceEvent } from '$lib/sim/input/trace';
 import { linkedNotice } from '../link-run';
 import type { Playground } from '../playground.svelte';
 import { resumeOf, runKey, scenarioAfter, type RunMemory } from '../run-memory';
@@ -39,7 +39,7 @@ export type LoadTarget = Pick<
 
 export interface LoadOptions {
   trace?: TraceEvent[];
-  /** A share link's run: the sender's timeline, re-applied where it was (sim/link-timeline.ts). */
+  /** A share link's run: the sender's timeline, re-applied where it was (sim/timeline/link-timeline.ts). */
   link?: LinkedRun;
   /** What the page must say about the load besides (a link's timeline it could not read). */
   note?: string;

@@ -3,7 +3,7 @@
  * time-travel.svelte.ts): a command whose answer is several replies, collected until one ends
  * them. `Playground.travelRequest` is this on its worker client.
  */
-import type { Command, Reply } from '$lib/sim/protocol';
+import type { Command, Reply } from '$lib/sim/session/protocol';
 import type { SimClient } from '../worker/client';
 
 /**

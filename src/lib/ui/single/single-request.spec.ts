@@ -4,7 +4,7 @@
  */
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { VirtualClock } from '../../sim/clock';
+import { VirtualClock } from '../../sim/world/clock';
 import {
   requestText,
   scopeFromSearch,

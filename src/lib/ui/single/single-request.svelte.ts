@@ -36,8 +36,8 @@ import type { Driver } from '../../client/driver';
 import { ClientHost } from '../../client/host';
 // This page follows each request's XState actor live: the host's actor executor.
 import '../../client/actor-executor';
-import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../../sim/provider';
-import { Rng } from '../../sim/rng';
+import { cardsByModel, createProvider, DEFAULT_PROVIDER } from '../../sim/actors/provider';
+import { Rng } from '../../sim/world/rng';
 import { answerOf, openSdkPair, type Received, type SdkPair } from './sdk-pair';
 
 export interface SingleRequestDeps {

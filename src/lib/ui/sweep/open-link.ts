@@ -6,7 +6,7 @@
  * user) the point's scenario opens as it is. The link carries the sweep's first seed, so the
  * playground's run is the point's first run.
  */
-import { LANE_IDS, type LaneId } from '../../sim/scenario';
+import { LANE_IDS, type LaneId } from '../../sim/input/scenario';
 import type { SweepPlan } from '../../sim/sweep';
 import { settingsText } from '../../sim/sweep/plan';
 import { setPath } from '../../sim/sweep/path';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
-import type { TraceEvent } from '$lib/sim/trace';
+import type { TraceEvent } from '$lib/sim/input/trace';
 import { MAX_WHATIF_REQUESTS, TraceImport } from '../trace-import.svelte';
 
 const base = JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')) as Record<

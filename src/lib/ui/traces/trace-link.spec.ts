@@ -6,9 +6,9 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
-import type { WorkerReply, WorkerRequest } from '$lib/sim/protocol';
+import type { WorkerReply, WorkerRequest } from '$lib/sim/session/protocol';
 import { importTexts } from '$lib/sim/import';
-import { Session } from '$lib/sim/session';
+import { Session } from '$lib/sim/session/session';
 import { PlaygroundPage, type PageHost } from '../playground-page.svelte';
 import { Playground } from '../playground.svelte';
 import { decodeScenarioHash, decodeTraceHash, encodeScenarioHash } from '../share';

@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuditRecord } from '$lib/machine/types';
 import { auditTotals } from '$lib/store/audit-query';
 import { inTransaction } from '$lib/store/idb';
-import { runLog } from '$lib/sim/run-log.testing';
+import { runLog } from '$lib/sim/session/run-log.testing';
 import { auditRows, indexMore, indexResumed } from './audit-feed';
 import { auditStore, flushRun, startRun, currentRun } from './run-storage';
 

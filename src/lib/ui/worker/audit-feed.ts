@@ -6,7 +6,7 @@
  */
 import { inTransaction } from '../../store/idb';
 import type { AuditRecord } from '../../machine/types';
-import type { AuditView, Command, Reply } from '../../sim/protocol';
+import type { AuditView, Command, Reply } from '../../sim/session/protocol';
 import { AuditService, type RecordReader } from './audit-service';
 import { indexChunkStore } from './index-chunks';
 import { auditStore, currentRun } from './run-storage';

@@ -4,9 +4,9 @@ import { toCsv, toJsonl } from '$lib/store/audit-export';
 import { auditTotals, queryAudit } from '$lib/store/audit-query';
 import { AuditService, type RecordReader } from './audit-service';
 import { focusOf } from '../guarantees';
-import { runLog } from '$lib/sim/run-log.testing';
+import { runLog } from '$lib/sim/session/run-log.testing';
 import { mapChunkStore } from '$lib/store/chunk-store.testing';
-import type { AuditViewQuery } from '$lib/sim/protocol';
+import type { AuditViewQuery } from '$lib/sim/session/protocol';
 
 const log = runLog('reconnect-bypass.json', 60);
 

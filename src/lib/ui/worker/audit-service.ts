@@ -23,8 +23,8 @@ import {
 } from '$lib/store/audit-index';
 import { toCsv, toJsonl } from '$lib/store/audit-export';
 import type { AuditQuery } from '$lib/store/audit-query';
-import { rowsBehind, type InvariantId } from '$lib/sim/invariants';
-import type { AuditFocusSpec, AuditView, AuditViewQuery } from '$lib/sim/protocol';
+import { rowsBehind, type InvariantId } from '$lib/sim/checks/invariants';
+import type { AuditFocusSpec, AuditView, AuditViewQuery } from '$lib/sim/session/protocol';
 
 /**
  * Reads records back by row number (position in the log), in the order asked: one entry per row,

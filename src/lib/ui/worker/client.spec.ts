@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Reply, WorkerReply, WorkerRequest } from '$lib/sim/protocol';
+import type { Reply, WorkerReply, WorkerRequest } from '$lib/sim/session/protocol';
 import { SimClient } from './client';
 
 /** A worker whose answers the test posts by hand, in any order. */

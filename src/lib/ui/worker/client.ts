@@ -6,7 +6,7 @@
  * (`WorkerReply.re`), so `request()` waits for *its* answer: an error from another command, or
  * a reply of the same type to another command, neither rejects nor resolves it.
  */
-import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/protocol';
+import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/session/protocol';
 import type { LiveCommand, LiveRequest } from './live';
 
 /** A reply and the id of the request it answers (null: news nobody asked for). */

@@ -7,7 +7,7 @@
  * one (`liveAck`), so the page never has more than one to deserialise and render per frame.
  *
  * These commands are the page's and the browser worker's only (the Node session has no live
- * play), so they live beside the worker, not in `sim/protocol.ts`.
+ * play), so they live beside the worker, not in `sim/session/protocol.ts`.
  */
 
 export type LiveCommand =

@@ -1,16 +1,16 @@
 /// <reference lib="webworker" />
 /**
  * The simulation's Web Worker: the engine runs here, off the main thread, so a fast-forward of a
- * simulated day never freezes the page. Commands come in, replies go out (see sim/protocol.ts).
+ * simulated day never freezes the page. Commands come in, replies go out (see sim/session/protocol.ts).
  *
  * This file is the entry: message routing, the command queue, the fast-forward pump and live
  * play. Each run's IndexedDB namespace (opening, locks, pruning, group commit) is run-storage.ts;
  * the audit table's index, reads back and questions are audit-feed.ts.
  */
-import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/protocol';
-import { Session } from '../../sim/session';
-import { chartWords, thinningWords } from '../../sim/long-run';
-import { LANE_IDS } from '../../sim/scenario';
+import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/session/protocol';
+import { Session } from '../../sim/session/session';
+import { chartWords, thinningWords } from '../../sim/report/long-run';
+import { LANE_IDS } from '../../sim/input/scenario';
 import { MAX_CHART_POINTS, thinSeries, type ThinnedSeries } from '../chart-thin';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
 import {

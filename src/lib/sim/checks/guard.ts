@@ -1,0 +1,189 @@
+/**
+ * Runs a simulation under its invariants: wraps the engine's hooks so that every frame, audit
+ * record and store change also reaches an {@link InvariantChecker}, and tells the checker what the
+ * stream does not carry (the lane's silence switch, the budget in force). The CLI, the tests and
+ * the playground's worker all check a run through this one place.
+ */
+import { CloneMap } from '../../machine/clone';
+import { toMicros } from '../../machine/money';
+import { effectiveBlock } from '../../machine/policy';
+import { Simulation, type SimulationOptions } from '../engine/engine';
+import {
+  InvariantChecker,
+  type ChargeContext,
+  type FrameValidator,
+  type InvariantResult
+} from './invariants';
+import { cardsByModel } from '../actors/provider';
+import { windowClaim, type WindowsAt } from './invariants/denial-truth';
+import type { VolumeState } from '../../machine/evaluate';
+import type { PolicyBlock } from '../../machine/policy';
+import type { SamplingParams } from '../../machine/types';
+
+/**
+ * The host's windows as the denial check reads them: null where the block has no such limit, and
+ * for the budget where the lane stores exhausted windows past their reset on purpose (a TTL other
+ * than `window`: the budget-window lesson's lane replays a stale `resetsAt` to show what it costs).
+ */
+function windowsAt(v: VolumeState, block: PolicyBlock, budgetTtlIsWindow: boolean): WindowsAt {
+  return {
+    rateResetsAt: block.rateLimit ? v.rateWindowResetsAt : null,
+    budgetResetsAt: block.budget && budgetTtlIsWindow ? v.budgetWindowResetsAt : null
+  };
+}
+import { LANE_IDS, type LaneId, type Scenario } from '../input/scenario';
+
+export interface GuardOptions {
+  /** Validates every frame sent; `conformance.ts` has the MCP SDK's. */
+  validate?: FrameValidator;
+}
+
+/** Slack on top of the machine's own timeouts before an unanswered request counts as lost. */
+const STUCK_SLACK_MS = 60_000;
+
+export class RunGuard {
+  checker: InvariantChecker;
+  #sim: Simulation | null = null;
+  readonly #start: number;
+  readonly #scenario: Scenario;
+  readonly #opts: GuardOptions;
+  /**
+   * The budget, pool and alert settings in force when each request in flight arrived: a call is
+   * judged by the limits it was decided under. A learner who lowers a budget while a call runs
+   * moves the line under a call already granted the old one; the host did not overdraw (and a
+   * stream's generated tokens are paid for either way). Found by the time-travel fuzz.
+   */
+  #arrived = new Map<string, ChargeContext>();
+
+  constructor(scenario: Scenario, opts: GuardOptions = {}) {
+    this.#scenario = scenario;
+    this.#opts = opts;
+    this.checker = new InvariantChecker({
+      cards: cardsByModel(scenario.provider.cards),
+      ...(opts.validate ? { validate: opts.validate } : {})
+    });
+    this.#start = scenario.start;
+  }
+
+  /**
+   * A copy of this guard's judgement so far, attached to no engine: what an engine copy taken at
+   * the same moment continues under (clone.ts). Charge contexts are never changed: shared.
+   */
+  clone(): RunGuard {
+    const g = new RunGuard(this.#scenario, this.#opts);
+    g.checker = new CloneMap().get(this.checker);
+    g.#arrived = new Map(this.#arrived);
+    return g;
+  }
+
+  /** `next`'s hooks, each also feeding the checker (first the checker, then `next`). */
+  options(next: SimulationOptions = {}): SimulationOptions {
+    const c = this.checker;
+    return {
+      ...next,
+      onFrame: (l) => {
+        const sim = this.#sim;
+        if (l.direction === 'in') {
+          c.request(l.lane, l.connection, l.frame.id, l.t, {
+            silence: sim ? sim.lanes[l.lane].host.config.silence : false,
+            denialStyle: sim ? sim.lanes[l.lane].host.config.denialStyle : 'lab'
+          });
+          const params = 'params' in l.frame ? (l.frame.params as SamplingParams) : undefined;
+          this.#arrived.set(
+            `${l.lane}\u0000${l.connection}\u0000${String(l.frame.id)}`,
+            params ? { ...this.#charge(l.lane, l.server), params } : this.#charge(l.lane, l.server)
+          );
+        } else if (!('method' in l.frame)) {
+          const host = sim?.lanes[l.lane].host;
+          const windows =
+            host && windowClaim(l.frame)
+              ? windowsAt(
+                  host.volumeAt(l.server, l.t),
+                  effectiveBlock(host.policy, l.server),
+                  host.config.reasons['policy.budget_exhausted'].ttl.kind === 'window'
+                )
+              : undefined;
+          c.frame(l.lane, l.connection, l.frame, l.t, windows);
+        }
+        next.onFrame?.(l);
+      },
+      onAudit: (r) => {
+        const key = `${r.lane}\u0000${r.connection}\u0000${String(r.requestId)}`;
+        const ctx = this.#arrived.get(key) ?? this.#charge(r.lane as LaneId | undefined, r.server);
+        this.#arrived.delete(key);
+        const host = this.#sim?.lanes[r.lane as LaneId]?.host;
+        c.audit(
+          r,
+          host && ctx.budget
+            ? { ...ctx, spentMicros: host.volumeAt(r.server, r.t).budgetSpentMicros }
+            : ctx
+        );
+        next.onAudit?.(r);
+      },
+      onStore: (lane, e) => {
+        // The hash lookups compare with now: an entry committed under a policy edited since
+        // (its request was decided before the edit) answers no lookup.
+        const current =
+          e.type === 'commit' && this.#sim
+            ? this.#sim.lanes[lane].host.policyHashFor(e.decision.server)
+            : undefined;
+        c.store(lane, this.#sim?.now ?? this.#start, e, current);
+        next.onStore?.(lane, e);
+      }
+    };
+  }
+
+  /** A simulation of `scenario` whose every hook also feeds this guard. */
+  simulate(scenario: Scenario, opts: SimulationOptions = {}): Simulation {
+    return this.attach(new Simulation(scenario, this.options(opts)));
+  }
+
+  /** The simulation the hooks belong to (set once it is constructed). */
+  attach(sim: Simulation): Simulation {
+    this.#sim = sim;
+    return sim;
+  }
+
+  #charge(lane: LaneId | undefined, server: string): ChargeContext {
+    const host = lane && this.#sim ? this.#sim.lanes[lane].host : null;
+    if (!host) return { budget: null, pool: null };
+    const budget = effectiveBlock(host.policy, server).budget;
+    const c = host.config;
+    return {
+      budget: budget
+        ? { micros: toMicros(budget.amount), windowMs: budget.windowMs, currency: budget.currency }
+        : null,
+      pool:
+        c.capScope === 'session-pool'
+          ? { micros: toMicros(c.sessionPool.amount), currency: c.sessionPool.currency }
+          : null,
+      alert: c.alert,
+      keepsApprovals: c.storeAllowed
+    };
+  }
+
+  /** The guarantees as they stand now. */
+  results(): InvariantResult[] {
+    const sim = this.#sim;
+    if (!sim) return [];
+    let stuck = 0;
+    const counters = {} as Record<LaneId, Simulation['lanes'][LaneId]['metrics']['counters']>;
+    for (const id of LANE_IDS) {
+      const lane = sim.lanes[id];
+      const cfg = lane.host.config;
+      stuck = Math.max(stuck, 2 * (cfg.consentTimeoutMs + cfg.deadlineMs) + STUCK_SLACK_MS);
+      counters[id] = lane.metrics.counters;
+    }
+    return this.checker.results(sim.now, counters, stuck);
+  }
+}
+
+/** A simulation whose every hook also feeds a new guard. */
+export function guardedSimulation(
+  scenario: Scenario,
+  opts: SimulationOptions = {},
+  guardOpts: GuardOptions = {}
+): { sim: Simulation; guard: RunGuard } {
+  const guard = new RunGuard(scenario, guardOpts);
+  return { sim: guard.simulate(scenario, opts), guard };
+}

@@ -1,0 +1,422 @@
+/**
+ * The seeds' guarantees as code: a checker fed a run's frames, audit records and store changes as
+ * they happen, answering at any moment which guarantees hold, with counts and the requests that
+ * break them. Pure and streaming: it keeps per-request state only while a request is in flight
+ * and a bounded history per identity, so a simulated day costs no more memory than the store.
+ *
+ * The checker is told what it cannot see in the stream (the lane's silence switch when a request
+ * arrived, the budget in force when a call was charged) by its caller, `guard.ts`.
+ *
+ * Over 400 lines on purpose: one checker whose hooks share the in-flight and per-identity state.
+ */
+import { estimateCostMicros, type RateCard } from '../../../machine/budget';
+import { toMicros } from '../../../machine/money';
+import type { AuditRecord, Frame, SamplingParams, StoredDecision } from '../../../machine/types';
+import type { CloneMap } from '../../../machine/clone';
+import type { DenialStyle } from '../../../machine/refusal-styles';
+import type { LaneCounters } from '../../engine/metrics';
+import { lifetimeBroken, LifetimeTracker } from '../lifetimes';
+import { LoopTracker, type AlertSettings } from '../loops';
+import type { StoreEvent } from '../../engine/store-tap';
+import {
+  INVARIANTS,
+  n,
+  Tally,
+  type InvariantId,
+  type InvariantResult,
+  type Offender
+} from './catalogue';
+import { summarise, type Pending } from './summaries';
+import { checkDenialFrame, checkExhaustedPremise, type WindowsAt } from './denial-truth';
+import { checkHandover } from './handover';
+
+/** Returns what is wrong with a frame, or null when it conforms. */
+export type FrameValidator = (frame: Frame) => string | null;
+
+/** What the checker is told about a request as it arrives. */
+export interface RequestContext {
+  /** The lane's silence switch when the request arrived (the machine reads it then). */
+  silence: boolean;
+  /** The lane's refusal style when the request arrived; default `lab`. */
+  denialStyle?: DenialStyle;
+}
+
+/** What the checker is told about an audit record: the limits in force when it was charged. */
+export interface ChargeContext {
+  budget: { micros: number; windowMs: number; currency: string } | null;
+  /** The connection's session pool, when the lane's cap scope is `session-pool`. */
+  pool: { micros: number; currency: string } | null;
+  /** The lane's retry-loop alert settings; without them, loops are not judged. */
+  alert?: AlertSettings;
+  /** The request's params as they arrived (what a budget denial's input cost is judged by). */
+  params?: SamplingParams;
+  /** The lane keeps approvals ("allowed, do not ask again"): an approved identity is not re-asked. */
+  keepsApprovals?: boolean;
+  /** What the host had actually spent in the server's budget window when the record was made. */
+  spentMicros?: number;
+}
+
+const STORED_KEYS = new Set([
+  'server',
+  'identity',
+  'verdict',
+  'reason',
+  'retryable',
+  'decidedAt',
+  'expiresAt',
+  'resetsAt',
+  'retryAfterMs',
+  'retryAt',
+  'message',
+  'approval',
+  'policyHash',
+  'represented',
+  'recent'
+]);
+
+/** Where a stored decision says something it must not: an unknown member or a mixed verdict. */
+export function storedDecisionProblem(d: StoredDecision): string | null {
+  const extra = Object.keys(d).filter((k) => !STORED_KEYS.has(k));
+  if (extra.length) return `holds ${extra.map((k) => `'${k}'`).join(', ')} besides the verdict`;
+  if (d.verdict !== 'allowed' && d.verdict !== 'denied') return `verdict '${String(d.verdict)}'`;
+  if ((d.verdict === 'denied') !== (typeof d.reason === 'string'))
+    return `verdict '${d.verdict}' with reason ${JSON.stringify(d.reason)}`;
+  return null;
+}
+
+export interface CheckerOptions {
+  /** Rate cards by model: what a token costs. */
+  cards: Readonly<Record<string, RateCard>>;
+  /** Validates every frame sent (the MCP SDK's schemas); without it, frames are not checked. */
+  validate?: FrameValidator;
+}
+
+export class InvariantChecker {
+  readonly #cards: Readonly<Record<string, RateCard>>;
+  readonly #validate: FrameValidator | undefined;
+  readonly #t = Object.fromEntries(
+    (Object.keys(INVARIANTS) as InvariantId[]).map((id) => [id, new Tally()])
+  ) as Record<InvariantId, Tally>;
+  readonly #pending = new Map<string, Pending>();
+  #received = 0;
+  #answered = 0;
+  #silenced = 0;
+  /** Refusals sent in a real client's style, per lane (the lab's typed denial given up). */
+  readonly #foreign = new Map<string, { style: DenialStyle; count: number }>();
+  /** Spend per (lane, server, window) and per (lane, connection) pool, in micros. */
+  readonly #windows = new Map<string, number>();
+  readonly #overdrawn = new Set<string>();
+  readonly #pools = new Map<string, number>();
+  // Not readonly: clone() gives a copy its own trackers.
+  #lifetimes = new LifetimeTracker();
+  #loops = new LoopTracker();
+  /** The audit log's own totals per lane, to hold the counters against. */
+  readonly #totals = new Map<string, LaneCounters>();
+  #same: { checked: number; problem: string | null } | null = null;
+  #replays = 0;
+
+  constructor(opts: CheckerOptions) {
+    this.#cards = opts.cards;
+    this.#validate = opts.validate;
+  }
+
+  /** Roughly what the checker holds in memory, bytes (sim/engine/engine-size.ts). */
+  approxBytes(): number {
+    const entries = this.#pending.size + this.#windows.size + this.#overdrawn.size;
+    return this.#lifetimes.approxBytes() + this.#loops.approxBytes() + entries * 120;
+  }
+
+  /**
+   * A copy that goes on checking exactly as this one would: its own tallies, requests in flight,
+   * spend, trackers and totals. The rate cards and the frame validator are shared (immutable).
+   */
+  clone(m: CloneMap): InvariantChecker {
+    const c = m.set(this, new InvariantChecker({ cards: this.#cards, validate: this.#validate }));
+    for (const id of Object.keys(this.#t) as InvariantId[]) c.#t[id] = m.get(this.#t[id]);
+    for (const [k, p] of this.#pending) c.#pending.set(k, { ...p });
+    c.#received = this.#received;
+    c.#answered = this.#answered;
+    c.#silenced = this.#silenced;
+    for (const [k, v] of this.#foreign) c.#foreign.set(k, { ...v });
+    for (const [k, v] of this.#windows) c.#windows.set(k, v);
+    for (const k of this.#overdrawn) c.#overdrawn.add(k);
+    for (const [k, v] of this.#pools) c.#pools.set(k, v);
+    c.#lifetimes = m.get(this.#lifetimes);
+    c.#loops = m.get(this.#loops);
+    for (const [lane, totals] of this.#totals)
+      c.#totals.set(lane, { ...totals, frames: { ...totals.frames } });
+    c.#same = this.#same && { ...this.#same };
+    c.#replays = this.#replays;
+    return c;
+  }
+
+  /** A request frame the client received. */
+  request(lane: string, connection: string, id: string | number, t: number, ctx: RequestContext) {
+    const key = `${lane}\u0000${connection}\u0000${String(id)}`;
+    this.#received++;
+    if (this.#pending.has(key))
+      this.#t['one-frame'].add({
+        lane,
+        seq: null,
+        request: `${connection}/${id}`,
+        t,
+        what: 'a second request with an id still in flight on its connection'
+      });
+    const pending: Pending = { t, silence: ctx.silence, seq: null, audited: false, tokensOut: 0 };
+    if (ctx.denialStyle && ctx.denialStyle !== 'lab') pending.style = ctx.denialStyle;
+    this.#pending.set(key, pending);
+  }
+
+  /** An audit record, with the limits in force when its cost was charged. */
+  audit(r: AuditRecord, ctx: ChargeContext): void {
+    const lane = r.lane ?? '';
+    const request = `${r.connection}/${r.requestId}`;
+    const key = `${lane}\u0000${r.connection}\u0000${String(r.requestId)}`;
+    const at = (what: string): Offender => ({ lane, seq: r.seq, request, t: r.t, what });
+    this.#tallyTotals(lane, r);
+    const p = this.#pending.get(key);
+    if (!p) this.#t['one-frame'].add(at('an audit record for no request in flight'));
+    else if (p.audited) this.#t['one-frame'].add(at('a second audit record for one request'));
+    else {
+      p.audited = true;
+      p.seq = r.seq;
+      p.tokensOut = r.tokensOut;
+      if (r.outcome === 'denied' || r.outcome === 'budget_exceeded') p.refusal = true;
+      if (r.silenced) {
+        this.#pending.delete(key);
+        if (p.silence) this.#silenced++;
+        else this.#t['one-frame'].add(at('no frame, and silence is off'));
+      }
+    }
+    const cost = toMicros(r.cost);
+    this.#checkConsent(r, lane, at, ctx.keepsApprovals === true);
+    if (ctx.budget && ctx.spentMicros !== undefined)
+      checkExhaustedPremise(
+        this.#t['denials-true'],
+        r,
+        ctx.params,
+        ctx.budget,
+        ctx.spentMicros,
+        this.#cards,
+        at
+      );
+    this.#checkSpend(r, lane, cost, ctx, at);
+    this.#checkTokens(r, cost, at);
+    if (ctx.alert) {
+      const { inWindow, loop } = this.#loops.presented(lane, r, ctx.alert);
+      if (loop) {
+        const l = this.#t['loops-flagged'];
+        l.checked++;
+        if (!r.alert)
+          l.add(
+            at(
+              `${r.identity} presented ${inWindow} times within ${n(ctx.alert.windowMs)} ms, not flagged`
+            )
+          );
+      }
+    }
+    if (r.replayed && (r.outcome === 'denied' || r.silenced)) {
+      this.#t['replays-no-model'].checked++;
+      this.#replays++;
+      if (r.consentShown || r.tokensIn > 0 || r.tokensOut > 0 || cost > 0)
+        this.#t['replays-no-model'].add(
+          at(
+            `a replayed denial ${r.consentShown ? 'asked the user' : `called the model (${r.tokensIn} in, ${r.tokensOut} out, ${r.cost})`}`
+          )
+        );
+    }
+  }
+
+  /**
+   * The one response frame the client sent for a request; `windows`: the host's rate and budget
+   * windows for its server at `t`, when the frame makes a claim about one (see denial-truth.ts).
+   */
+  frame(lane: string, connection: string, frame: Frame, t: number, windows?: WindowsAt): void {
+    const key = `${lane}\u0000${connection}\u0000${String(frame.id)}`;
+    const request = `${connection}/${frame.id}`;
+    const p = this.#pending.get(key);
+    const seq = p?.seq ?? null;
+    const at = (what: string): Offender => ({ lane, seq, request, t, what });
+    if (!p) this.#t['one-frame'].add(at('a frame for no request in flight (a second frame?)'));
+    else {
+      this.#pending.delete(key);
+      // A refusal sent as an error in a real client's style: no reason a server can branch on.
+      if (p.style && p.refusal && 'error' in frame) {
+        const f = this.#foreign.get(lane) ?? { style: p.style, count: 0 };
+        f.style = p.style;
+        f.count++;
+        this.#foreign.set(lane, f);
+      }
+      if (p.audited) this.#answered++;
+      else this.#t['one-frame'].add(at('a frame sent before its audit record'));
+    }
+    if (windows) checkDenialFrame(this.#t['denials-true'], frame, t, windows, at);
+    if (this.#validate) {
+      this.#t['frames-conform'].checked++;
+      const problem = this.#validate(frame);
+      if (problem) this.#t['frames-conform'].add(at(problem));
+    }
+    if ('result' in frame && frame.result.content.text.length > 0) {
+      this.#t['replays-no-model'].checked++;
+      if (!p || p.tokensOut === 0)
+        this.#t['replays-no-model'].add(at('a completion sent without a model call of its own'));
+    }
+  }
+
+  /** A change to a lane's decision store, at virtual time `t`. */
+  /** A store change; `currentHash`: the server's policy hash now, when the caller knows it. */
+  store(lane: string, t: number, e: StoreEvent, currentHash?: string): void {
+    if (e.type === 'commit') {
+      const v = this.#t['verdicts-only'];
+      v.checked++;
+      const problem = storedDecisionProblem(e.decision);
+      if (problem)
+        v.add({
+          lane,
+          seq: null,
+          request: null,
+          t,
+          what: `the decision for ${e.decision.identity} ${problem}`
+        });
+    }
+    if (e.type === 'opened') checkHandover(this.#t['no-future-decisions'], lane, t, e.held);
+    this.#lifetimes.store(lane, t, e, currentHash);
+  }
+
+  /** Two runs of the same scenario and seed, digested: their bytes must be equal. */
+  sameBytes(a: { frames: string; audit: string }, b: { frames: string; audit: string }): void {
+    const problem =
+      a.frames !== b.frames
+        ? 'frames.jsonl differs between two runs'
+        : a.audit !== b.audit
+          ? 'audit.jsonl differs between two runs'
+          : null;
+    this.#same = { checked: 2, problem };
+  }
+
+  #checkConsent(
+    r: AuditRecord,
+    lane: string,
+    at: (what: string) => Offender,
+    keepsApprovals: boolean
+  ): void {
+    if (!r.consentShown) return;
+    const c = this.#t['one-consent'];
+    c.checked++;
+    const broken = this.#lifetimes.dialog(lane, r, keepsApprovals);
+    if (broken) c.add(at(lifetimeBroken(broken)));
+  }
+
+  #checkSpend(
+    r: AuditRecord,
+    lane: string,
+    cost: number,
+    ctx: ChargeContext,
+    at: (what: string) => Offender
+  ): void {
+    const o = this.#t['no-overdraw'];
+    if (cost > 0 && ctx.budget && ctx.budget.currency === r.currency) {
+      const { windowMs, micros } = ctx.budget;
+      const start = r.t - (((r.t % windowMs) + windowMs) % windowMs);
+      const key = `${lane}\u0000${r.server}\u0000${windowMs}\u0000${start}`;
+      if (!this.#windows.has(key)) o.checked++;
+      const spent = (this.#windows.get(key) ?? 0) + cost;
+      this.#windows.set(key, spent);
+      if (spent > micros && !this.#overdrawn.has(key)) {
+        this.#overdrawn.add(key);
+        o.add(
+          at(
+            `${r.server}'s window from ${new Date(start).toISOString()} spent ${spent} µ$ of ${micros} µ$`
+          )
+        );
+      }
+    }
+    if (cost > 0 && ctx.pool && ctx.pool.currency === r.currency) {
+      const key = `${lane}\u0000${r.connection}`;
+      if (!this.#pools.has(key)) o.checked++;
+      const spent = (this.#pools.get(key) ?? 0) + cost;
+      this.#pools.set(key, spent);
+      if (spent > ctx.pool.micros && spent - cost <= ctx.pool.micros)
+        o.add(at(`${r.connection}'s session pool spent ${spent} µ$ of ${ctx.pool.micros} µ$`));
+    }
+    const d = r.budgetDecision;
+    const l = this.#t['call-within-limit'];
+    if (d?.actualCost && d.actualCost.currency === d.limitApplied.currency) {
+      l.checked++;
+      const actual = toMicros(d.actualCost.amount);
+      const limit = toMicros(d.limitApplied.amount);
+      if (actual > limit)
+        l.add(at(`cost ${d.actualCost.amount} against a limit of ${d.limitApplied.amount}`));
+    }
+  }
+
+  #checkTokens(r: AuditRecord, cost: number, at: (what: string) => Offender): void {
+    if (r.tokensOut <= 0) return;
+    const t = this.#t['tokens-paid'];
+    t.checked++;
+    const card = r.model ? this.#cards[r.model] : undefined;
+    if (!card) {
+      t.add(at(`${r.tokensOut} tokens out from '${r.model}', which has no rate card`));
+      return;
+    }
+    // The least these tokens can cost: output at its price, input all read from the cache (or
+    // all fresh, whichever is cheaper). The meter may charge more; never less.
+    const cachedIsCheaper =
+      card.cachedInputPerMtok !== undefined &&
+      toMicros(card.cachedInputPerMtok) < toMicros(card.inputPerMtok);
+    const least = cachedIsCheaper
+      ? estimateCostMicros(card, 0, r.tokensOut, r.tokensIn)
+      : estimateCostMicros(card, r.tokensIn, r.tokensOut);
+    if (cost < least)
+      t.add(at(`${r.tokensIn} in + ${r.tokensOut} out charged ${r.cost}, at least ${least} µ$`));
+  }
+
+  #tallyTotals(lane: string, r: AuditRecord): void {
+    let c = this.#totals.get(lane);
+    if (!c) {
+      c = { frames: {}, silenced: 0 } as LaneCounters;
+      c.consentPrompts = c.spendMicros = c.tokensIn = c.tokensOut = c.replays = c.fresh = 0;
+      c.consentSkipped = c.unaskedSpendMicros = 0;
+      this.#totals.set(lane, c);
+    }
+    if (r.silenced) c.silenced++;
+    else c.frames[r.outcome] = (c.frames[r.outcome] ?? 0) + 1;
+    if (r.consentShown) c.consentPrompts++;
+    if (r.consentSkipped) {
+      c.consentSkipped++;
+      c.unaskedSpendMicros += toMicros(r.cost);
+    }
+    c.spendMicros += toMicros(r.cost);
+    c.tokensIn += r.tokensIn;
+    c.tokensOut += r.tokensOut;
+    if (r.replayed) c.replays++;
+    else c.fresh++;
+  }
+
+  /**
+   * The guarantees as they stand at virtual time `now`: see {@link summarise}.
+   */
+  results(
+    now: number,
+    counters: Record<string, LaneCounters>,
+    stuckAfterMs: number
+  ): InvariantResult[] {
+    return summarise(
+      {
+        tallies: this.#t,
+        pending: this.#pending,
+        received: this.#received,
+        answered: this.#answered,
+        silenced: this.#silenced,
+        foreign: this.#foreign,
+        replays: this.#replays,
+        same: this.#same,
+        totals: this.#totals,
+        validating: this.#validate !== undefined
+      },
+      now,
+      counters,
+      stuckAfterMs
+    );
+  }
+}

@@ -1,0 +1,307 @@
+/**
+ * Store lifetimes, for the "one consent dialog per identity per store lifetime" guarantee.
+ *
+ * A lifetime is kept per (lane, scope key, identity): the scope key is the connection for a
+ * connection-scoped store (so a reconnect starts a new lifetime, which is the lesson) and one key
+ * for a durable store. Within it, a consent dialog is a repeat when it starts
+ * - while another presentation of the identity that showed a dialog is still in flight (it should
+ *   have joined that evaluation), or
+ * - while a decision stored for the identity is live (the lookup should have answered it).
+ * A lifetime ends when the stored decision expires, is overwritten by a shorter one, or is
+ * dropped by a policy edit to its server, a clear, or a new store (a change of scope). A dialog
+ * whose answer was not stored (a timeout, or allowed verdicts not kept) ends its lifetime when its
+ * request ends: asking again afterwards is legitimate.
+ */
+import type { AuditRecord } from '../../machine/types';
+import type { StoreScope } from '../../machine/vocabulary';
+import type { CloneMap } from '../../machine/clone';
+import type { StoreEvent } from '../engine/store-tap';
+
+interface Span {
+  from: number;
+  /** Exclusive; Infinity = until something ends it. */
+  to: number;
+  seq: number | null;
+}
+
+interface KeyState {
+  lane: string;
+  server: string;
+  stored: Span[];
+  dialogs: Span[];
+  /**
+   * When the person's approval of the identity stands: from the dialog that approved it (in a
+   * lane that keeps approvals) until its TTL, a policy edit, a clear or a new store — and not
+   * ended by a later denial about *when* (rate, budget, deadline), which must carry it. A dialog
+   * inside one is the person asked again about a request they allowed.
+   */
+  approvals: Span[];
+}
+
+/** Why a dialog was a repeat. */
+export type Repeat =
+  | { kind: 'in-flight'; other: number | null; since: number }
+  | { kind: 'stored'; since: number }
+  | { kind: 'approved'; since: number };
+
+export function lifetimeBroken(r: Repeat): string {
+  const since = new Date(r.since).toISOString();
+  switch (r.kind) {
+    case 'in-flight':
+      return `a second consent dialog while dialog${r.other !== null ? ` (audit seq ${r.other})` : ''} from ${since} was still in flight`;
+    case 'stored':
+      return `a consent dialog while the decision stored at ${since} was live`;
+    case 'approved':
+      return `a consent dialog for a request the person approved at ${since} ("do not ask again" was lost)`;
+  }
+}
+
+const PRUNE_EVERY = 4096;
+
+const copySpan = (s: Span): Span => ({ from: s.from, to: s.to, seq: s.seq });
+/** Memory of a key's state (map entry, record, its two arrays; the key string is shared). */
+const KEY_BYTES = 200;
+/** Memory of one span (an object of three numbers, boxed where they are not small integers). */
+const SPAN_BYTES = 72;
+
+export class LifetimeTracker {
+  readonly #scope = new Map<string, StoreScope>();
+  /**
+   * The lifetimes by key. A copy (an engine checkpoint's) shares the key states with the tracker
+   * it was taken from, and each copies a state before it first changes it ({@link #own}): most
+   * keys do not change between two checkpoints, and a run holds dozens of checkpoints, so the
+   * spans of a long run (a decision that never expires keeps its span) are held once, not once
+   * per checkpoint.
+   */
+  #keys = new Map<string, KeyState>();
+  /** The key states this tracker made or copied since it was last copied: only these it changes. */
+  #mine = new WeakSet<KeyState>();
+  /**
+   * Per lane and server: the policy hashes its commits carried since the last edit, and those an
+   * edit made stale. A request decided under the old policy may commit after the edit; the store
+   * never answers from that entry (its hash is stale), so it starts no lifetime.
+   */
+  readonly #hashes = new Map<string, { current: Set<string>; stale: Set<string> }>();
+  /**
+   * When lifetimes ended, per lane (`lane`) and per lane and server (`lane\0server`): a dialog
+   * learnt of later (its record arrives when its request ends) that was open across one of these
+   * ended its lifetime there too.
+   */
+  readonly #ends = new Map<string, number[]>();
+  #longest = 0;
+  #since = 0;
+
+  #key(lane: string, scopeKey: string, identity: string): string {
+    return `${lane}\u0000${scopeKey}\u0000${identity}`;
+  }
+
+  /** The state of key `k` (`s`), this tracker's own to change: copied first if it is shared. */
+  #own(k: string, s: KeyState): KeyState {
+    if (this.#mine.has(s)) return s;
+    const c: KeyState = {
+      lane: s.lane,
+      server: s.server,
+      stored: s.stored.map(copySpan),
+      dialogs: s.dialogs.map(copySpan),
+      approvals: s.approvals.map(copySpan)
+    };
+    this.#mine.add(c);
+    this.#keys.set(k, c);
+    return c;
+  }
+
+  /** The state of a key, to change. */
+  #state(lane: string, scopeKey: string, identity: string, server: string): KeyState {
+    const k = this.#key(lane, scopeKey, identity);
+    const s = this.#keys.get(k);
+    if (s) return this.#own(k, s);
+    const made: KeyState = { lane, server, stored: [], dialogs: [], approvals: [] };
+    this.#mine.add(made);
+    this.#keys.set(k, made);
+    return made;
+  }
+
+  #hashesOf(lane: string, server: string) {
+    const k = `${lane}\u0000${server}`;
+    let h = this.#hashes.get(k);
+    if (!h) {
+      h = { current: new Set(), stale: new Set() };
+      this.#hashes.set(k, h);
+    }
+    return h;
+  }
+
+  /** End every lifetime of the lane (or of one server in it) at `t`. */
+  #end(lane: string, t: number, server?: string): void {
+    const k = server === undefined ? lane : `${lane}\u0000${server}`;
+    const ends = this.#ends.get(k) ?? [];
+    ends.push(t);
+    this.#ends.set(k, ends);
+    const open = (x: Span) => x.to > t;
+    for (const [k, shared] of this.#keys) {
+      if (shared.lane !== lane || (server !== undefined && shared.server !== server)) continue;
+      // A state with no span still open is left as it is (and shared, when it is).
+      if (!shared.stored.some(open) && !shared.dialogs.some(open) && !shared.approvals.some(open))
+        continue;
+      const s = this.#own(k, shared);
+      for (const span of s.stored) span.to = Math.min(span.to, t);
+      for (const span of s.dialogs) span.to = Math.min(span.to, t);
+      for (const span of s.approvals) span.to = Math.min(span.to, t);
+    }
+  }
+
+  /**
+   * `currentHash`: the server's policy hash at `t`, when known. A commit under another hash was
+   * decided before a policy edit (found by the time-travel fuzz: an edit before the old policy's
+   * first commit left that hash unknown to `#hashes`), and no lookup will answer from it.
+   */
+  store(lane: string, t: number, e: StoreEvent, currentHash?: string): void {
+    switch (e.type) {
+      case 'opened':
+        this.#scope.set(lane, e.scope);
+        this.#end(lane, t);
+        break;
+      case 'commit': {
+        const d = e.decision;
+        const h = this.#hashesOf(lane, d.server);
+        if (h.stale.has(d.policyHash)) break;
+        if (currentHash !== undefined && d.policyHash !== currentHash) break;
+        h.current.add(d.policyHash);
+        const scopeKey = e.scope === 'durable' ? '*' : e.connection;
+        const s = this.#state(lane, scopeKey, d.identity, d.server);
+        // A commit replaces the entry: the one before it answers no more lookups. A denial that
+        // carries an approval answers (as the approval) until that expires.
+        for (const span of s.stored) span.to = Math.min(span.to, t);
+        const end = (x: number | null) => x ?? Infinity;
+        const to = d.approval
+          ? Math.max(end(d.expiresAt), end(d.approval.expiresAt))
+          : end(d.expiresAt);
+        s.stored.push({ from: t, to, seq: null });
+        if (d.verdict === 'allowed') {
+          s.approvals.push({ from: t, to: end(d.expiresAt), seq: null });
+        } else if (d.approval) {
+          // The denial carries the approval: it stands until its own expiry.
+          const until = end(d.approval.expiresAt);
+          const open = s.approvals.filter((x) => x.to > t);
+          if (open.length) for (const span of open) span.to = until;
+          else s.approvals.push({ from: Math.min(t, d.approval.decidedAt), to: until, seq: null });
+        } else if (d.reason === 'user.denied') {
+          // The person's own "no" replaces their earlier "yes".
+          for (const span of s.approvals) span.to = Math.min(span.to, t);
+        }
+        break;
+      }
+      case 'invalidate': {
+        const h = this.#hashesOf(lane, e.server);
+        for (const x of h.current) h.stale.add(x);
+        h.current.clear();
+        this.#end(lane, t, e.server);
+        break;
+      }
+      case 'clear':
+        this.#end(lane, t);
+        break;
+      case 'close':
+        // A closed connection's key is never used again (connection ids are not reused), so its
+        // lifetime ends by itself; nothing to scan.
+        break;
+    }
+  }
+
+  /**
+   * A presentation that showed a consent dialog ended (its audit record): is the dialog a repeat
+   * within a store lifetime? Unknown scope (no store was reported for the lane): not judged.
+   */
+  dialog(lane: string, r: AuditRecord, keepsApprovals = false): Repeat | null {
+    const scope = this.#scope.get(lane);
+    if (!scope) return null;
+    const from = r.t - r.durationMs;
+    let to = Math.max(r.t, from + 1);
+    // A lifetime that ended while this dialog was open (a policy edit, a clear, a new store).
+    for (const k of [lane, `${lane}\u0000${r.server}`])
+      for (const t of this.#ends.get(k) ?? []) if (t > from && t < to) to = t;
+    const s = this.#state(lane, scope === 'durable' ? '*' : r.connection, r.identity, r.server);
+    let repeat: Repeat | null = null;
+    for (const span of s.stored)
+      if (span.from < from && from < span.to) repeat = { kind: 'stored', since: span.from };
+    for (const span of s.approvals)
+      if (span.from < from && from < span.to) repeat = { kind: 'approved', since: span.from };
+    for (const span of s.dialogs)
+      if (span.from < to && from < span.to)
+        repeat = { kind: 'in-flight', other: span.seq, since: span.from };
+    s.dialogs.push({ from, to, seq: r.seq });
+    // Approved in a lane that keeps approvals, and no commit during the request recorded the
+    // approval (an allowed entry, or a denial carrying it): the approval was lost, and stands
+    // here from the answer on, so a later dialog shows it. A request that ended in an internal
+    // error (a crash, a cancel) stores nothing by design, and starts nothing.
+    if (
+      keepsApprovals &&
+      r.consent === 'approved' &&
+      r.outcome !== 'provider_error' &&
+      !s.approvals.some((x) => x.from >= from)
+    )
+      s.approvals.push({ from: r.t, to: Infinity, seq: r.seq });
+    this.#longest = Math.max(this.#longest, r.durationMs);
+    if (++this.#since >= PRUNE_EVERY) this.#prune(r.t);
+    return repeat;
+  }
+
+  /**
+   * A copy with its own scopes, policy hashes and ends, in the same map order, sharing the key
+   * states (and their spans, into which a lifetime's end is written) until either changes one.
+   */
+  clone(m: CloneMap): LifetimeTracker {
+    const c = m.set(this, new LifetimeTracker());
+    for (const [lane, scope] of this.#scope) c.#scope.set(lane, scope);
+    // The key states are shared: from now on neither changes one without copying it (#own).
+    c.#keys = new Map(this.#keys);
+    this.#mine = new WeakSet();
+    for (const [k, h] of this.#hashes)
+      c.#hashes.set(k, { current: new Set(h.current), stale: new Set(h.stale) });
+    for (const [k, ends] of this.#ends) c.#ends.set(k, ends.slice());
+    c.#longest = this.#longest;
+    c.#since = this.#since;
+    return c;
+  }
+
+  /**
+   * Roughly what the tracker holds in memory, bytes (engine-size.ts: a checkpoint's budget). A
+   * stored span that never expires stays as long as the run: this is one of the parts of an engine
+   * copy that grows with a long run.
+   */
+  approxBytes(): number {
+    let spans = 0;
+    for (const s of this.#keys.values()) spans += s.stored.length + s.dialogs.length;
+    let ends = 0;
+    for (const e of this.#ends.values()) ends += e.length;
+    return this.#keys.size * KEY_BYTES + spans * SPAN_BYTES + ends * 8;
+  }
+
+  /** Forget spans no future dialog can start inside (dialogs are at most `#longest` long). */
+  #prune(now: number): void {
+    this.#since = 0;
+    const horizon = now - 2 * this.#longest - 1;
+    const gone = (x: Span) => x.to <= horizon;
+    for (const [k, shared] of this.#keys) {
+      // A state with nothing to forget is left as it is (and shared, when it is).
+      const empty = !shared.stored.length && !shared.dialogs.length && !shared.approvals.length;
+      if (
+        !empty &&
+        !shared.stored.some(gone) &&
+        !shared.dialogs.some(gone) &&
+        !shared.approvals.some(gone)
+      )
+        continue;
+      const s = this.#own(k, shared);
+      s.stored = s.stored.filter((x) => x.to > horizon);
+      s.dialogs = s.dialogs.filter((x) => x.to > horizon);
+      s.approvals = s.approvals.filter((x) => x.to > horizon);
+      if (!s.stored.length && !s.dialogs.length && !s.approvals.length) this.#keys.delete(k);
+    }
+    for (const [k, ends] of this.#ends) {
+      const kept = ends.filter((t) => t > horizon);
+      if (kept.length) this.#ends.set(k, kept);
+      else this.#ends.delete(k);
+    }
+  }
+}

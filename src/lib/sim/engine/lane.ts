@@ -1,0 +1,482 @@
+/**
+ * One lane of a simulation (engine.ts): a client host — its configuration, policy, decision
+ * store, provider and user — and its copy of the server population, each server on its own
+ * connections. The lane receives the servers' requests, runs the authorisation machine on each and
+ * delivers the one answer over the connection that asked.
+ *
+ * Over 400 lines on purpose: a server's runtime is its lane's (env, connections), copied with it.
+ */
+import type { AuthOutput, ConsentInput, IncomingRequest } from '../../machine/authorize';
+import {
+  resolveClientConfig,
+  type ClientConfig,
+  type ClientConfigInput
+} from '../../machine/config';
+import { toMicros } from '../../machine/money';
+import type { Policy } from '../../machine/policy';
+import type { AuditRecord, Frame, JsonRpcId, Money, SamplingParams } from '../../machine/types';
+import type { AuditLog } from '../../store/audit-log';
+import { ClientHost, type RunHandle } from '../../client/host';
+import { CloneMap, NotCloneable, revivable } from '../../machine/clone';
+import { callDirect } from '../actors/direct';
+import type { Simulation } from './engine';
+import type { AskedFacts, SimulationOptions } from './engine-types';
+import type { DecisionStore } from '../../store/decision-store';
+import { SharedDecisionStore } from '../../store/shared-store';
+import { buildLaneStore, type DurableProvider } from './lane-store';
+import { LaneMetrics } from './metrics';
+import { cardsByModel, SimProvider } from '../actors/provider';
+import { Rng } from '../world/rng';
+import type { LaneId, Scenario } from '../input/scenario';
+import { applyWireStyle } from '../actors/servers/request';
+import { tapStore, TappedStore } from './store-tap';
+import { SimUser } from '../actors/user';
+import type { Protocol } from '../../machine/vocabulary';
+import type {
+  ServerAgent,
+  ServerEnv,
+  ServerReport,
+  ServerSpec,
+  ServerTimer,
+  Task,
+  WireStyle
+} from '../world/world';
+
+/** An audit log that forwards records instead of keeping them: runs of millions stay small. */
+class SinkAuditLog implements AuditLog {
+  #n: number;
+  constructor(
+    private readonly sink: (r: AuditRecord) => void,
+    n = 0
+  ) {
+    this.#n = n;
+  }
+  append(r: AuditRecord): void {
+    this.#n++;
+    this.sink(r);
+  }
+  all(): AuditRecord[] {
+    return [];
+  }
+  clear(): void {
+    this.#n = 0;
+  }
+  count(): number {
+    return this.#n;
+  }
+}
+
+function notCloneable(what: string): never {
+  throw new NotCloneable(what);
+}
+
+/**
+ * Put `from`'s decisions into `to` (emptied first), each registered as the copy of its original:
+ * a request in flight that a lookup answered holds the store's live entry (clone.ts).
+ */
+function refill(m: CloneMap, from: DecisionStore, to: DecisionStore): void {
+  const all = from.entries();
+  if (!Array.isArray(all)) notCloneable('a store that answers later cannot be copied');
+  to.clear();
+  for (const d of all) to.commit('*', d);
+  const copies = to.entries();
+  if (!Array.isArray(copies) || copies.length !== all.length)
+    notCloneable('a store copy lost decisions');
+  for (let i = 0; i < all.length; i++) {
+    const d = all[i]!;
+    const c = copies[i]!;
+    if (c.server !== d.server || c.identity !== d.identity)
+      notCloneable('a store copy holds its decisions in another order');
+    m.set(d, c);
+  }
+}
+
+/** Copies of the servers are made with this (their own random streams are copied after). */
+const SPARE = new Rng(0);
+
+export class ServerRuntime implements ServerEnv {
+  readonly name: string;
+  rng: Rng;
+  agent: ServerAgent | null = null;
+  #conn = 0;
+  #connected = false;
+  #nextId = 0;
+
+  constructor(
+    readonly lane: LaneRuntime,
+    spec: Pick<ServerSpec, 'name'>,
+    root: Rng
+  ) {
+    this.name = spec.name;
+    this.rng = root.fork(`server:${spec.name}`);
+  }
+
+  get connection(): string {
+    return `${this.name}#${this.#conn}`;
+  }
+
+  /** A copy in the copy of its lane, with a copy of its agent (clone.ts). */
+  clone(m: CloneMap): ServerRuntime {
+    const c = m.set(this, new ServerRuntime(m.get(this.lane), { name: this.name }, SPARE));
+    c.rng = m.get(this.rng);
+    c.#conn = this.#conn;
+    c.#connected = this.#connected;
+    c.#nextId = this.#nextId;
+    c.agent = m.get(this.agent);
+    return c;
+  }
+
+  now(): number {
+    return this.lane.sim.clock.now();
+  }
+  schedule(ms: number, timer: ServerTimer): number {
+    return this.lane.sim.clock.after(ms, {
+      kind: 'server',
+      lane: this.lane.id,
+      server: this.name,
+      timer
+    });
+  }
+  cancel(timer: number): void {
+    this.lane.sim.clock.clearTimeout(timer);
+  }
+  connected(): boolean {
+    return this.#connected;
+  }
+  connect(): void {
+    if (this.#connected) return;
+    this.#conn++;
+    this.#nextId = 0;
+    this.#connected = true;
+  }
+  disconnect(): void {
+    if (!this.#connected) return;
+    this.#connected = false;
+    this.lane.host.closeConnection(this.name, this.connection);
+  }
+  advertisedCeiling(): Money | null {
+    return this.lane.host.config.advertiseCeiling
+      ? this.lane.host.advertisedCeiling(this.name)
+      : null;
+  }
+  report(r: ServerReport): void {
+    this.lane.metrics.report(r);
+  }
+  protocol(): Protocol {
+    return this.lane.host.config.protocol;
+  }
+  /** The lane's host agent loop: `hostRetries` more calls, each after `hostRetryDelayMs`. */
+  hostRetryAfterMs(failedCalls: number): number | null {
+    const c = this.lane.host.config;
+    return failedCalls <= c.hostRetries ? c.hostRetryDelayMs : null;
+  }
+
+  send(params: SamplingParams, _task: Task, wire?: WireStyle): JsonRpcId | null {
+    if (!this.#connected) return null;
+    const id = ++this.#nextId;
+    const sent = wire && (wire.reverseKeys || wire.nfd) ? applyWireStyle(params, wire) : params;
+    this.lane.receive(this, id, sent);
+    return id;
+  }
+}
+
+function askedFacts(handle: RunHandle): AskedFacts {
+  return { identity: handle.identity(), path: handle.path?.() ?? [] };
+}
+
+/** What a lane copy is made from (clone.ts). */
+interface LaneCopy {
+  m: CloneMap;
+  from: LaneRuntime;
+}
+
+export class LaneRuntime {
+  readonly host: ClientHost;
+  readonly metrics: LaneMetrics;
+  readonly servers = new Map<string, ServerRuntime>();
+  readonly label: string;
+  readonly userStats;
+  readonly providerStats;
+  /** True while the lane asked for durable storage and runs connection-scoped instead. */
+  fellBack: boolean;
+  #durable: DurableProvider | undefined;
+  readonly #onStore: SimulationOptions['onStore'];
+  /** SEP-2577's baseline: the lane's servers call the provider themselves (see direct.ts). */
+  readonly direct: boolean;
+  /** The lane's simulated provider and user (their events name them by lane: events.ts). */
+  readonly provider: SimProvider;
+  readonly user: SimUser;
+  readonly #cards: Scenario['provider']['cards'];
+  /** Requests being decided, in arrival order: a client restart cancels them (restart.ts). */
+  readonly inFlight = new Map<string, RunHandle & { request: IncomingRequest }>();
+  /** The request `receive` is handing to the machine, and whether it opened a dialog meanwhile. */
+  #receiving: { key: string; asked: boolean } | null = null;
+
+  /** A new lane, or (`copy`) a copy of one in an engine copy, with `sim`'s hooks (clone.ts). */
+  constructor(
+    readonly sim: Simulation,
+    readonly id: LaneId,
+    scenario: Scenario,
+    root: Rng,
+    opts: SimulationOptions,
+    copy?: LaneCopy
+  ) {
+    const lane = scenario.lanes[id];
+    this.label = lane.label;
+    this.#durable = opts.durable;
+    this.#onStore = opts.onStore;
+    this.direct = lane.direct === true;
+    this.#cards = scenario.provider.cards;
+    const sink = opts.onAudit;
+    const audit = (n: number) =>
+      new SinkAuditLog((r) => {
+        this.metrics.charge(toMicros(r.cost));
+        sink?.({ ...r, lane: id });
+      }, n);
+    if (copy) {
+      const { m, from } = copy;
+      m.set(from, this);
+      this.metrics = m.get(from.metrics);
+      this.fellBack = from.fellBack;
+      this.provider = m.get(from.provider);
+      this.user = m.get(from.user);
+      const n = from.host.audit.count();
+      m.set(from.host.audit, audit(typeof n === 'number' ? n : 0));
+      m.set(from.host.store, this.#copyStore(m, from.host.store));
+      this.host = m.get(from.host);
+      for (const [name, s] of from.servers) this.servers.set(name, m.get(s));
+      for (const [key, h] of from.inFlight)
+        this.inFlight.set(key, m.get(h as RunHandle & { request: IncomingRequest } & object));
+    } else {
+      this.metrics = new LaneMetrics();
+      const config = resolveClientConfig(lane.client);
+      const { store, fellBack } = this.#buildStore(config);
+      this.fellBack = fellBack;
+      this.provider = new SimProvider(scenario.provider, sim.clock, root.fork('provider'), id);
+      this.user = new SimUser(scenario.user, sim.clock, root.fork('user'), id);
+      this.host = new ClientHost({
+        config,
+        policy: lane.policy,
+        cards: cardsByModel(scenario.provider.cards),
+        store,
+        audit: audit(0),
+        clock: sim.clock,
+        consent: sim.consent.source(id, this.user.source),
+        provider: this.provider.source,
+        lane: id,
+        executor: opts.executor ?? 'table'
+      });
+    }
+    this.userStats = this.user.stats;
+    this.providerStats = this.provider.stats;
+  }
+
+  /** A copy of this lane in the copy of its engine (which must be registered first). */
+  clone(m: CloneMap): LaneRuntime {
+    const sim = m.registered(this.sim);
+    return new LaneRuntime(sim, this.id, sim.scenario, SPARE, sim.opts, { m, from: this });
+  }
+
+  /**
+   * The copy of the lane's store: the same decisions, the copy's observer (the engine copy's
+   * invariants) — told of nothing, since nothing changed. A durable lane whose decisions the page
+   * keeps in IndexedDB gets the run's store back (`opts.durable`), holding exactly these; a copy
+   * without one keeps them in memory.
+   */
+  #copyStore(m: CloneMap, store: DecisionStore): DecisionStore {
+    const inner = store instanceof TappedStore ? store.inner : store;
+    let copy: DecisionStore;
+    if (inner.scope === 'durable' && !this.fellBack && this.#durable) {
+      copy = this.#durable(this.id) ?? notCloneable(`lane ${this.id}'s durable storage is gone`);
+      refill(m, inner, copy);
+    } else if (m.has(inner)) copy = m.registered(inner);
+    else if (typeof (inner as { clone?: unknown }).clone === 'function') copy = m.get(inner);
+    else if (inner.scope === 'durable') refill(m, inner, (copy = new SharedDecisionStore()));
+    else throw new NotCloneable(`lane ${this.id}'s ${inner.scope} store cannot be copied`);
+    const observe = this.#onStore;
+    return observe ? new TappedStore(copy, (e) => observe(this.id, e)) : copy;
+  }
+
+  /** A request arrives from a server: record the frame, run the machine, deliver the answer. */
+  receive(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
+    if (this.direct) return this.#callDirect(server, id, params);
+    const sim = this.sim;
+    const t = sim.clock.now();
+    const connection = server.connection;
+    const request: IncomingRequest = { id, server: server.name, connection, params, receivedAt: t };
+    this.metrics.request();
+    sim.opts.onFrame?.({
+      t,
+      lane: this.id,
+      server: server.name,
+      connection,
+      direction: 'in',
+      frame: { jsonrpc: '2.0', id, method: 'sampling/createMessage', params }
+    });
+    const key = `${connection}\u0000${String(id)}`;
+    const receiving = (this.#receiving = { key, asked: false });
+    const box = { done: false };
+    const handle = this.host.authorize(request, this.#onDone(server, request, key, box));
+    this.#receiving = null;
+    if (box.done) return;
+    this.inFlight.set(key, Object.assign(handle, { request }));
+    // A dialog opened while the machine ran (it does so synchronously): tell of it now that the
+    // request and its path can be read.
+    if (receiving.asked) sim.opts.onConsentAsked?.(this.id, request, askedFacts(handle));
+  }
+
+  /** What happens when the request's machine is done: the metrics, the hooks, the frame. */
+  #onDone(
+    server: ServerRuntime,
+    request: IncomingRequest,
+    key: string,
+    box: { done: boolean }
+  ): (out: AuthOutput) => void {
+    // Read at arrival, as the annotation is decided then (and the round belongs to its revision).
+    const annotate = this.host.config.annotateTrim;
+    const rounds = this.host.config.protocol === '2026-07-28';
+    return this.#finished(server, request, key, box, annotate, rounds);
+  }
+
+  #finished(
+    server: ServerRuntime,
+    request: IncomingRequest,
+    key: string,
+    box: { done: boolean },
+    annotate: boolean,
+    rounds: boolean
+  ): (out: AuthOutput) => void {
+    const sim = this.sim;
+    return revivable(
+      (out: AuthOutput) => {
+        box.done = true;
+        this.inFlight.delete(key);
+        const now = sim.clock.now();
+        this.metrics.decided(out, annotate);
+        sim.opts.onDecision?.(this.id, request, out);
+        const frame = out.frame;
+        // 2026-07-28: the handler answered the host's own SDK, inside a tool call. A refusal (an
+        // error, or no answer at all) fails that tool call at the host: the server hears nothing.
+        const local = rounds && (!frame || 'error' in frame);
+        if (local)
+          sim.clock.schedule(now, {
+            kind: 'toolCallFailed',
+            lane: this.id,
+            server: server.name,
+            connection: request.connection,
+            id: request.id
+          });
+        if (!frame) return; // silenced: the server learns nothing and must infer.
+        sim.opts.onFrame?.({
+          t: now,
+          lane: this.id,
+          server: server.name,
+          connection: request.connection,
+          direction: 'out',
+          frame
+        });
+        if (local) return;
+        // Delivered as its own event, and only over the connection that asked: a frame for a
+        // closed transport goes nowhere.
+        sim.clock.schedule(now, {
+          kind: 'deliver',
+          lane: this.id,
+          server: server.name,
+          connection: request.connection,
+          id: request.id,
+          frame
+        });
+      },
+      (m) =>
+        m
+          .get(this as LaneRuntime)
+          .#finished(m.get(server), request, key, m.box(box), annotate, rounds)
+    );
+  }
+
+  /** A consent dialog opened for one of this lane's requests (dialogs.ts). */
+  asked(input: ConsentInput): void {
+    const key = `${input.connection}\u0000${String(input.requestId)}`;
+    if (this.#receiving?.key === key) {
+      this.#receiving.asked = true;
+      return;
+    }
+    const flying = this.inFlight.get(key);
+    if (flying) this.sim.opts.onConsentAsked?.(this.id, flying.request, askedFacts(flying));
+  }
+
+  /** No frame, no audit record, no dialog: the client never sees the request. */
+  #callDirect(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
+    const clock = this.sim.clock;
+    const connection = server.connection;
+    this.metrics.counters.providerCalls++;
+    const call = { server: server.name, id, params, now: clock.now() };
+    callDirect(this.provider.source, this.#cards, call, this.#paid(server, connection, id));
+  }
+
+  /** A direct call's answer: the server paid for it, and gets it as its own event. */
+  #paid(
+    server: ServerRuntime,
+    connection: string,
+    id: JsonRpcId
+  ): (frame: Frame, cost: number) => void {
+    const clock = this.sim.clock;
+    return revivable(
+      (frame: Frame, cost: number) => {
+        this.metrics.counters.serverSpendMicros += cost;
+        clock.schedule(clock.now(), {
+          kind: 'deliver',
+          lane: this.id,
+          server: server.name,
+          connection,
+          id,
+          frame
+        });
+      },
+      (m) => m.get(this as LaneRuntime).#paid(m.get(server), connection, id)
+    );
+  }
+
+  /**
+   * The lane's store for `config` (lane-store.ts), seen by the run's invariants when they watch.
+   * `fresh`: a change of scope — the new store starts empty, as `lab run`'s does; a durable one
+   * from the run's namespace may hold what an earlier durable spell, or the future a seek back
+   * abandoned in place, left in it (issue #18: found by no-future-decisions).
+   */
+  #buildStore(config: ClientConfig, fresh = false) {
+    const built = buildLaneStore(this.id, config, this.#durable);
+    if (fresh && built.store.scope === 'durable') void built.store.clear();
+    const observe = this.#onStore;
+    if (!observe) return built;
+    return { ...built, store: tapStore(built.store, (e) => observe(this.id, e)) };
+  }
+
+  setConfig(input: ClientConfigInput): void {
+    const next = resolveClientConfig(input);
+    // A change of scope is a change of where state lives: the new store starts empty. (The alert
+    // settings are read live from the config by the host.)
+    if (next.store !== this.host.config.store) {
+      const built = this.#buildStore(next, true);
+      this.host.store = built.store;
+      this.fellBack = built.fellBack;
+    }
+    this.host.config = next;
+  }
+
+  setPolicy(policy: Policy): Record<string, number> {
+    return this.host.setPolicySync(policy, this.servers.keys());
+  }
+
+  /**
+   * Keep a durable lane's decisions in `durable` from now on, in place of the store it has: a
+   * page reload re-simulates its run with the decisions in memory and then hands the lane the
+   * ones its IndexedDB namespace kept (session.ts). A connection-scoped lane is left alone.
+   */
+  useDurable(durable: DurableProvider): void {
+    this.#durable = durable;
+    if (this.host.config.store !== 'durable') return;
+    const built = this.#buildStore(this.host.config);
+    this.host.store = built.store;
+    this.fellBack = built.fellBack;
+  }
+}

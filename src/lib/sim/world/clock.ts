@@ -1,0 +1,257 @@
+/**
+ * The virtual clock: the simulation's only notion of time, and its event queue.
+ *
+ * It implements XState's `Clock` interface (`setTimeout` / `clearTimeout`), so a machine created
+ * with `createActor(machine, { clock })` runs its `after:` delays — consent timeouts, provider
+ * deadlines — in simulated time. Nothing here reads the wall clock: time only moves when the
+ * engine asks it to, and events at the same instant run in the order they were scheduled, which
+ * is what makes a run byte-for-byte reproducible.
+ */
+import type { Driver } from '../../client/driver';
+import type { CloneMap } from '../../machine/clone';
+import type { SimEvent } from './events';
+
+/**
+ * A pending event: data (events.ts), made to happen by the clock's dispatcher — or, for a timer
+ * set through the host's Driver (`setTimeout` / `insert` with a function: the table executor's,
+ * XState's), its callback. Exactly one of the two is set.
+ */
+interface Entry {
+  at: number;
+  seq: number;
+  event: SimEvent | null;
+  fn: (() => void) | null;
+  cancelled: boolean;
+}
+
+/** What a clock without a world does with an event that is data: it cannot. */
+function noWorld(e: SimEvent): void {
+  throw new Error(`the clock has no world to run a '${e.kind}' event in (set its dispatcher)`);
+}
+
+function entry(at: number, seq: number, what: SimEvent | (() => void)): Entry {
+  return typeof what === 'function'
+    ? { at, seq, event: null, fn: what, cancelled: false }
+    : { at, seq, event: what, fn: null, cancelled: false };
+}
+
+export type TimerId = number;
+
+/** A timer's place in the clock's order, taken before its entry is inserted. */
+export interface Reservation {
+  at: number;
+  seq: number;
+}
+
+function finite(at: number): number {
+  if (!Number.isFinite(at)) throw new RangeError(`a timer was set for ${at}: not a finite time`);
+  return at;
+}
+
+/** The simulation's driver of the client host (client/driver.ts); the handler's is real time. */
+export class VirtualClock implements Driver {
+  #now: number;
+  #seq = 0;
+  #heap: Entry[] = [];
+  #byId = new Map<number, Entry>();
+  #interrupted = false;
+  /** Runs every event that is data (events.ts `step` over the engine that owns this clock). */
+  dispatch: (e: SimEvent) => void = noWorld;
+
+  /**
+   * A copy of this clock (clone.ts): the same times, the same order, the same timer ids. Events
+   * that are data name what they act on by address, so they are shared (none is changed once
+   * made); the copy's owner sets its dispatcher. A Driver timer's callback is made again over the
+   * copies, and throws `NotCloneable` when it cannot be (an XState actor's timer).
+   */
+  clone(m: CloneMap): VirtualClock {
+    const c = m.set(this, new VirtualClock(this.#now));
+    c.#seq = this.#seq;
+    // The queue last (CloneMap.later): Driver callbacks point at everything else in the run.
+    m.later(() => {
+      for (const e of this.#heap) {
+        if (e.cancelled) continue;
+        const copy = entry(e.at, e.seq, e.fn ? m.fn(e.fn) : e.event!);
+        c.#byId.set(copy.seq, copy);
+        c.#push(copy);
+      }
+    });
+    return c;
+  }
+
+  /** @param start virtual epoch milliseconds (a run starts at its scenario's start time). */
+  constructor(start = 0) {
+    this.#now = start;
+  }
+
+  now(): number {
+    return this.#now;
+  }
+
+  /** XState's Clock: run `fn` after `ms` of virtual time. */
+  setTimeout(fn: (...args: unknown[]) => void, ms: number): TimerId {
+    // Whole milliseconds: jittered delays would otherwise put fractions into every timestamp.
+    return this.schedule(this.#now + Math.max(0, Math.round(ms)), fn as () => void);
+  }
+
+  /** Make `event` happen after `ms` of virtual time (rounded as {@link setTimeout}'s delays). */
+  after(ms: number, event: SimEvent): TimerId {
+    return this.schedule(this.#now + Math.max(0, Math.round(ms)), event);
+  }
+
+  /** XState's Clock. */
+  clearTimeout(id: TimerId): void {
+    const e = this.#byId.get(id);
+    if (e) {
+      e.cancelled = true;
+      this.#byId.delete(id);
+    }
+  }
+
+  /**
+   * Make `what` happen at virtual time `at` (never earlier than now): an event, or a callback (a
+   * Driver's timer). A time that is not a finite number (a delay computed as 0 × Infinity, say) is
+   * refused here, where it would otherwise become the clock's own time and every timestamp after
+   * it NaN.
+   */
+  schedule(at: number, what: SimEvent | (() => void)): TimerId {
+    const e = entry(Math.max(finite(at), this.#now), ++this.#seq, what);
+    this.#byId.set(e.seq, e);
+    this.#push(e);
+    return e.seq;
+  }
+
+  /**
+   * A timer set now whose entry goes into the heap later, with {@link insert}: it orders among
+   * the others exactly as if set now. The table executor sets a step's timeout this way, and
+   * mostly cancels it before the callback it was set in returns — a reservation never inserted
+   * costs nothing. Insert before the clock moves (within the same callback).
+   */
+  reserve(ms: number): Reservation {
+    return { at: finite(this.#now + Math.max(0, Math.round(ms))), seq: ++this.#seq };
+  }
+
+  /**
+   * Places for `n` timers in the order they would have if all were set now: returns the first
+   * one's `seq`; timer k is inserted later (with {@link insert}) as `{ at, seq: first + k }`, each
+   * before the clock passes its time. A stream of 10,000 chunks costs one pending entry at a
+   * time instead of 10,000 set at once.
+   */
+  reserveBlock(n: number): number {
+    const first = this.#seq + 1;
+    this.#seq += n;
+    return first;
+  }
+
+  insert(r: Reservation, what: SimEvent | (() => void)): TimerId {
+    const e = entry(Math.max(finite(r.at), this.#now), r.seq, what);
+    this.#byId.set(e.seq, e);
+    this.#push(e);
+    return e.seq;
+  }
+
+  /** Pending (not cancelled) events. */
+  get pending(): number {
+    return this.#byId.size;
+  }
+
+  /** Virtual time of the next pending event, or null when the queue is empty. */
+  nextAt(): number | null {
+    this.#dropCancelled();
+    return this.#heap[0]?.at ?? null;
+  }
+
+  /** Run the next event (advancing time to it). Returns false when nothing is pending. */
+  step(): boolean {
+    this.#dropCancelled();
+    const e = this.#pop();
+    if (!e) return false;
+    this.#byId.delete(e.seq);
+    this.#now = e.at;
+    if (e.fn) e.fn();
+    else this.dispatch(e.event!);
+    return true;
+  }
+
+  /**
+   * Stop the `runUntil` in progress after the event now running (a breakpoint held): time stays
+   * at that event, and the events after it wait for the next call.
+   */
+  interrupt(): void {
+    this.#interrupted = true;
+  }
+
+  /**
+   * Run every event due at or before `t`, then set the time to `t`. Returns the number of
+   * events run. `limit` bounds the work of one call (the UI slices fast-forwards with it);
+   * when it is hit, time stays at the last event run.
+   */
+  runUntil(t: number, limit = Infinity): number {
+    let n = 0;
+    this.#interrupted = false;
+    for (;;) {
+      if (n >= limit) return n;
+      this.#dropCancelled();
+      const top = this.#heap[0];
+      if (!top || top.at > t) break;
+      this.step();
+      n++;
+      if (this.#interrupted) {
+        this.#interrupted = false;
+        return n;
+      }
+    }
+    if (t > this.#now) this.#now = t;
+    return n;
+  }
+
+  #dropCancelled(): void {
+    while (this.#heap.length > 0 && this.#heap[0]!.cancelled) this.#pop();
+  }
+
+  // A binary heap on (at, seq). Keys are unique (seq), so the order entries leave in does not
+  // depend on how the heap is laid out. The sifts move a hole instead of swapping pairs: this
+  // runs for every timer of every request (most are cancelled step timeouts), so it is hot.
+
+  #push(e: Entry): void {
+    const h = this.#heap;
+    let i = h.length;
+    h.push(e);
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      const q = h[p]!;
+      if (q.at < e.at || (q.at === e.at && q.seq < e.seq)) break;
+      h[i] = q;
+      i = p;
+    }
+    h[i] = e;
+  }
+
+  #pop(): Entry | undefined {
+    const h = this.#heap;
+    const top = h[0];
+    const last = h.pop();
+    const n = h.length;
+    if (n === 0 || !last) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      let c = h[l]!;
+      let m = l;
+      if (r < n) {
+        const y = h[r]!;
+        if (y.at < c.at || (y.at === c.at && y.seq < c.seq)) {
+          c = y;
+          m = r;
+        }
+      }
+      if (last.at < c.at || (last.at === c.at && last.seq < c.seq)) break;
+      h[i] = c;
+      i = m;
+    }
+    h[i] = last;
+    return top;
+  }
+}
