@@ -36,6 +36,7 @@ if (!only || only === 'static') {
   run('format check (prettier)', 'npx', ['prettier', '--check', '.']);
   run('lint (eslint)', 'npx', ['eslint', '.']);
   run('type check (svelte-check)', 'npm', ['run', '--silent', 'check']);
+  run('import cycles (src/lib, value imports)', 'npm', ['run', '--silent', 'check:cycles']);
 }
 if (!only || only === 'unit') run('unit tests (vitest)', 'npx', ['vitest', 'run']);
 if (!only || only === 'e2e') {

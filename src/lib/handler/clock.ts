@@ -1,6 +1,6 @@
 /**
  * The handler's clock: real time, the host's second driver (client/driver.ts). The simulation's
- * host runs on a virtual clock (sim/clock.ts); a shipped handler answers real servers, so its
+ * host runs on a virtual clock (sim/world/clock.ts); a shipped handler answers real servers, so its
  * timers — the consent dialog's timeout, the provider's deadline, each step's watchdog — are the
  * runtime's own. This file is the one place in
  * src/lib that reads the wall clock and sets real timers (eslint.config.js keeps both out of the

@@ -3,7 +3,7 @@
  * instead of calling the flow's `context` (an `Object.assign` V8 makes a dictionary-mode object
  * of). The two must give the same context — the same keys in the same order, equal values, its
  * objects made afresh — on every input; and a flow whose context differs must not use the
- * literal. sim/executors.spec.ts then runs whole requests both ways (table and XState actor).
+ * literal. sim/engine/executors.spec.ts then runs whole requests both ways (table and XState actor).
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';

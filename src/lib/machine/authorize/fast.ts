@@ -8,7 +8,7 @@
  * observable order — every `after:` timer is set and cleared on the clock at the same point, every
  * invoked step starts and stops at the same point, events from steps queue exactly as in an
  * actor's mailbox — so a run gives byte-identical frames and audit records either way
- * (sim/executors.spec.ts runs both on every scenario and on fuzzed ones).
+ * (sim/engine/executors.spec.ts runs both on every scenario and on fuzzed ones).
  *
  * XState's semantics, as this interpreter reproduces them: a state's `after` delays are timers
  * set after its entry actions and cleared after its exit actions, in the order they are written,
