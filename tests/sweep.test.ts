@@ -22,6 +22,8 @@ const small = {
 };
 
 async function drop(page: Page, sweep: unknown, name = 'small.json') {
+  // Enabled once the page has hydrated: a file set before that would have no handler.
+  await expect(page.getByLabel('Open a sweep file')).toBeEnabled();
   await page.getByLabel('Open a sweep file').setInputFiles({
     name,
     mimeType: 'application/json',
