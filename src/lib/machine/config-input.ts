@@ -2,7 +2,7 @@
  * A client configuration and rate cards as a file or a caller from outside states them: a
  * scenario's lane and provider (sim/input/scenario.ts), the shipped handler's `client` and `rateCards`
  * options (handler/options.ts). Every member of the configuration optional, the reasons as
- * overrides, every number, string and list bounded (`CONFIG_INPUT_LIMITS`, config.ts).
+ * overrides, every number, string and list bounded (`CONFIG_INPUT_LIMITS`, config-limits.ts).
  *
  * Defined once here, below both: the simulation and the handler validate with the same schemas.
  * A zod module: the page loads it with the parsers, never on first load.
@@ -10,7 +10,7 @@
 // names.ts first: it turns zod's JIT off before any schema here is built (the site's CSP).
 import './names';
 import { z } from 'zod';
-import { CONFIG_INPUT_LIMITS as BOUNDS } from './config';
+import { CONFIG_INPUT_LIMITS as BOUNDS } from './config-limits';
 import { CURRENCY_PATTERN } from './money';
 import { nameRecord } from './names';
 import { AlertConfigSchema, ClientConfigSchema, ReasonCodeSchema, ttlSchema } from './vocabulary';

@@ -17,23 +17,9 @@ import type { ClientConfigInputSchema } from './config-input';
  */
 export type ClientConfigInput = z.input<typeof ClientConfigInputSchema>;
 
-const DAY_MS = 86_400_000;
-
-/**
- * The bounds a client configuration and rate cards from outside (a scenario's lane, the handler's
- * options) are held to, by their schemas (config-input.ts). The simulator's own bounds
- * (`LIMITS`, sim/input/limits.ts) include these: each is documented there and in the README.
- */
-export const CONFIG_INPUT_LIMITS = {
-  /** Any span (timeouts, TTLs, latencies, start delays): at most a year. */
-  spanMs: 366 * DAY_MS,
-  /** The shortest wait between two attempts (a host's retry delay): 10 ms. */
-  minIntervalMs: 10,
-  /** A count of retries. */
-  retries: 1_000_000,
-  /** Integer digits of a money amount: up to 999,999,999.999999, exact in micro-units. */
-  amountDigits: 9
-} as const;
+// The input bounds live in their own module: config-input.ts (the schemas) reads them, and this
+// module type-imports that schema, so neither imports the other.
+export { CONFIG_INPUT_LIMITS } from './config-limits';
 
 export const DEFAULT_CLIENT_CONFIG: ClientConfig = {
   store: 'durable',
