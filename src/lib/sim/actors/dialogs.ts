@@ -12,7 +12,7 @@ import type { ConsentInput } from '../../machine/authorize';
 import type { JsonRpcId } from '../../machine/types';
 import type { ConsentSource } from '../../client/driver';
 import { revivable, type CloneMap } from '../../machine/clone';
-import type { LaneId } from '../input/scenario';
+import type { LaneId } from '../../machine/vocabulary';
 
 /** A dialog waiting for a person's answer. */
 export interface OpenDialog {

@@ -16,7 +16,7 @@ import type { VirtualClock } from '../world/clock';
 import type { SimEvent } from '../world/events';
 import { LIMITS } from '../input/limits';
 import { hashString, type Rng } from '../world/rng';
-import type { LaneId } from '../input/scenario';
+import type { LaneId } from '../../machine/vocabulary';
 import type { Driver, ProviderSource } from '../../client/driver';
 
 export interface ProviderSpec {

@@ -10,7 +10,7 @@ import type { ConsentSource } from '../../client/driver';
 import { revivable, type CloneMap } from '../../machine/clone';
 import type { TimerId, VirtualClock } from '../world/clock';
 import type { Rng } from '../world/rng';
-import type { LaneId } from '../input/scenario';
+import type { LaneId } from '../../machine/vocabulary';
 
 export interface UserSpec {
   /** The chance of approving the first prompt. */

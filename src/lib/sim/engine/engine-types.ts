@@ -8,8 +8,7 @@ import type { Policy } from '../../machine/policy';
 import type { AuditRecord, Frame, JsonRpcId, SamplingRequest } from '../../machine/types';
 import type { Executor } from '../../client/host';
 import type { DurableProvider } from './lane-store';
-import type { RestartReport } from './restart';
-import type { LaneId } from '../input/scenario';
+import type { LaneId, StoreScope } from '../../machine/vocabulary';
 import type { StoreEvent } from './store-tap';
 import type { TraceEvent } from '../input/trace';
 
@@ -112,4 +111,25 @@ export interface SimulationOptions {
   onRestart?: (report: RestartReport) => void;
   /** Called after each metrics sample at `t`, every event up to `t` run (checkpoint.ts). */
   onSample?: (t: number) => void;
+}
+
+/** One lane's side of a restart. */
+export interface LaneRestart {
+  scope: StoreScope;
+  /** Live stored decisions just before the restart. */
+  before: number;
+  /** Live stored decisions after it. */
+  kept: number;
+  /** Stored decisions the restart took away (before − kept). */
+  lost: number;
+  /** Requests in flight that were cancelled (each answered with its one frame and record). */
+  cancelled: number;
+  /** Connections dropped and reopened. */
+  reconnected: number;
+}
+
+export interface RestartReport {
+  /** Virtual time of the restart. */
+  t: number;
+  lanes: Record<LaneId, LaneRestart>;
 }

@@ -10,7 +10,7 @@
 import { VirtualClock } from '../world/clock';
 import { CloneMap } from '../../machine/clone';
 import { ConsentDesk } from '../actors/dialogs';
-import { step } from '../world/events';
+import { step } from './step';
 import type { ClientConfigInput } from '../../machine/config';
 import type { Policy } from '../../machine/policy';
 import type { JsonRpcId } from '../../machine/types';

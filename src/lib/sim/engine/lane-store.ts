@@ -8,7 +8,7 @@ import type { ClientConfig } from '../../machine/config';
 import { ConnectionDecisionStore } from '../../store/connection-store';
 import type { DecisionStore } from '../../store/decision-store';
 import { SharedDecisionStore } from '../../store/shared-store';
-import type { LaneId } from '../input/scenario';
+import type { LaneId } from '../../machine/vocabulary';
 
 /**
  * Where a durable lane's decisions live when something other than memory provides them: the

@@ -27,31 +27,14 @@
  * Pure: it acts on the engine's lane on the virtual clock; no wall time, no randomness.
  */
 import type { LaneRuntime } from './engine';
-import type { StoreScope } from '../../machine/config';
-import type { LaneId } from '../input/scenario';
+import type { LaneId } from '../../machine/vocabulary';
 import type { DecisionStore } from '../../store/decision-store';
 import { isLive } from '../../store/decision-store';
 
-/** One lane's side of a restart. */
-export interface LaneRestart {
-  scope: StoreScope;
-  /** Live stored decisions just before the restart. */
-  before: number;
-  /** Live stored decisions after it. */
-  kept: number;
-  /** Stored decisions the restart took away (before − kept). */
-  lost: number;
-  /** Requests in flight that were cancelled (each answered with its one frame and record). */
-  cancelled: number;
-  /** Connections dropped and reopened. */
-  reconnected: number;
-}
-
-export interface RestartReport {
-  /** Virtual time of the restart. */
-  t: number;
-  lanes: Record<LaneId, LaneRestart>;
-}
+// The report's shape lives in engine-types.ts (the engine's data at its edges), so that module
+// need not import this one.
+import type { LaneRestart, RestartReport } from './engine-types';
+export type { LaneRestart, RestartReport } from './engine-types';
 
 /** Unexpired entries at `now` (expired ones linger until a sweep; they answer nothing). */
 export function liveDecisions(store: DecisionStore, now: number): number {

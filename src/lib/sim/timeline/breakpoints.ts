@@ -38,7 +38,7 @@ import { OutcomeSchema, ReasonCodeSchema } from '../../machine/vocabulary';
 import type { AskedFacts, Simulation, SimulationOptions } from '../engine/engine';
 import type { RunGuard } from '../checks/guard';
 import { INVARIANTS, type InvariantId, type Offender } from '../checks/invariants';
-import type { LaneId } from '../input/scenario';
+import type { LaneId } from '../../machine/vocabulary';
 
 export type BreakCondition = { text: string; lane: LaneId | null } & (
   | { kind: 'alert' }

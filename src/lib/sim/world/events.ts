@@ -1,7 +1,7 @@
 /**
  * What the virtual clock holds (issue #21): a scheduled event is data — a closed union of kinds,
  * each naming what it acts on by address (lane, server, connection, request id, task number,
- * ticket) — and {@link step} is the one place that makes it happen. A copy of the clock's queue
+ * ticket) — and `step` (engine/step.ts) is the one place that makes it happen. A copy of the clock's queue
  * is then a copy of data: no closure to make again over the copies of what it pointed at.
  *
  * The clock also holds, beside these, the timers set through the client host's `Driver`
@@ -11,9 +11,8 @@
  * copied at all.
  */
 import type { Frame, JsonRpcId } from '../../machine/types';
-import { applyAction } from '../engine/apply-action';
-import type { Simulation, TimelineAction } from '../engine/engine';
-import type { LaneId } from '../input/scenario';
+import type { TimelineAction } from '../engine/engine-types';
+import type { LaneId } from '../../machine/vocabulary';
 import type { TraceEvent } from '../input/trace';
 import type { ServerTimer } from './world';
 
@@ -44,48 +43,3 @@ export type SimEvent =
   | { kind: 'answer'; lane: LaneId; ticket: number }
   /** The next event of a provider call's stream (provider.ts), by the call's number. */
   | { kind: 'provider'; lane: LaneId; call: number };
-
-/** Make `e` happen in `sim` (the engine's clock calls this for every event it holds). */
-export function step(sim: Simulation, e: SimEvent): void {
-  switch (e.kind) {
-    case 'restart':
-      sim.scheduledRestart();
-      return;
-    case 'trace':
-      sim.replayTrace(e.lane, e.server, e.event);
-      return;
-    case 'deliver': {
-      const server = sim.lanes[e.lane].servers.get(e.server);
-      if (server?.connected() && server.connection === e.connection)
-        server.agent?.onFrame(e.id, e.frame);
-      return;
-    }
-    case 'toolCallFailed': {
-      const server = sim.lanes[e.lane].servers.get(e.server);
-      if (server?.connected() && server.connection === e.connection)
-        server.agent?.onToolCallFailed(e.id);
-      return;
-    }
-    case 'fork': {
-      const { action: a, lane, generation } = e;
-      sim.unrecorded(() => {
-        // A later fork of the lane made this branch's history of it the abandoned one's.
-        if (lane && sim.forkedSince(lane, generation)) return;
-        // The other lane is the same as before t, so its dialog is open; should it have closed
-        // at this very instant (a timeout ordered before the answer), there is nothing to answer.
-        if (a.kind === 'consent') sim.answerConsent(a.lane, a.connection, a.requestId, a.approved);
-        else applyAction(sim, a);
-      });
-      return;
-    }
-    case 'server':
-      sim.lanes[e.lane].servers.get(e.server)?.agent?.onTimer(e.timer);
-      return;
-    case 'answer':
-      sim.lanes[e.lane].user.answer(e.ticket);
-      return;
-    case 'provider':
-      sim.lanes[e.lane].provider.fire(e.call);
-      return;
-  }
-}
