@@ -16,7 +16,7 @@ import { defaultPolicy } from '../machine/policy';
 import type { HandlerAuditRecord } from './audit';
 import { createSamplingPolicy, type SamplingPolicy } from './handler';
 import type { ConsentAnswer } from './sources';
-import { deferred, until } from './sdk-pair.testing';
+import { deferred, untilWithin } from './sdk-pair.testing';
 import { fileStore } from './file-store';
 import { memoryStore } from './stores';
 
@@ -51,7 +51,7 @@ async function everything(lab: SamplingPolicy) {
   /** Kill the server process (SIGKILL: no goodbye) and wait for the client to see it gone. */
   const kill = async () => {
     process.kill(transport.pid!, 'SIGKILL');
-    await until(() => closed, 'the client saw the server process die', 100_000);
+    await untilWithin(() => closed, 'the client saw the server process die');
   };
   return { client, trigger, kill, handled: () => handled };
 }
@@ -79,7 +79,9 @@ describe('server-everything over stdio', () => {
       const tools = await s.client.listTools();
       expect(tools.tools.map((t) => t.name)).toContain('trigger-sampling-request');
       const first = [s.trigger('release notes'), s.trigger('release notes')];
-      await until(() => s.handled() === 2, 'both sampling requests reached the handler');
+      // Should the wait below fail, closing the client rejects these: the failure is the wait's.
+      for (const p of first) p.catch(() => {});
+      await untilWithin(() => s.handled() === 2, 'both sampling requests reached the handler');
       dialog.resolve('deny');
       const results = [...(await Promise.all(first)), await s.trigger('release notes')];
       expect(consents).toBe(1);

@@ -73,3 +73,17 @@ export async function until(check: () => boolean, what: string, turns = 1_000): 
   }
   throw new Error(`never: ${what}`);
 }
+
+/**
+ * Wait until `check` holds across a process boundary (a server over stdio): bounded by wall time,
+ * not by turns, since a loaded machine may take seconds to start a child process, while idle
+ * turns pass in microseconds. Polls each macrotask (no fixed sleep).
+ */
+export async function untilWithin(check: () => boolean, what: string, ms = 20_000): Promise<void> {
+  const end = performance.now() + ms;
+  while (performance.now() < end) {
+    if (check()) return;
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  if (!check()) throw new Error(`never within ${ms} ms: ${what}`);
+}
