@@ -5,28 +5,13 @@
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { StoredDecision } from '../machine/types';
+import { decision } from './decision.testing';
 import { CachedDurableStore, DECISIONS_STORE } from './cached-durable-store';
 import { DurableAuditLog } from './audit-log';
 import { inTransaction, openIdbStore, type UseStore } from './idb';
 
 let dbSeq = 0;
 const uniqueDb = (label: string) => `durable-spec-${label}-${++dbSeq}`;
-
-function decision(over: Partial<StoredDecision> = {}): StoredDecision {
-  return {
-    server: 'release-notes',
-    identity: 'release-notes:aa',
-    verdict: 'denied',
-    reason: 'policy.budget_exhausted',
-    retryable: false,
-    decidedAt: 0,
-    expiresAt: null,
-    policyHash: 'h1',
-    represented: 0,
-    recent: [],
-    ...over
-  };
-}
 
 function unwrap<T>(r: { ok: true; store: T } | { ok: false; error: string }): T {
   if (!r.ok) throw new Error(r.error);

@@ -6,7 +6,7 @@
 import 'fake-indexeddb/auto';
 import { forceCloseDatabase } from 'fake-indexeddb';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { StoredDecision } from '../machine/types';
+import { decision } from './decision.testing';
 import { AUDIT_STORE, DurableAuditLog } from './audit-log';
 import { CachedDurableStore, DECISIONS_STORE } from './cached-durable-store';
 import { openIdbStore, type IdbStore, type StorageLoss } from './idb';
@@ -15,22 +15,6 @@ import { toFailure } from './write-behind';
 
 let dbSeq = 0;
 const uniqueDb = (label: string) => `loss-spec-${label}-${++dbSeq}`;
-
-function decision(over: Partial<StoredDecision> = {}): StoredDecision {
-  return {
-    server: 'release-notes',
-    identity: 'release-notes:aa',
-    verdict: 'denied',
-    reason: 'policy.budget_exhausted',
-    retryable: false,
-    decidedAt: 0,
-    expiresAt: null,
-    policyHash: 'h1',
-    represented: 0,
-    recent: [],
-    ...over
-  };
-}
 
 async function open(dbName: string, storeName = DECISIONS_STORE): Promise<IdbStore> {
   const r = await openIdbStore(dbName, storeName);
