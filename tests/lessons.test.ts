@@ -248,6 +248,8 @@ test('Try: the change closes the gap, with numbers from the CLI, and opens in th
 test('a step is a deep link; the prediction survives a reload', async ({ page }) => {
   const l = lesson('reconnect-bypass');
   await page.goto(`./lessons/${l.name}/predict/`);
+  // Enabled once the page has hydrated: an answer typed before that is reset by hydration.
+  await expect(page.getByRole('button', { name: 'Commit prediction' })).toBeEnabled();
   await page.getByRole('textbox').fill('120');
   await page.getByRole('button', { name: 'Commit prediction' }).click();
   await expect(page.getByText('Committed: 120.')).toBeVisible();
