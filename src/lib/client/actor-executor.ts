@@ -18,17 +18,30 @@ import {
   type LookupInput,
   type ProviderInput
 } from '../machine/authorize';
+import type { StepLogic } from '../machine/authorize/fast';
 import { installActorExecutor, type ActorExecutor } from './host';
+
+/**
+ * A host step as a callback actor: XState's `sendBack` is the step's port, and what stops the
+ * step is the actor's cleanup. (Closures, so a run of actors cannot be copied: the simulation
+ * re-simulates instead — only the table executor's requests are copied.)
+ */
+function callback<I>(logic: StepLogic) {
+  return fromCallback<AuthEvent, I>(({ input, sendBack }) => {
+    const stop = logic({ input, port: { send: sendBack } });
+    return stop ? () => stop.stop() : undefined;
+  });
+}
 
 export const actorExecutor: ActorExecutor = {
   machine: (steps) =>
     authorizationMachine.provide({
       actors: {
-        lookupDecision: fromCallback<AuthEvent, LookupInput>(steps.lookupDecision),
-        evaluatePolicy: fromCallback<AuthEvent, EvaluateRequest>(steps.evaluatePolicy),
-        askConsent: fromCallback<AuthEvent, ConsentInput>(steps.askConsent),
-        callProvider: fromCallback<AuthEvent, ProviderInput>(steps.callProvider),
-        commitDecision: fromCallback<AuthEvent, CommitInput>(steps.commitDecision)
+        lookupDecision: callback<LookupInput>(steps.lookupDecision),
+        evaluatePolicy: callback<EvaluateRequest>(steps.evaluatePolicy),
+        askConsent: callback<ConsentInput>(steps.askConsent),
+        callProvider: callback<ProviderInput>(steps.callProvider),
+        commitDecision: callback<CommitInput>(steps.commitDecision)
       }
     }),
   run: (machine, clock, input, done) => {

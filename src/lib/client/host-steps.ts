@@ -1,102 +1,111 @@
 /**
- * The client host's per-request closures (host.ts), each with its reviver (clone.ts): a step's
- * gate and stop, a dialog's answer, a stream's emit, a joined presentation's wait, and the handle
- * of a request the table executor runs. They outlive the event that made them — a stream's timers
- * hold `emit`, a dialog holds `answer`, a flight holds the joiners' `send` — so an engine copy
- * makes each again over the copies.
+ * The client host's per-request records (host.ts): a waiting step, a presentation waiting for a
+ * flight's verdict, and the handle of a request the table executor runs. They are objects, not
+ * closures, because they outlive the event that made them — a dialog holds its step to answer, a
+ * stream its step to emit to, a flight its joiners — and the simulation copies its world (a
+ * seek, a fork, a checkpoint): a record is copied with the rest (clone.ts), a closure cannot be.
  */
-import type { AuthEvent, IncomingRequest, ProviderEvent } from '../machine/authorize';
-import type { FastRun } from '../machine/authorize/fast';
-import { revivable, type CloneMap } from '../machine/clone';
-import type { StoredDecision } from '../machine/types';
+import type { AuthEvent, IncomingRequest, LookupInput, ProviderEvent } from '../machine/authorize';
+import type { FastRun, StepPort, StepStop } from '../machine/authorize/fast';
+import { NotCloneable, type CloneMap } from '../machine/clone';
+import type { ConsentActor, ConsentReply, ProviderActor, ProviderReply } from './driver';
 import type { RunHandle } from './host';
 
-/** What these closures need of the host: its clock (and, to be copied, its clone). */
+/** What these records need of the host: its clock (and, to be copied, its clone). */
 interface Host {
   readonly clock: { now(): number };
 }
 
-/** Whether a step's request is still waiting for it (a box its closures share). */
-interface Live {
-  live: boolean;
-}
-
-/** Pass events on while the step is live. */
-export function gate(box: Live, sendBack: (ev: AuthEvent) => void): (ev: AuthEvent) => void {
-  return revivable(
-    (ev: AuthEvent) => {
-      if (box.live) sendBack(ev);
-    },
-    (m) => gate(m.box(box), m.fn(sendBack))
-  );
-}
-
-export function isLive(box: Live): () => boolean {
-  return revivable(
-    () => box.live,
-    (m) => isLive(m.box(box))
-  );
-}
-
-/** A step's stop: no more events from it, and what it started (a dialog, a stream) cancelled. */
-export function stopper(box: Live, cancel?: (() => void) | void): () => void {
-  return revivable(
-    () => {
-      box.live = false;
-      cancel?.();
-    },
-    (m) => stopper(m.box(box), cancel ? m.fn(cancel) : undefined)
-  );
-}
-
 /**
- * What a step hears (a dialog's answer, a stream's event) passed on as a machine event stamped
- * with the host's time, while the step is live; `once`: the first ends it (a dialog answers once).
+ * One invocation of a step that waits (a lookup, a dialog, a model call, a commit): it passes
+ * events on to its request's run while it is live, stamped with the host's time; stopping it
+ * cancels what it started. It is the `reply` a consent or provider actor answers through, and
+ * what a flight's waiter sends its verdict through.
  */
-export function relay<T>(
-  box: Live,
-  sendBack: (ev: AuthEvent) => void,
-  host: Host,
-  event: (heard: T, at: number) => AuthEvent,
-  once: boolean
-): (heard: T) => void {
-  return revivable(
-    (heard: T) => {
-      if (!box.live) return;
-      if (once) box.live = false;
-      sendBack(event(heard, host.clock.now()));
-    },
-    (m) => relay(m.box(box), m.fn(sendBack), m.get(host), event, once)
-  );
+export class HostStep implements StepStop, ConsentReply, ProviderReply {
+  live = true;
+  /** What stopping it cancels: an actor source's ticket, or a callback source's cancel function. */
+  #actor: ConsentActor | ProviderActor | null = null;
+  #ticket: unknown = undefined;
+  #cancel: (() => void) | void = undefined;
+
+  constructor(
+    public host: Host,
+    public port: StepPort
+  ) {}
+
+  /** An event for the run, while the step is live. */
+  send(ev: AuthEvent): void {
+    if (this.live) this.port.send(ev);
+  }
+
+  /** A dialog's answer: the first one counts. */
+  answer(approved: boolean): void {
+    if (!this.live) return;
+    this.live = false;
+    this.port.send({ type: 'consent.answered', approved, at: this.host.clock.now() });
+  }
+
+  /**
+   * A provider stream's event. `Object.assign`, not `{ ...ev, at }`: V8 (Node 20) adds a key to
+   * a spread copy through a new hidden class each time, over ten times slower, and a stream
+   * relays one of these per chunk. The same keys in the same order either way.
+   */
+  emit(ev: ProviderEvent): void {
+    if (!this.live) return;
+    this.port.send(Object.assign({}, ev, { at: this.host.clock.now() }) as AuthEvent);
+  }
+
+  /** What the step started (a dialog, a model call): stopped with the step. */
+  started(actor: ConsentActor | ProviderActor, ticket: unknown): void {
+    this.#actor = actor;
+    this.#ticket = ticket;
+  }
+
+  /** What a callback source returned to cancel what it started. */
+  cancelWith(cancel: (() => void) | void): void {
+    this.#cancel = cancel;
+  }
+
+  stop(): void {
+    this.live = false;
+    if (this.#actor) this.#actor.stop(this.#ticket);
+    else this.#cancel?.();
+  }
+
+  /** A copy over the copies of its host, its run's port and the actor it started (clone.ts). */
+  clone(m: CloneMap): HostStep {
+    if (this.#cancel) throw new NotCloneable('a step waits on a callback source');
+    const c = m.set(this, new HostStep(this.host, this.port));
+    c.host = m.get(this.host as Host & object);
+    c.port = m.get(this.port as StepPort & object);
+    c.live = this.live;
+    c.#actor = m.get(this.#actor);
+    c.#ticket = this.#ticket;
+    return c;
+  }
 }
 
-/** A consent dialog's answer (relayed once: the first one counts). */
-export const answered = (approved: boolean, at: number): AuthEvent => ({
-  type: 'consent.answered',
-  approved,
-  at
-});
-/**
- * A provider stream's events (relayed while the call is live). `Object.assign`, not
- * `{ ...ev, at }`: V8 (Node 20) adds a key to a spread copy through a new hidden class each time,
- * over ten times slower, and a stream relays one of these per chunk. The same keys in the same
- * order either way.
- */
-export const streamed = (ev: ProviderEvent, at: number): AuthEvent =>
-  Object.assign({}, ev, { at }) as AuthEvent;
-
-export function copyFlight(m: CloneMap, f: Flight): Flight {
-  if (m.has(f)) return m.registered(f);
-  const c = m.set(f, { waiters: [], represented: f.represented });
-  c.waiters = f.waiters.map((w) => m.fn(w));
-  return c;
+/** A presentation waiting for a flight's verdict: its lookup, its alert, and its step. */
+export interface Waiter {
+  readonly input: LookupInput;
+  readonly alert: boolean;
+  readonly step: HostStep;
 }
 
 /** A presentation being decided, and the presentations of the same identity waiting for it. */
 export interface Flight {
-  waiters: ((verdict: StoredDecision | null) => void)[];
+  waiters: Waiter[];
   /** Joiners answered from this flight's verdict while it was not in the store. */
   represented: number;
+}
+
+/** A flight's copy (clone.ts): its waiters' steps are the copies'. */
+export function copyFlight(m: CloneMap, f: Flight): Flight {
+  if (m.has(f)) return m.registered(f);
+  const c = m.set(f, { waiters: [] as Waiter[], represented: f.represented });
+  c.waiters = f.waiters.map((w) => ({ input: w.input, alert: w.alert, step: m.get(w.step) }));
+  return c;
 }
 
 /** A request the table executor runs (the lane keeps it while it is in flight). */
@@ -118,7 +127,7 @@ export class TableHandle implements RunHandle {
       this.run.send({ type: 'request.cancelled', at: this.host.clock.now() });
   }
   clone(m: CloneMap): TableHandle {
-    const c = m.set(this, new TableHandle(m.get(this.run), m.get(this.host)));
+    const c = m.set(this, new TableHandle(m.get(this.run), m.get(this.host as Host & object)));
     if (this.request) c.request = this.request;
     return c;
   }

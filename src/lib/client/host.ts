@@ -11,7 +11,6 @@
 import type {
   AuthContext,
   AuthorizationActor,
-  AuthEvent,
   AuthInput,
   AuthOutput,
   CommitInput,
@@ -24,7 +23,13 @@ import type {
 // The flow and its table, not machine.ts: XState loads only with the actor executor
 // (actor-executor.ts), so the simulation's worker runs without it.
 import { authorizationFlow, STEP_TIMEOUT_MS, type StepName } from '../machine/authorize/flow';
-import { FastRun, tableOf, type MachineTable, type StepLogic } from '../machine/authorize/fast';
+import {
+  FastRun,
+  tableOf,
+  type FastObserver,
+  type MachineTable,
+  type StepLogic
+} from '../machine/authorize/fast';
 import { estimateCostMicros, type RateCard } from '../machine/budget';
 import { providerErrorFrame } from '../machine/frames';
 import { contextRequested, meteredMicros } from '../machine/authorize/outcomes';
@@ -42,20 +47,10 @@ import {
 import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, LookupResult, MaybePromise } from '../store/decision-store';
-import { NotCloneable, revivable, type CloneMap } from '../machine/clone';
-import {
-  answered,
-  copyFlight,
-  gate,
-  isLive,
-  relay,
-  stopper,
-  streamed,
-  TableHandle,
-  type Flight
-} from './host-steps';
+import { NotCloneable, type CloneMap } from '../machine/clone';
+import { copyFlight, HostStep, TableHandle, type Flight, type Waiter } from './host-steps';
 import { PresentationHistory } from './presentations';
-import type { ConsentSource, Driver, ProviderSource } from './driver';
+import type { ConsentActor, ConsentSource, Driver, ProviderActor, ProviderSource } from './driver';
 
 export interface ClientHostOptions {
   config: ClientConfig;
@@ -64,8 +59,10 @@ export interface ClientHostOptions {
   store: DecisionStore;
   audit: AuditLog;
   clock: Driver;
-  consent: ConsentSource;
-  provider: ProviderSource;
+  /** Who answers dialogs: a callback, or an actor (the simulation's, which can be copied). */
+  consent: ConsentSource | ConsentActor;
+  /** Who runs model calls: a callback, or an actor (the simulation's). */
+  provider: ProviderSource | ProviderActor;
   lane?: string;
   /** How each request's machine is run (default `actor`). */
   executor?: Executor;
@@ -96,6 +93,56 @@ function settle<T>(v: MaybePromise<T>, then: (v: T) => void, fail: (e: unknown) 
 
 function errorText(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * Who hears a request's outcome when it is an object (the simulation's lane keeps one record
+ * per request in flight): a copy of the run copies it; a callback it cannot.
+ */
+export interface DecisionListener {
+  decided(out: AuthOutput): void;
+}
+
+/** What `authorize` tells of a request's outcome: a callback or a listener. */
+export type OnDone = ((out: AuthOutput) => void) | DecisionListener;
+
+/**
+ * The host's record of one request: whom to tell of its outcome, and whether it was told. The
+ * run reports to it (its observer), and it to the host.
+ */
+class HostRequest implements FastObserver {
+  finished = false;
+  constructor(
+    public host: ClientHost,
+    readonly request: IncomingRequest,
+    public onDone: OnDone
+  ) {}
+  complete(out: AuthOutput): void {
+    this.host.requestEnded(this, out);
+  }
+  error(e: unknown, ctx: AuthContext | undefined): void {
+    this.host.requestEnded(this, null, e, ctx);
+  }
+  tell(out: AuthOutput): void {
+    const d = this.onDone;
+    if (typeof d === 'function') d(out);
+    else d.decided(out);
+  }
+  clone(m: CloneMap): HostRequest {
+    if (typeof this.onDone === 'function')
+      throw new NotCloneable('a request reports to a callback');
+    const c = m.set(this, new HostRequest(this.host, this.request, this.onDone));
+    c.host = m.get(this.host);
+    c.onDone = m.get(this.onDone as DecisionListener & object);
+    c.finished = this.finished;
+    return c;
+  }
+}
+
+/** A copy of a host's source (clone.ts): an actor's copy; a callback cannot be copied. */
+function copySource<A extends object>(m: CloneMap, source: A | ((...a: never[]) => unknown)): A {
+  if (typeof source === 'function') throw new NotCloneable('a callback source');
+  return m.get(source);
 }
 
 /** A request being authorised. */
@@ -130,15 +177,7 @@ export type HostSteps = Readonly<Record<StepName, StepLogic>>;
  */
 export interface ActorExecutor {
   machine(steps: HostSteps): unknown;
-  run(
-    machine: unknown,
-    clock: Driver,
-    input: AuthInput,
-    done: {
-      complete: (out: AuthOutput) => void;
-      error: (e: unknown, ctx: AuthContext | undefined) => void;
-    }
-  ): RequestHandle;
+  run(machine: unknown, clock: Driver, input: AuthInput, done: FastObserver): RequestHandle;
 }
 
 let actorExecutor: ActorExecutor | undefined;
@@ -200,53 +239,52 @@ export class ClientHost {
     this.lane = opts.lane;
     this.#policy = opts.policy;
     this.#executor = opts.executor ?? 'actor';
-    const at = () => this.clock.now();
     // The invoked steps, once: the actor path wraps each in `fromCallback`, the table path
-    // calls them directly with the same arguments.
+    // calls them directly with the same arguments. A step that waits is a record (HostStep).
     const steps = {
-      lookupDecision: ({ input, sendBack }) => {
-        const box = { live: true };
-        this.#present(input as LookupInput, gate(box, sendBack), isLive(box));
-        return stopper(box);
+      lookupDecision: ({ input, port }) => {
+        const step = new HostStep(this, port);
+        this.#present(input as LookupInput, step);
+        return step;
       },
-      evaluatePolicy: ({ input, sendBack }) => {
-        sendBack({
+      evaluatePolicy: ({ input, port }) => {
+        port.send({
           type: 'policy.evaluated',
           evaluation: this.#evaluate(input as EvaluateRequest),
-          at: at()
+          at: this.clock.now()
         });
       },
-      askConsent: ({ input, sendBack }) => {
-        const box = { live: true };
-        const cancel = opts.consent(
-          input as ConsentInput,
-          relay(box, sendBack, this, answered, true)
-        );
-        return stopper(box, cancel);
+      askConsent: ({ input, port }) => {
+        const step = new HostStep(this, port);
+        const c = opts.consent;
+        if (typeof c === 'function')
+          step.cancelWith(c(input as ConsentInput, (approved) => step.answer(approved)));
+        else step.started(c, c.ask(input as ConsentInput, step));
+        return step;
       },
-      callProvider: ({ input, sendBack }) => {
-        const box = { live: true };
-        const cancel = opts.provider(
-          input as ProviderInput,
-          relay(box, sendBack, this, streamed, false)
-        );
-        return stopper(box, cancel);
+      callProvider: ({ input, port }) => {
+        const step = new HostStep(this, port);
+        const p = opts.provider;
+        if (typeof p === 'function')
+          step.cancelWith(p(input as ProviderInput, (ev) => step.emit(ev)));
+        else step.started(p, p.call(input as ProviderInput, step));
+        return step;
       },
-      commitDecision: ({ input, sendBack }) => {
-        const box = { live: true };
+      commitDecision: ({ input, port }) => {
+        const step = new HostStep(this, port);
         const { connection, decision } = input as CommitInput;
         try {
           const r = this.store.commit(connection, decision);
           if (isPromise(r))
             r.then(
-              () => this.#committed(box, sendBack),
-              (e: unknown) => this.#committed(box, sendBack, errorText(e))
+              () => this.#committed(step),
+              (e: unknown) => this.#committed(step, errorText(e))
             );
-          else this.#committed(box, sendBack);
+          else this.#committed(step);
         } catch (e) {
-          this.#committed(box, sendBack, errorText(e));
+          this.#committed(step, errorText(e));
         }
-        return stopper(box);
+        return step;
       }
     } satisfies HostSteps;
     this.#steps = steps;
@@ -270,8 +308,8 @@ export class ClientHost {
         store: m.registered(this.store),
         audit: m.registered(this.audit),
         clock: m.get(this.clock),
-        consent: m.fn(o.consent),
-        provider: m.fn(o.provider)
+        consent: copySource(m, o.consent),
+        provider: copySource(m, o.provider)
       })
     );
     m.set(this.#steps, c.#steps);
@@ -306,26 +344,21 @@ export class ClientHost {
    * — when the same identity is being decided in the same scope — from that decision once it
    * lands: one consent dialog and one rate-limit count per identity, not one per retry.
    */
-  #present(input: LookupInput, send: (ev: AuthEvent) => void, alive: () => boolean): void {
+  #present(input: LookupInput, step: HostStep): void {
     const { alert } = this.presentations.record(
       `${input.server}\u0000${input.identity}`,
       this.clock.now(),
       this.config.alert
     );
-    this.#enter(input, alert, send, alive);
+    this.#enter(input, alert, step);
   }
 
-  #enter(
-    input: LookupInput,
-    alert: boolean,
-    send: (ev: AuthEvent) => void,
-    alive: () => boolean
-  ): void {
+  #enter(input: LookupInput, alert: boolean, step: HostStep): void {
     const key = this.#flightKey(input);
     const flight = this.#flights.get(key);
     if (flight) {
-      send({ type: 'store.joining', at: this.clock.now() });
-      flight.waiters.push(this.#waiter(input, flight, alert, send, alive));
+      step.send({ type: 'store.joining', at: this.clock.now() });
+      flight.waiters.push({ input, alert, step });
       return;
     }
     const now = this.clock.now();
@@ -340,12 +373,12 @@ export class ClientHost {
       );
       if (isPromise(looked))
         looked.then(
-          (hit) => this.#looked(input, key, alert, send, hit),
-          (e: unknown) => this.#lookupFailed(input, key, alert, send, e)
+          (hit) => this.#looked(input, key, alert, step, hit),
+          (e: unknown) => this.#lookupFailed(input, key, alert, step, e)
         );
-      else this.#looked(input, key, alert, send, looked);
+      else this.#looked(input, key, alert, step, looked);
     } catch (e) {
-      this.#lookupFailed(input, key, alert, send, e);
+      this.#lookupFailed(input, key, alert, step, e);
     }
   }
 
@@ -359,50 +392,27 @@ export class ClientHost {
     input: LookupInput,
     key: string,
     alert: boolean,
-    send: (ev: AuthEvent) => void,
+    step: HostStep,
     hit: LookupResult | null
   ): void {
     if (hit) {
-      send({ type: 'store.hit', decision: hit.decision, alert, at: this.clock.now() });
+      step.send({ type: 'store.hit', decision: hit.decision, alert, at: this.clock.now() });
     } else {
       this.#lead(input, key);
-      send({ type: 'store.miss', alert, at: this.clock.now() });
+      step.send({ type: 'store.miss', alert, at: this.clock.now() });
     }
   }
 
-  #lookupFailed(
-    input: LookupInput,
-    key: string,
-    alert: boolean,
-    send: (ev: AuthEvent) => void,
-    e: unknown
-  ): void {
+  #lookupFailed(input: LookupInput, key: string, alert: boolean, step: HostStep, e: unknown) {
     this.#lead(input, key);
-    send({ type: 'store.failed', error: errorText(e), alert, at: this.clock.now() });
+    step.send({ type: 'store.failed', error: errorText(e), alert, at: this.clock.now() });
   }
 
   /** A commit ended (with `error` when it failed): the step says so while it is live. */
-  #committed(box: { live: boolean }, sendBack: (ev: AuthEvent) => void, error?: string): void {
-    if (!box.live) return;
+  #committed(step: HostStep, error?: string): void {
+    if (!step.live) return;
     const at = this.clock.now();
-    sendBack(error ? { type: 'commit.failed', error, at } : { type: 'commit.done', at });
-  }
-
-  /** A presentation waiting for `flight`'s verdict. */
-  #waiter(
-    input: LookupInput,
-    flight: Flight,
-    alert: boolean,
-    send: (ev: AuthEvent) => void,
-    alive: () => boolean
-  ): (verdict: StoredDecision | null) => void {
-    return revivable(
-      (verdict: StoredDecision | null) => this.#join(input, flight, verdict, alert, send, alive),
-      (m) =>
-        m
-          .get(this as ClientHost)
-          .#waiter(input, copyFlight(m, flight), alert, m.fn(send), m.fn(alive))
-    );
+    step.send(error ? { type: 'commit.failed', error, at } : { type: 'commit.done', at });
   }
 
   /**
@@ -412,23 +422,17 @@ export class ClientHost {
    * maxTokens outside the identity) means this presentation is decided afresh — joining whichever
    * waiter leads now.
    */
-  #join(
-    input: LookupInput,
-    flight: Flight,
-    verdict: StoredDecision | null,
-    alert: boolean,
-    send: (ev: AuthEvent) => void,
-    alive: () => boolean
-  ): void {
+  #join(w: Waiter, flight: Flight, verdict: StoredDecision | null): void {
+    const { input, alert, step } = w;
     if (!verdict) {
       // A waiter whose request already ended (cancelled by a client restart) must not lead a new
       // decision: no request would ever land it, and every later presentation would wait on it.
-      if (alive()) this.#enter(input, alert, send, alive);
+      if (step.live) this.#enter(input, alert, step);
       return;
     }
     const direct = () => {
       flight.represented += 1;
-      send({
+      step.send({
         type: 'store.hit',
         decision: { ...verdict, represented: flight.represented, recent: [] },
         alert,
@@ -447,7 +451,7 @@ export class ClientHost {
         ),
         (hit) =>
           hit
-            ? send({
+            ? step.send({
                 type: 'store.hit',
                 decision: hit.decision,
                 alert,
@@ -471,7 +475,7 @@ export class ClientHost {
     const flight = this.#flights.get(key);
     if (!flight) return;
     this.#flights.delete(key);
-    for (const w of flight.waiters) w(verdict);
+    for (const w of flight.waiters) this.#join(w, flight, verdict);
   }
 
   get policy(): Policy {
@@ -538,33 +542,19 @@ export class ClientHost {
    * Authorise one request with the host's executor. `onDone` receives the one frame (or null
    * for silence) and the audit record.
    */
-  authorize(request: IncomingRequest, onDone: (out: AuthOutput) => void): RunHandle {
+  authorize(request: IncomingRequest, onDone: OnDone): RunHandle {
     if (this.#executor === 'actor') return this.handle(request, onDone);
-    const finish = this.#finisher(request, onDone, { finished: false });
-    const run = new FastRun(tableFor(), this.#steps, this.clock, this.#input(request), {
-      complete: finish,
-      error: this.#failed(request, finish)
-    });
+    const r = new HostRequest(this, request, onDone);
+    const run = new FastRun(tableFor(), this.#steps, this.clock, this.#input(request), r);
     run.start();
     return new TableHandle(run, this);
-  }
-
-  /** A run whose machine failed ends with the fallback frame. */
-  #failed(
-    request: IncomingRequest,
-    finish: (out: AuthOutput) => void
-  ): (e: unknown, ctx: AuthContext | undefined) => void {
-    return revivable(
-      (e: unknown, ctx: AuthContext | undefined) => finish(this.#fallback(request, ctx, e)),
-      (m) => m.get(this as ClientHost).#failed(request, m.fn(finish))
-    );
   }
 
   /**
    * Authorise one request on an XState actor (the /single/ page follows its live state). Needs
    * the actor executor imported (`import '$lib/client/actor-executor'`).
    */
-  handle(request: IncomingRequest, onDone: (out: AuthOutput) => void): RequestHandle {
+  handle(request: IncomingRequest, onDone: OnDone): RequestHandle {
     const actors = actorExecutor;
     if (!actors)
       throw new Error(
@@ -572,11 +562,8 @@ export class ClientHost {
           "(it brings XState), or run the host with executor: 'table'"
       );
     this.#machine ??= actors.machine(this.#steps);
-    const finish = this.#finisher(request, onDone, { finished: false });
-    return actors.run(this.#machine, this.clock, this.#input(request), {
-      complete: finish,
-      error: (e, ctx) => finish(this.#fallback(request, ctx, e))
-    });
+    const r = new HostRequest(this, request, onDone);
+    return actors.run(this.#machine, this.clock, this.#input(request), r);
   }
 
   #input(request: IncomingRequest): AuthInput {
@@ -589,33 +576,30 @@ export class ClientHost {
     };
   }
 
-  /** What happens once a request's machine is done, whichever executor ran it. */
-  #finisher(
-    request: IncomingRequest,
-    onDone: (out: AuthOutput) => void,
-    box: { finished: boolean }
-  ): (out: AuthOutput) => void {
-    return revivable(
-      (out: AuthOutput) => this.#finish(request, onDone, box, out),
-      (m) => m.get(this as ClientHost).#finisher(request, m.fn(onDone), m.box(box))
-    );
+  /**
+   * A request's machine is done (`out`), whichever executor ran it, or failed (`out` null: the
+   * fallback frame for `e`, from the context before the failing step). Its record calls this.
+   */
+  requestEnded(
+    r: HostRequest,
+    out: AuthOutput | null,
+    e?: unknown,
+    ctx?: AuthContext | undefined
+  ): void {
+    this.#finish(r, out ?? this.#fallback(r.request, ctx, e));
   }
 
-  #finish(
-    request: IncomingRequest,
-    onDone: (out: AuthOutput) => void,
-    box: { finished: boolean },
-    out: AuthOutput
-  ): void {
-    if (box.finished) return;
-    box.finished = true;
+  #finish(r: HostRequest, out: AuthOutput): void {
+    if (r.finished) return;
+    r.finished = true;
+    const request = r.request;
     // Spend and the audit record, before the frame leaves: the log answers "why did the bill
     // triple" a month later, so nothing reaches a server unrecorded.
     out.audit.seq = ++this.#seq;
     this.#release(reservationKey(request.connection, request.id));
     this.#charge(out.audit);
     void this.audit.append(out.audit);
-    onDone(out);
+    r.tell(out);
     this.#land(request, out.verdict);
   }
 

@@ -12,7 +12,7 @@
  * timer at all. A reservation is its delay: the run inserts it in the same synchronous turn it was
  * reserved in, so no real time passes between the two.
  */
-import type { Driver } from '../client/driver';
+import type { Driver, TimerTarget } from '../client/driver';
 
 /**
  * Inserted timers of one length, in the order inserted — so in the order they are due — served
@@ -31,7 +31,10 @@ class SameDelay {
   constructor(readonly ms: number) {}
 }
 
-/** One inserted timer: what `insert` returns and `clearTimeout` takes. */
+/**
+ * One inserted timer: what `insert` / `insertTimer` return and `clearTimeout` takes. It fires a
+ * callback, or a target with its argument (a timer set as data: client/driver.ts).
+ */
 class Scheduled {
   prev: Scheduled | null = null;
   next: Scheduled | null = null;
@@ -39,7 +42,8 @@ class Scheduled {
     readonly list: SameDelay,
     readonly due: number,
     /** Null once it has fired or been cleared. */
-    public fn: (() => void) | null
+    public fn: (() => void) | TimerTarget | null,
+    readonly arg: unknown
   ) {}
 }
 
@@ -64,6 +68,9 @@ export class RealClock implements Driver {
   setTimeout(fn: (...args: unknown[]) => void, ms: number): unknown {
     return setTimeout(fn, ms);
   }
+  setTimer(ms: number, target: TimerTarget, arg: unknown): unknown {
+    return setTimeout(() => target.timerFired(arg), ms);
+  }
   clearTimeout(id: unknown): void {
     if (!(id instanceof Scheduled)) {
       clearTimeout(id as ReturnType<typeof setTimeout>);
@@ -78,15 +85,24 @@ export class RealClock implements Driver {
     return ms;
   }
   insert(reservation: unknown, fn: () => void): unknown {
-    const ms = reservation as number;
+    return this.#insert(reservation as number, fn, undefined);
+  }
+  insertTimer(reservation: unknown, target: TimerTarget, arg: unknown): unknown {
+    return this.#insert(reservation as number, target, arg);
+  }
+
+  #insert(ms: number, fn: (() => void) | TimerTarget, arg: unknown): unknown {
     // A length the runtime treats specially (under 1 ms, past 2^31 - 1, not a number): its own.
-    if (!(ms >= 1 && ms <= MAX_DELAY)) return setTimeout(fn, ms);
+    if (!(ms >= 1 && ms <= MAX_DELAY))
+      return typeof fn === 'function'
+        ? setTimeout(fn, ms)
+        : setTimeout(() => fn.timerFired(arg), ms);
     let list = this.#lists.get(ms);
     if (list === undefined) {
       list = new SameDelay(ms);
       this.#lists.set(ms, list);
     }
-    const p = new Scheduled(list, Date.now() + ms, fn);
+    const p = new Scheduled(list, Date.now() + ms, fn, arg);
     p.prev = list.tail;
     if (list.tail) list.tail.next = p;
     else list.head = p;
@@ -119,7 +135,8 @@ export class RealClock implements Driver {
         const fn = p.fn!;
         p.fn = null;
         unlink(p);
-        fn();
+        if (typeof fn === 'function') fn();
+        else fn.timerFired(p.arg);
       }
     } finally {
       const next = list.head;

@@ -2,20 +2,18 @@
  * Copies of a running engine (issue #10: restore to t in well under a second).
  *
  * A run's state is spread over objects that point at each other — lanes, hosts, requests in
- * flight, server agents, the clock's queue — and over closures: a timer's callback, a provider's
- * stream, a consent dialog's answer. A copy must be a second, independent engine that continues
- * exactly as the original would (checkpoint.spec.ts: byte for byte). So:
+ * flight, server agents, the clock's queue. A copy must be a second, independent engine that
+ * continues exactly as the original would (checkpoint.spec.ts: byte for byte). So:
  *
  * - every class that holds run state has `clone(m)`: it makes its copy, registers it with
  *   `m.set(this, copy)` *before* copying what it points at (cycles end there), and copies its
- *   references through `m.get` (objects) and `m.fn` (functions);
- * - the simulation's clock holds its events as data (sim/world/events.ts), copied as they are; what
- *   remains closures is what the client host holds (a request's steps and its executor's timers,
- *   a dialog's answer, a stream's listener);
- * - every closure that can outlive the event that made it carries a *reviver* ({@link revivable}):
- *   given the map, it makes the same closure over the copies. A closure without one cannot be
- *   copied, and {@link NotCloneable} says which; the caller then re-simulates instead (the XState
- *   actor executor's timers, for instance, are XState's own closures).
+ *   references through `m.get`;
+ * - the run's state holds no closure: the simulation's clock holds its events as data
+ *   (sim/world/events.ts), copied as they are; what waits on something later — a request's step
+ *   (a dialog's answer, a stream's events, a flight's verdict), a timer of the table executor, a
+ *   request's outcome — is a record with a method (client/host-steps.ts, client/driver.ts), and
+ *   is copied as one. What cannot be copied — a callback source (the handler's, a page's), an
+ *   XState actor's timers — throws {@link NotCloneable}, and the caller re-simulates instead.
  *
  * Immutable values (scenarios, policies, frames, requests' params, rate cards) are shared, never
  * copied: nothing in the engine changes them after they are made.
@@ -27,17 +25,6 @@ export class NotCloneable extends Error {
     super(`cannot copy the engine: ${what}`);
     this.name = 'NotCloneable';
   }
-}
-
-const REVIVE = Symbol('revive');
-
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- any callable
-type Fn = (...args: any[]) => any;
-
-/** `fn`, marked with how to make it again over the copies in a {@link CloneMap}. */
-export function revivable<F extends Fn>(fn: F, revive: (m: CloneMap) => F): F {
-  (fn as F & { [REVIVE]?: (m: CloneMap) => F })[REVIVE] = revive;
-  return fn;
 }
 
 /** Anything with a clone method. */
@@ -65,7 +52,7 @@ export class CloneMap {
 
   /**
    * Run `fn` once every object has its copy (`finish`): what points at everything — the clock's
-   * queue, the open consent dialogs — is filled in last, so owners exist before their closures.
+   * queue, the open consent dialogs — is filled in last, so owners exist before what they hold.
    */
   later(fn: () => void): void {
     this.#later.push(fn);
@@ -96,20 +83,6 @@ export class CloneMap {
     return c;
   }
 
-  /** The copy of closure `f` (its reviver run once). */
-  fn<F extends Fn>(f: F): F;
-  fn<F extends Fn>(f: F | undefined): F | undefined;
-  fn<F extends Fn>(f: F | null | undefined): F | null | undefined {
-    if (f === null || f === undefined) return f;
-    if (this.#copies.has(f)) return this.#copies.get(f) as F;
-    const revive = (f as F & { [REVIVE]?: (m: CloneMap) => F })[REVIVE];
-    if (typeof revive !== 'function')
-      throw new NotCloneable(`a closure (${f.name || 'anonymous'}) has no reviver`);
-    const c = revive(this);
-    this.#copies.set(f, c);
-    return c;
-  }
-
   /**
    * The copy of `o` made by `make` (once: later calls return the same copy). For plain records
    * that hold copies of their own (a task's state and counters, a pending request).
@@ -122,8 +95,8 @@ export class CloneMap {
   }
 
   /**
-   * The copy of a plain mutable object (a box several closures share, a record in a map): a
-   * shallow copy, made once, so closures that shared the original share the copy.
+   * The copy of a plain mutable object (a record in a map, a stored decision several owners
+   * hold): a shallow copy, made once, so owners that shared the original share the copy.
    */
   box<T extends object>(o: T): T {
     if (this.#copies.has(o)) return this.#copies.get(o) as T;

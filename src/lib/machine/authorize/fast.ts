@@ -18,7 +18,7 @@
  * that caused them; a state's own transitions are tried before the root's.
  */
 import type { AnyStateMachine } from 'xstate';
-import { NotCloneable, revivable, type CloneMap } from '../clone';
+import { NotCloneable, type CloneMap } from '../clone';
 import {
   afterEventType,
   errorEventType,
@@ -35,22 +35,42 @@ import {
 import { EMPTY_GEN } from './outcomes';
 import type { AuthContext, AuthEvent, AuthInput, AuthOutput } from './types';
 
-/** An invoked step, as the host provides it: the same shape as `fromCallback`'s function. */
-export type StepLogic = (args: {
-  input: unknown;
-  sendBack: (event: AuthEvent) => void;
-}) => (() => void) | void;
+/**
+ * Where a step sends its events: the run's record of that step (it passes them on while the
+ * step is live). An object, not a callback: what a step hands it to (a dialog, a stream, a
+ * flight's waiters) may outlive the event that started it, and a copy of the run copies it.
+ */
+export interface StepPort {
+  send(event: AuthEvent): void;
+}
+
+/** What stops a step that waits (a lookup, a dialog, a model call, a commit). */
+export interface StepStop {
+  stop(): void;
+}
 
 /**
- * What the fast path needs of time: XState's Clock, and optionally reservations (the simulation's
- * virtual clock): a timer reserved now and inserted when the run rests orders exactly as one set
- * now, and one cancelled before that never touches the clock's heap.
+ * An invoked step, as the host provides it: `fromCallback`'s function with the callback an
+ * object (`port`) and the cleanup an object (the actor executor wraps both for XState).
+ */
+export type StepLogic = (args: { input: unknown; port: StepPort }) => StepStop | void;
+
+/** What a timer set as data calls (client/driver.ts `TimerTarget`): the run itself. */
+interface TimerTarget {
+  timerFired(arg: unknown): void;
+}
+
+/**
+ * What the fast path needs of time: timers as data (`setTimer`: the run and the event it raises),
+ * and optionally reservations (the simulation's virtual clock): a timer reserved now and inserted
+ * when the run rests orders exactly as one set now, and one cancelled before that never touches
+ * the clock's heap.
  */
 export interface StepClock {
-  setTimeout(fn: () => void, ms: number): unknown;
+  setTimer(ms: number, target: TimerTarget, arg: unknown): unknown;
   clearTimeout(id: unknown): void;
   reserve?(ms: number): unknown;
-  insert?(reservation: unknown, fn: () => void): unknown;
+  insertTimer?(reservation: unknown, target: TimerTarget, arg: unknown): unknown;
 }
 
 type Ev = { type: string; [k: string]: unknown };
@@ -216,13 +236,34 @@ export interface FastObserver {
   error(error: unknown, context: Ctx | undefined): void;
 }
 
-interface Child {
-  id: string;
-  src: string;
-  input: unknown;
-  started: boolean;
-  stopped: boolean;
-  dispose: (() => void) | void;
+/**
+ * The invoked step of a state, and the port it sends its events through: nothing once it is
+ * stopped.
+ */
+class Child implements StepPort {
+  started = false;
+  stopped = false;
+  dispose: StepStop | void = undefined;
+  constructor(
+    public run: FastRun,
+    readonly id: string,
+    readonly src: string,
+    readonly input: unknown
+  ) {}
+
+  send(e: AuthEvent): void {
+    if (!this.stopped) this.run.send(e);
+  }
+
+  /** A copy in the copy of its run (clone.ts), with the copy of what stops it (the host's). */
+  clone(m: CloneMap): Child {
+    const c = m.set(this, new Child(this.run, this.id, this.src, this.input));
+    c.run = m.get(this.run);
+    c.started = this.started;
+    c.stopped = this.stopped;
+    c.dispose = m.get(this.dispose ?? undefined);
+    return c;
+  }
 }
 
 const INIT: Ev = { type: 'xstate.init' };
@@ -460,19 +501,11 @@ type Effect = typeof START_CHILD | typeof STOP_CHILD | typeof SET_TIMER | typeof
 /** The input of a run being copied (clone.ts): the copy is filled in, not started. */
 const COPY = Symbol('copy');
 
-/** A step's record in an engine copy: one copy, whichever closure asks for it first. */
-function copyChild(m: CloneMap, child: Child): Child {
-  if (m.has(child)) return m.registered(child);
-  const c = m.set(child, { ...child, dispose: undefined });
-  c.dispose = m.fn(child.dispose ?? undefined);
-  return c;
-}
-
 /**
  * One request's run of the machine: `start()` it, `send()` it events; it reports through
  * `observer` when it reaches a final state or fails.
  */
-export class FastRun {
+export class FastRun implements TimerTarget {
   context: Ctx | undefined;
   state: State;
   status: 'active' | 'done' | 'error' = 'active';
@@ -513,7 +546,7 @@ export class FastRun {
     private readonly steps: Readonly<Record<string, StepLogic>>,
     private readonly clock: StepClock,
     input: AuthInput | typeof COPY,
-    private readonly observer: FastObserver
+    private observer: FastObserver
   ) {
     this.state = table.initial;
     if (input === COPY) return;
@@ -544,11 +577,9 @@ export class FastRun {
       throw new NotCloneable('a request is mid-step');
     const c = m.set(
       this,
-      new FastRun(this.table, m.registered(this.steps), m.get(this.clock), COPY, {
-        complete: m.fn(this.observer.complete),
-        error: m.fn(this.observer.error)
-      })
+      new FastRun(this.table, m.registered(this.steps), m.get(this.clock), COPY, this.observer)
     );
+    c.observer = m.get(this.observer as FastObserver & object);
     // Contexts are never changed in place (each macrostep copies before it assigns): shared —
     // but for the stored decision a lookup answered with, the store's live entry, whose count of
     // represented presentations the record reads at the end: the copy's store's entry, then.
@@ -557,7 +588,7 @@ export class FastRun {
     c.#shape = this.#shape;
     c.state = this.state;
     c.status = this.status;
-    c.#child = this.#child ? copyChild(m, this.#child) : null;
+    c.#child = m.get(this.#child);
     c.#timers = new Map(this.#timers);
     c.#busy = false;
     c.#initError = this.#initError;
@@ -616,17 +647,14 @@ export class FastRun {
     if (this.#busy || r.length === 0) return;
     this.#reserved = [];
     for (let i = 0; i < r.length; i += 3)
-      this.#timers.set(r[i] as string, this.clock.insert!(r[i + 1], this.#fire(r[i + 2] as Ev)));
+      this.#timers.set(r[i] as string, this.clock.insertTimer!(r[i + 1], this, r[i + 2]));
   }
 
-  #fire(event: Ev): () => void {
-    return revivable(
-      () => {
-        this.#timers.delete(event.type);
-        this.send(event);
-      },
-      (m) => m.get(this as FastRun).#fire(event)
-    );
+  /** A state's `after` timer fired (set with `setTimer` / `insertTimer`): its event. */
+  timerFired(arg: unknown): void {
+    const event = arg as Ev;
+    this.#timers.delete(event.type);
+    this.send(event);
   }
 
   /** Run the deferred side effects of the last macrostep, in order. */
@@ -713,14 +741,7 @@ export class FastRun {
     this.state = s;
     this.#run(s.entry, ev);
     if (s.invoke) {
-      const child: Child = {
-        id: s.invoke.id,
-        src: s.invoke.src,
-        input: s.invoke.input(this.context!, ev),
-        started: false,
-        stopped: false,
-        dispose: undefined
-      };
+      const child = new Child(this, s.invoke.id, s.invoke.src, s.invoke.input(this.context!, ev));
       this.#child = child;
       this.#deferred.push(START_CHILD, child, null);
     }
@@ -736,21 +757,11 @@ export class FastRun {
     const logic = this.steps[child.src];
     try {
       if (!logic) throw new Error(`actor '${child.src}' was not provided`);
-      child.dispose = logic({ input: child.input, sendBack: this.#sendBack(child) });
+      child.dispose = logic({ input: child.input, port: child });
     } catch (error) {
       // As a child actor that failed to start: an error event for the invoke's onError edge.
       this.send({ type: `xstate.error.actor.${child.id}`, error, actorId: child.id });
     }
-  }
-
-  /** What a step sends its events through: nothing once it is stopped. */
-  #sendBack(child: Child): (e: AuthEvent) => void {
-    return revivable(
-      (e: AuthEvent) => {
-        if (!child.stopped) this.send(e);
-      },
-      (m) => m.get(this as FastRun).#sendBack(copyChild(m, child))
-    );
   }
 
   #stop(child: Child): void {
@@ -758,7 +769,7 @@ export class FastRun {
     child.stopped = true;
     const d = child.dispose;
     child.dispose = undefined;
-    if (typeof d === 'function') d();
+    if (d) d.stop();
   }
 
   #run(actions: readonly Action[], ev: Ev): void {
@@ -801,7 +812,7 @@ export class FastRun {
       case SET_TIMER: {
         const event = x as Ev;
         const ms = y as number;
-        if (this.clock.reserve && this.clock.insert) {
+        if (this.clock.reserve && this.clock.insertTimer) {
           const reservation = this.clock.reserve(ms);
           const r = this.#reserved;
           // As a Map's set: a type already reserved keeps its place.
@@ -812,7 +823,7 @@ export class FastRun {
               return;
             }
           r.push(event.type, reservation, event);
-        } else this.#timers.set(event.type, this.clock.setTimeout(this.#fire(event), ms));
+        } else this.#timers.set(event.type, this.clock.setTimer(ms, this, event));
         return;
       }
       case CANCEL_TIMER: {

@@ -10,16 +10,46 @@
  */
 import type { ConsentInput } from '../../machine/authorize';
 import type { JsonRpcId } from '../../machine/types';
-import type { ConsentSource } from '../../client/driver';
-import { revivable, type CloneMap } from '../../machine/clone';
+import type { ConsentActor, ConsentReply } from '../../client/driver';
+import type { CloneMap } from '../../machine/clone';
 import type { LaneId } from '../../machine/vocabulary';
 
-/** A dialog waiting for a person's answer. */
+/** A dialog waiting for a person's answer; `reply` is the host's step that asked. */
 export interface OpenDialog {
   key: string;
   lane: LaneId;
   input: ConsentInput;
-  answer: (approved: boolean) => void;
+  reply: ConsentReply;
+}
+
+/**
+ * A lane's consent source (client/driver.ts `ConsentActor`): the desk while a person answers the
+ * lane's dialogs, else the simulated one. A dialog's ticket is its key on the desk (a string) or
+ * the simulated user's ticket.
+ */
+class LaneConsent implements ConsentActor {
+  constructor(
+    public desk: ConsentDesk,
+    readonly lane: LaneId,
+    public simulated: ConsentActor
+  ) {}
+
+  ask(input: ConsentInput, reply: ConsentReply): unknown {
+    return this.desk.ask(this.lane, input, reply, this.simulated);
+  }
+
+  stop(ticket: unknown): void {
+    if (typeof ticket === 'string') this.desk.close(ticket);
+    else this.simulated.stop(ticket);
+  }
+
+  /** A copy over the copies of the desk and the simulated user (clone.ts). */
+  clone(m: CloneMap): LaneConsent {
+    const c = m.set(this, new LaneConsent(this.desk, this.lane, this.simulated));
+    c.desk = m.registered(this.desk);
+    c.simulated = m.get(this.simulated as ConsentActor & object);
+    return c;
+  }
 }
 
 /** The name of a dialog within its run. */
@@ -46,33 +76,28 @@ export class ConsentDesk {
   copy(m: CloneMap, asked: (lane: LaneId, input: ConsentInput) => void): ConsentDesk {
     const c = m.set(this as ConsentDesk, new ConsentDesk(this.human, asked));
     m.later(() => {
-      for (const [k, d] of this.#open) c.#open.set(k, { ...d, answer: m.fn(d.answer) });
+      for (const [k, d] of this.#open) c.#open.set(k, { ...d, reply: m.get(d.reply) });
     });
     return c;
   }
 
   /** The consent source for `lane`: the person's desk while the lane is theirs, else `simulated`. */
-  source(lane: LaneId, simulated: ConsentSource): ConsentSource {
-    return revivable<ConsentSource>(
-      (input, answer) => {
-        this.asked(lane, input);
-        if (!this.#human.has(lane)) return simulated(input, answer);
-        const key = dialogKey(lane, input.connection, input.requestId);
-        this.#open.set(key, { key, lane, input, answer });
-        // The request ended without an answer (timed out, cancelled, a restart): it closes.
-        return this.#closer(key);
-      },
-      (m) => m.registered(this as ConsentDesk).source(lane, m.fn(simulated))
-    );
+  source(lane: LaneId, simulated: ConsentActor): ConsentActor {
+    return new LaneConsent(this, lane, simulated);
   }
 
-  #closer(key: string): () => void {
-    return revivable(
-      () => {
-        this.#open.delete(key);
-      },
-      (m) => m.registered(this as ConsentDesk).#closer(key)
-    );
+  /** A dialog of `lane` opens: a person's (its ticket is its key) or `simulated`'s. */
+  ask(lane: LaneId, input: ConsentInput, reply: ConsentReply, simulated: ConsentActor): unknown {
+    this.asked(lane, input);
+    if (!this.#human.has(lane)) return simulated.ask(input, reply);
+    const key = dialogKey(lane, input.connection, input.requestId);
+    this.#open.set(key, { key, lane, input, reply });
+    return key;
+  }
+
+  /** The request ended without an answer (timed out, cancelled, a restart): its dialog closes. */
+  close(key: string): void {
+    this.#open.delete(key);
   }
 
   /** Lanes whose dialogs a person answers, A before B. */
@@ -102,7 +127,7 @@ export class ConsentDesk {
     const d = this.find(lane, connection, requestId);
     if (!d) return false;
     this.#open.delete(d.key);
-    d.answer(approved);
+    d.reply.answer(approved);
     return true;
   }
 }

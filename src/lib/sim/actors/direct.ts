@@ -10,11 +10,13 @@ import type { ProviderEvent } from '../../machine/authorize';
 import { estimateCostMicros, inputTokensOf, type RateCard } from '../../machine/budget';
 import { providerErrorFrame, resultFrame, transportErrorFrame } from '../../machine/frames';
 import type { Frame, JsonRpcId, SamplingParams } from '../../machine/types';
-import type { ProviderSource } from '../../client/driver';
-import { revivable } from '../../machine/clone';
+import type { ProviderActor, ProviderReply } from '../../client/driver';
+import type { CloneMap } from '../../machine/clone';
 
 export interface DirectCall {
   server: string;
+  /** The connection the server asked on: the answer goes back only over it. */
+  connection: string;
   id: JsonRpcId;
   params: SamplingParams;
   now: number;
@@ -32,19 +34,24 @@ export function directCard(cards: readonly RateCard[], params: SamplingParams): 
   return cards[0]!;
 }
 
+/** Who pays for a direct call and hands the server its answer (the lane). */
+export interface DirectPayee {
+  paid(call: DirectCall, frame: Frame, costMicros: number): void;
+}
+
 /**
- * Make one call on the server's key. `done` receives the answer frame and what the call cost the
- * server (zero when it failed before any output).
+ * Make one call on the server's key. `payee` receives the answer frame and what the call cost
+ * the server (zero when it failed before any output).
  */
 export function callDirect(
-  provider: ProviderSource,
+  provider: ProviderActor,
   cards: readonly RateCard[],
   call: DirectCall,
-  done: (frame: Frame, costMicros: number) => void
+  payee: DirectPayee
 ): void {
   const card = directCard(cards, call.params);
   const inputTokens = inputTokensOf(call.params);
-  provider(
+  provider.call(
     {
       server: call.server,
       model: card.model,
@@ -54,45 +61,61 @@ export function callDirect(
       contextApplied: call.params.includeContext ?? 'none',
       now: call.now
     },
-    directStream({ card, inputTokens, id: call.id }, { cached: 0, output: 0, text: '' }, done)
+    new DirectStream(call, card, inputTokens, payee)
   );
 }
 
-/** What a direct call has streamed so far. */
-interface Streamed {
-  cached: number;
-  output: number;
-  text: string;
-}
+/**
+ * A direct call's stream, gathered into the answer frame: a record the provider emits to (and a
+ * copy of the run copies: clone.ts), not a closure.
+ */
+class DirectStream implements ProviderReply {
+  cached = 0;
+  output = 0;
+  text = '';
+  constructor(
+    readonly call: DirectCall,
+    readonly card: RateCard,
+    readonly inputTokens: number,
+    public payee: DirectPayee
+  ) {}
 
-/** The stream's events, gathered into the answer frame (revivable: clone.ts). */
-function directStream(
-  call: { card: RateCard; inputTokens: number; id: JsonRpcId },
-  st: Streamed,
-  done: (frame: Frame, costMicros: number) => void
-): (ev: ProviderEvent) => void {
-  const { card, inputTokens, id } = call;
-  const cost = () =>
-    estimateCostMicros(
-      card,
-      Math.max(0, inputTokens - st.cached),
-      st.output,
-      Math.min(st.cached, inputTokens)
+  emit(ev: ProviderEvent): void {
+    const { call, card } = this;
+    if (ev.type === 'provider.started') this.cached = ev.cachedInputTokens;
+    else if (ev.type === 'provider.chunk') {
+      this.output += ev.tokens;
+      this.text += ev.text;
+    } else if (ev.type === 'provider.done')
+      this.payee.paid(
+        call,
+        resultFrame(call.id, { model: card.model, text: this.text, stopReason: ev.stopReason }),
+        this.#cost()
+      );
+    else if (ev.type === 'provider.failed')
+      this.payee.paid(
+        call,
+        ev.kind === 'timeout' ? transportErrorFrame(call.id) : providerErrorFrame(call.id),
+        0
+      );
+  }
+
+  #cost(): number {
+    const { inputTokens, cached } = this;
+    return estimateCostMicros(
+      this.card,
+      Math.max(0, inputTokens - cached),
+      this.output,
+      Math.min(cached, inputTokens)
     );
-  return revivable(
-    (ev: ProviderEvent) => {
-      if (ev.type === 'provider.started') st.cached = ev.cachedInputTokens;
-      else if (ev.type === 'provider.chunk') {
-        st.output += ev.tokens;
-        st.text += ev.text;
-      } else if (ev.type === 'provider.done')
-        done(
-          resultFrame(id, { model: card.model, text: st.text, stopReason: ev.stopReason }),
-          cost()
-        );
-      else if (ev.type === 'provider.failed')
-        done(ev.kind === 'timeout' ? transportErrorFrame(id) : providerErrorFrame(id), 0);
-    },
-    (m) => directStream(call, m.box(st), m.fn(done))
-  );
+  }
+
+  clone(m: CloneMap): DirectStream {
+    const c = m.set(this, new DirectStream(this.call, this.card, this.inputTokens, this.payee));
+    c.payee = m.get(this.payee as DirectPayee & object);
+    c.cached = this.cached;
+    c.output = this.output;
+    c.text = this.text;
+    return c;
+  }
 }

@@ -11,13 +11,19 @@
 import type { ProviderEvent, ProviderInput } from '../../machine/authorize';
 import { DEFAULT_RATE_CARDS, estimateTokens, type RateCard } from '../../machine/budget';
 import type { SamplingParams } from '../../machine/types';
-import { revivable, type CloneMap } from '../../machine/clone';
+import type { CloneMap } from '../../machine/clone';
 import type { VirtualClock } from '../world/clock';
 import type { SimEvent } from '../world/events';
 import { LIMITS } from '../input/limits';
 import { hashString, type Rng } from '../world/rng';
 import type { LaneId } from '../../machine/vocabulary';
-import type { Driver, ProviderSource } from '../../client/driver';
+import type {
+  Driver,
+  ProviderActor,
+  ProviderReply,
+  ProviderSource,
+  TimerTarget
+} from '../../client/driver';
 
 export interface ProviderSpec {
   cards: RateCard[];
@@ -116,12 +122,13 @@ export interface ProviderStats {
 /** What {@link Stream} needs of the clock to place its chunks lazily, in their eager order. */
 interface BlockClock {
   reserveBlock(n: number): number;
-  insert(r: { at: number; seq: number }, what: SimEvent | (() => void)): unknown;
+  insert(r: { at: number; seq: number }, what: SimEvent): unknown;
+  insertTimer(r: { at: number; seq: number }, target: TimerTarget, arg: unknown): unknown;
 }
 
 function blockClock(clock: Driver): BlockClock | null {
   const c = clock as Driver & Partial<BlockClock>;
-  return typeof c.reserveBlock === 'function' && typeof c.insert === 'function'
+  return typeof c.reserveBlock === 'function' && typeof c.insertTimer === 'function'
     ? (c as Driver & BlockClock)
     : null;
 }
@@ -144,7 +151,8 @@ class Stream {
     public owner: SimProvider,
     /** The call's number at its provider (a `provider` event names it: events.ts). */
     readonly call: number,
-    public emit: (e: ProviderEvent) => void,
+    /** The host's step that made the call: it hears the events. */
+    public reply: ProviderReply,
     /** Virtual time of the call, and the latency to the first token. */
     readonly calledAt: number,
     readonly latency: number,
@@ -169,7 +177,7 @@ class Stream {
       new Stream(
         this.owner,
         this.call,
-        this.emit,
+        this.reply,
         this.calledAt,
         this.latency,
         this.intervalMs,
@@ -184,7 +192,7 @@ class Stream {
       )
     );
     c.owner = m.get(this.owner);
-    c.emit = m.fn(this.emit);
+    c.reply = m.get(this.reply);
     c.next = this.next;
     c.timer = this.timer;
     c.stopped = this.stopped;
@@ -230,7 +238,7 @@ class Stream {
     // The next one first: what this event makes the host do (cancel, at the cap) stops it.
     if (k <= this.chunks) this.schedule();
     else this.owner.ended(this.call);
-    this.emit(this.#event(k));
+    this.reply.emit(this.#event(k));
   }
 
   stop(): void {
@@ -248,15 +256,15 @@ class Failing {
   constructor(
     public owner: SimProvider,
     readonly call: number,
-    public emit: (e: ProviderEvent) => void,
+    public reply: ProviderReply,
     readonly event: ProviderEvent
   ) {}
 
   /** A copy over the copies of its provider and the host's listener (clone.ts). */
   clone(m: CloneMap): Failing {
-    const c = m.set(this, new Failing(this.owner, this.call, this.emit, this.event));
+    const c = m.set(this, new Failing(this.owner, this.call, this.reply, this.event));
     c.owner = m.get(this.owner);
-    c.emit = m.fn(this.emit);
+    c.reply = m.get(this.reply);
     c.timer = this.timer;
     return c;
   }
@@ -264,7 +272,7 @@ class Failing {
   fire(): void {
     this.timer = null;
     this.owner.ended(this.call);
-    this.emit(this.event);
+    this.reply.emit(this.event);
   }
 
   stop(): void {
@@ -274,24 +282,21 @@ class Failing {
   }
 }
 
-/** Stop a call (the host's cancel function: it holds it, so it is revivable: clone.ts). */
-function stopLater(c: Stream | Failing): () => void {
-  return revivable(
-    () => c.stop(),
-    (m) => stopLater(m.get(c))
-  );
-}
-
 /**
  * A provider for one lane. `deadlineMs` tells the provider nothing — it only decides how slow
- * a slow call is; the machine's own `after: deadline` cuts it off.
+ * a slow call is; the machine's own `after: deadline` cuts it off. The host runs it as a
+ * provider actor (client/driver.ts): a call's events go to the step that made it, and the host
+ * stops a call by its number.
  */
-export class SimProvider {
+export class SimProvider implements ProviderActor, TimerTarget {
   /** Last use of each warm prompt-cache prefix, by model and prefix. */
   #warm = new Map<string, number>();
   #callsByServer = new Map<string, number>();
   stats: ProviderStats = { calls: 0, cacheHits: 0, cachedTokens: 0 };
-  /** What the host calls (the same function for the provider's life). */
+  /**
+   * The same provider as a callback source, for a host that is not copied (a page's, a test's):
+   * its `emit` and cancel are closures.
+   */
   readonly source: ProviderSource;
   /** Calls with an event still to come, by number: a `provider` event (events.ts) names one. */
   #calls = new Map<number, Stream | Failing>();
@@ -310,10 +315,10 @@ export class SimProvider {
     readonly lane?: LaneId
   ) {
     this.block = blockClock(clock);
-    this.source = revivable(
-      (input: ProviderInput, emit: (e: ProviderEvent) => void) => this.#call(input, emit),
-      (m) => m.get(this as SimProvider).source
-    );
+    this.source = (input, emit) => {
+      const n = this.call(input, { emit });
+      return () => this.stop(n);
+    };
   }
 
   /** A copy over the copy of the clock (clone.ts). */
@@ -338,6 +343,16 @@ export class SimProvider {
     this.#calls.get(call)?.fire();
   }
 
+  /** Off an engine, a call's next event is a timer on the driver: it is due. */
+  timerFired(call: unknown): void {
+    this.fire(call as number);
+  }
+
+  /** The host stopped call `ticket` (at the cap, the deadline, a cancellation). */
+  stop(ticket: unknown): void {
+    this.#calls.get(ticket as number)?.stop();
+  }
+
   /** Call `call` has no event to come. */
   ended(call: number): void {
     this.#calls.delete(call);
@@ -346,25 +361,26 @@ export class SimProvider {
   /** Call `call`'s next event at a reserved place. */
   insert(r: { at: number; seq: number }, call: number): unknown {
     if (this.lane) return this.block!.insert(r, { kind: 'provider', lane: this.lane, call });
-    return this.block!.insert(r, () => this.fire(call));
+    return this.block!.insertTimer(r, this, call);
   }
 
   /** Call `call`'s next event after `ms`. */
   after(ms: number, call: number): unknown {
     if (this.lane)
       return (this.clock as VirtualClock).after(ms, { kind: 'provider', lane: this.lane, call });
-    return this.clock.setTimeout(() => this.fire(call), ms);
+    return this.clock.setTimer(ms, this, call);
   }
 
-  #call(input: ProviderInput, emit: (e: ProviderEvent) => void): () => void {
+  /** A model call for the host's step `reply`; returns its number (what `stop` takes). */
+  call(input: ProviderInput, reply: ProviderReply): number {
     const { spec, rng, clock, stats } = this;
     stats.calls++;
     const n = ++this.#serial;
     const at = (ms: number, event: ProviderEvent) => {
-      const f = new Failing(this, n, emit, event);
+      const f = new Failing(this, n, reply, event);
       this.#calls.set(n, f);
       f.timer = this.after(ms, n);
-      return stopLater(f);
+      return n;
     };
     let latency = rng.jitter(spec.latencyMs, spec.latencyJitter);
     const draw = rng.next();
@@ -428,7 +444,7 @@ export class SimProvider {
     const stream = new Stream(
       this,
       n,
-      emit,
+      reply,
       clock.now(),
       latency,
       spec.chunkIntervalMs,
@@ -444,7 +460,7 @@ export class SimProvider {
     );
     this.#calls.set(n, stream);
     stream.schedule();
-    return stopLater(stream);
+    return n;
   }
 }
 

@@ -6,8 +6,8 @@
  * In the playground's "you are the user" mode a person answers instead, through `human`.
  */
 import type { ConsentInput } from '../../machine/authorize';
-import type { ConsentSource } from '../../client/driver';
-import { revivable, type CloneMap } from '../../machine/clone';
+import type { ConsentActor, ConsentReply } from '../../client/driver';
+import type { CloneMap } from '../../machine/clone';
 import type { TimerId, VirtualClock } from '../world/clock';
 import type { Rng } from '../world/rng';
 import type { LaneId } from '../../machine/vocabulary';
@@ -41,25 +41,19 @@ function approveChance(spec: UserSpec, shown: number): number {
   return Math.min(spec.maxApprove, spec.approveBase + spec.fatiguePerPrompt * shown);
 }
 
-/** Clear the timer of a dialog's answer, when the request ends first (held by the host: clone.ts). */
-function clearLater(user: SimUser, ticket: number): () => void {
-  return revivable(
-    () => user.forget(ticket),
-    (m) => clearLater(m.get(user), ticket)
-  );
-}
-
-/** An answer drawn and waiting for its time: `answer` is the host's (its dialog's callback). */
+/** An answer drawn and waiting for its time: `reply` is the host's step that asked. */
 interface Waiting {
   approved: boolean;
-  answer: (approved: boolean) => void;
+  reply: ConsentReply;
   timer: TimerId;
 }
 
-export class SimUser {
+/**
+ * The user answers the host's dialogs as a consent actor (client/driver.ts): it holds the
+ * asking step, and the host stops a dialog by the ticket `ask` returned.
+ */
+export class SimUser implements ConsentActor {
   stats: UserStats = { prompts: 0, approved: 0, denied: 0 };
-  /** What answers the host's dialogs (the same function for the user's life). */
-  readonly source: ConsentSource;
   /** Answers on the clock, by ticket: an `answer` event (events.ts) names its ticket. */
   #waiting = new Map<number, Waiting>();
   #tickets = 0;
@@ -70,21 +64,16 @@ export class SimUser {
     private rng: Rng,
     /** The lane whose dialogs this user answers. */
     readonly lane: LaneId
-  ) {
-    this.source = revivable(
-      (_input: ConsentInput, answer: (approved: boolean) => void) => this.#ask(answer),
-      (m) => m.get(this as SimUser).source
-    );
-  }
+  ) {}
 
   /** A copy over the copy of the clock (clone.ts). */
   clone(m: CloneMap): SimUser {
     const c = m.set(this, new SimUser(this.spec, m.get(this.clock), m.get(this.rng), this.lane));
     c.stats = { ...this.stats };
     c.#tickets = this.#tickets;
-    // Last (CloneMap.later): an answer's callback is the host's, copied once its owners are.
+    // Last (CloneMap.later): an answer's step is the host's, copied once its owners are.
     m.later(() => {
-      for (const [t, w] of this.#waiting) c.#waiting.set(t, { ...w, answer: m.fn(w.answer) });
+      for (const [t, w] of this.#waiting) c.#waiting.set(t, { ...w, reply: m.get(w.reply) });
     });
     return c;
   }
@@ -96,7 +85,7 @@ export class SimUser {
     this.#waiting.delete(ticket);
     if (w.approved) this.stats.approved++;
     else this.stats.denied++;
-    w.answer(w.approved);
+    w.reply.answer(w.approved);
   }
 
   /** The request ended before its answer was due: the answer never comes. */
@@ -107,14 +96,20 @@ export class SimUser {
     this.clock.clearTimeout(w.timer);
   }
 
-  #ask(answer: (approved: boolean) => void): () => void {
+  /** A dialog opens: the answer is drawn now and given after a drawn delay; returns its ticket. */
+  ask(_input: ConsentInput, reply: ConsentReply): number {
     const p = approveChance(this.spec, this.stats.prompts);
     this.stats.prompts++;
     const approved = this.rng.chance(p);
     const delay = this.rng.exponential(this.spec.responseMs);
     const ticket = ++this.#tickets;
     const timer = this.clock.after(delay, { kind: 'answer', lane: this.lane, ticket });
-    this.#waiting.set(ticket, { approved, answer, timer });
-    return clearLater(this, ticket);
+    this.#waiting.set(ticket, { approved, reply, timer });
+    return ticket;
+  }
+
+  /** The host stopped the dialog of `ticket` (the request ended first). */
+  stop(ticket: unknown): void {
+    this.forget(ticket as number);
   }
 }

@@ -16,9 +16,9 @@ import { toMicros } from '../../machine/money';
 import type { Policy } from '../../machine/policy';
 import type { AuditRecord, Frame, JsonRpcId, Money, SamplingParams } from '../../machine/types';
 import type { AuditLog } from '../../store/audit-log';
-import { ClientHost, type RunHandle } from '../../client/host';
-import { CloneMap, NotCloneable, revivable } from '../../machine/clone';
-import { callDirect } from '../actors/direct';
+import { ClientHost, type DecisionListener, type RunHandle } from '../../client/host';
+import { CloneMap, NotCloneable } from '../../machine/clone';
+import { callDirect, type DirectCall, type DirectPayee } from '../actors/direct';
 import type { Simulation } from './engine';
 import type { AskedFacts, SimulationOptions } from './engine-types';
 import type { DecisionStore } from '../../store/decision-store';
@@ -184,13 +184,53 @@ function askedFacts(handle: RunHandle): AskedFacts {
   return { identity: handle.identity(), path: handle.path?.() ?? [] };
 }
 
+/**
+ * A request of a lane in flight: what the lane read of its configuration at arrival, and the
+ * host's handle. The host tells it of the outcome (a listener, not a closure: an engine copy
+ * copies it with the lane).
+ */
+class Flying implements DecisionListener, RunHandle {
+  handle: RunHandle | null = null;
+  /** Decided (possibly before `authorize` returned). */
+  done = false;
+  constructor(
+    public lane: LaneRuntime,
+    readonly request: IncomingRequest,
+    readonly key: string,
+    /** Read at arrival, as the annotation is decided then. */
+    readonly annotate: boolean,
+    /** 2026-07-28 at arrival (the round belongs to its revision). */
+    readonly rounds: boolean
+  ) {}
+  decided(out: AuthOutput): void {
+    this.lane.decided(this, out);
+  }
+  identity(): string {
+    return this.handle?.identity() ?? '';
+  }
+  path(): string[] {
+    return this.handle?.path?.() ?? [];
+  }
+  cancel(): void {
+    this.handle?.cancel();
+  }
+  clone(m: CloneMap): Flying {
+    const f = new Flying(this.lane, this.request, this.key, this.annotate, this.rounds);
+    const c = m.set(this, f);
+    c.lane = m.get(this.lane);
+    c.handle = m.get(this.handle as (RunHandle & object) | null);
+    c.done = this.done;
+    return c;
+  }
+}
+
 /** What a lane copy is made from (clone.ts). */
 interface LaneCopy {
   m: CloneMap;
   from: LaneRuntime;
 }
 
-export class LaneRuntime {
+export class LaneRuntime implements DirectPayee {
   readonly host: ClientHost;
   readonly metrics: LaneMetrics;
   readonly servers = new Map<string, ServerRuntime>();
@@ -208,7 +248,7 @@ export class LaneRuntime {
   readonly user: SimUser;
   readonly #cards: Scenario['provider']['cards'];
   /** Requests being decided, in arrival order: a client restart cancels them (restart.ts). */
-  readonly inFlight = new Map<string, RunHandle & { request: IncomingRequest }>();
+  readonly inFlight = new Map<string, Flying>();
   /** The request `receive` is handing to the machine, and whether it opened a dialog meanwhile. */
   #receiving: { key: string; asked: boolean } | null = null;
 
@@ -245,8 +285,7 @@ export class LaneRuntime {
       m.set(from.host.store, this.#copyStore(m, from.host.store));
       this.host = m.get(from.host);
       for (const [name, s] of from.servers) this.servers.set(name, m.get(s));
-      for (const [key, h] of from.inFlight)
-        this.inFlight.set(key, m.get(h as RunHandle & { request: IncomingRequest } & object));
+      for (const [key, h] of from.inFlight) this.inFlight.set(key, m.get(h));
     } else {
       this.metrics = new LaneMetrics();
       const config = resolveClientConfig(lane.client);
@@ -261,8 +300,8 @@ export class LaneRuntime {
         store,
         audit: audit(0),
         clock: sim.clock,
-        consent: sim.consent.source(id, this.user.source),
-        provider: this.provider.source,
+        consent: sim.consent.source(id, this.user),
+        provider: this.provider,
         lane: id,
         executor: opts.executor ?? 'table'
       });
@@ -315,83 +354,58 @@ export class LaneRuntime {
     });
     const key = `${connection}\u0000${String(id)}`;
     const receiving = (this.#receiving = { key, asked: false });
-    const box = { done: false };
-    const handle = this.host.authorize(request, this.#onDone(server, request, key, box));
+    const config = this.host.config;
+    const f = new Flying(this, request, key, config.annotateTrim, config.protocol === '2026-07-28');
+    f.handle = this.host.authorize(request, f);
     this.#receiving = null;
-    if (box.done) return;
-    this.inFlight.set(key, Object.assign(handle, { request }));
+    if (f.done) return;
+    this.inFlight.set(key, f);
     // A dialog opened while the machine ran (it does so synchronously): tell of it now that the
     // request and its path can be read.
-    if (receiving.asked) sim.opts.onConsentAsked?.(this.id, request, askedFacts(handle));
+    if (receiving.asked) sim.opts.onConsentAsked?.(this.id, request, askedFacts(f));
   }
 
-  /** What happens when the request's machine is done: the metrics, the hooks, the frame. */
-  #onDone(
-    server: ServerRuntime,
-    request: IncomingRequest,
-    key: string,
-    box: { done: boolean }
-  ): (out: AuthOutput) => void {
-    // Read at arrival, as the annotation is decided then (and the round belongs to its revision).
-    const annotate = this.host.config.annotateTrim;
-    const rounds = this.host.config.protocol === '2026-07-28';
-    return this.#finished(server, request, key, box, annotate, rounds);
-  }
-
-  #finished(
-    server: ServerRuntime,
-    request: IncomingRequest,
-    key: string,
-    box: { done: boolean },
-    annotate: boolean,
-    rounds: boolean
-  ): (out: AuthOutput) => void {
+  /** A request's machine is done (its record hears it): the metrics, the hooks, the frame. */
+  decided(f: Flying, out: AuthOutput): void {
     const sim = this.sim;
-    return revivable(
-      (out: AuthOutput) => {
-        box.done = true;
-        this.inFlight.delete(key);
-        const now = sim.clock.now();
-        this.metrics.decided(out, annotate);
-        sim.opts.onDecision?.(this.id, request, out);
-        const frame = out.frame;
-        // 2026-07-28: the handler answered the host's own SDK, inside a tool call. A refusal (an
-        // error, or no answer at all) fails that tool call at the host: the server hears nothing.
-        const local = rounds && (!frame || 'error' in frame);
-        if (local)
-          sim.clock.schedule(now, {
-            kind: 'toolCallFailed',
-            lane: this.id,
-            server: server.name,
-            connection: request.connection,
-            id: request.id
-          });
-        if (!frame) return; // silenced: the server learns nothing and must infer.
-        sim.opts.onFrame?.({
-          t: now,
-          lane: this.id,
-          server: server.name,
-          connection: request.connection,
-          direction: 'out',
-          frame
-        });
-        if (local) return;
-        // Delivered as its own event, and only over the connection that asked: a frame for a
-        // closed transport goes nowhere.
-        sim.clock.schedule(now, {
-          kind: 'deliver',
-          lane: this.id,
-          server: server.name,
-          connection: request.connection,
-          id: request.id,
-          frame
-        });
-      },
-      (m) =>
-        m
-          .get(this as LaneRuntime)
-          .#finished(m.get(server), request, key, m.box(box), annotate, rounds)
-    );
+    const { request, key } = f;
+    f.done = true;
+    this.inFlight.delete(key);
+    const now = sim.clock.now();
+    this.metrics.decided(out, f.annotate);
+    sim.opts.onDecision?.(this.id, request, out);
+    const frame = out.frame;
+    // 2026-07-28: the handler answered the host's own SDK, inside a tool call. A refusal (an
+    // error, or no answer at all) fails that tool call at the host: the server hears nothing.
+    const local = f.rounds && (!frame || 'error' in frame);
+    if (local)
+      sim.clock.schedule(now, {
+        kind: 'toolCallFailed',
+        lane: this.id,
+        server: request.server,
+        connection: request.connection,
+        id: request.id
+      });
+    if (!frame) return; // silenced: the server learns nothing and must infer.
+    sim.opts.onFrame?.({
+      t: now,
+      lane: this.id,
+      server: request.server,
+      connection: request.connection,
+      direction: 'out',
+      frame
+    });
+    if (local) return;
+    // Delivered as its own event, and only over the connection that asked: a frame for a
+    // closed transport goes nowhere.
+    sim.clock.schedule(now, {
+      kind: 'deliver',
+      lane: this.id,
+      server: request.server,
+      connection: request.connection,
+      id: request.id,
+      frame
+    });
   }
 
   /** A consent dialog opened for one of this lane's requests (dialogs.ts). */
@@ -408,33 +422,29 @@ export class LaneRuntime {
   /** No frame, no audit record, no dialog: the client never sees the request. */
   #callDirect(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
     const clock = this.sim.clock;
-    const connection = server.connection;
     this.metrics.counters.providerCalls++;
-    const call = { server: server.name, id, params, now: clock.now() };
-    callDirect(this.provider.source, this.#cards, call, this.#paid(server, connection, id));
+    const call = {
+      server: server.name,
+      connection: server.connection,
+      id,
+      params,
+      now: clock.now()
+    };
+    callDirect(this.provider, this.#cards, call, this);
   }
 
   /** A direct call's answer: the server paid for it, and gets it as its own event. */
-  #paid(
-    server: ServerRuntime,
-    connection: string,
-    id: JsonRpcId
-  ): (frame: Frame, cost: number) => void {
+  paid(call: DirectCall, frame: Frame, cost: number): void {
     const clock = this.sim.clock;
-    return revivable(
-      (frame: Frame, cost: number) => {
-        this.metrics.counters.serverSpendMicros += cost;
-        clock.schedule(clock.now(), {
-          kind: 'deliver',
-          lane: this.id,
-          server: server.name,
-          connection,
-          id,
-          frame
-        });
-      },
-      (m) => m.get(this as LaneRuntime).#paid(m.get(server), connection, id)
-    );
+    this.metrics.counters.serverSpendMicros += cost;
+    clock.schedule(clock.now(), {
+      kind: 'deliver',
+      lane: this.id,
+      server: call.server,
+      connection: call.connection,
+      id: call.id,
+      frame
+    });
   }
 
   /**

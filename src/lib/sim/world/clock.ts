@@ -7,19 +7,22 @@
  * engine asks it to, and events at the same instant run in the order they were scheduled, which
  * is what makes a run byte-for-byte reproducible.
  */
-import type { Driver } from '../../client/driver';
-import type { CloneMap } from '../../machine/clone';
+import type { Driver, TimerTarget } from '../../client/driver';
+import { NotCloneable, type CloneMap } from '../../machine/clone';
 import type { SimEvent } from './events';
 
 /**
- * A pending event: data (events.ts), made to happen by the clock's dispatcher — or, for a timer
- * set through the host's Driver (`setTimeout` / `insert` with a function: the table executor's,
- * XState's), its callback. Exactly one of the two is set.
+ * A pending event: data (events.ts), made to happen by the clock's dispatcher; or a timer set as
+ * data through the host's Driver (`setTimer` / `insertTimer`: the table executor's), a target
+ * and its argument; or a timer set with a callback (`setTimeout`: XState's, a test's). Exactly
+ * one of `event`, `target`, `fn` is set.
  */
 interface Entry {
   at: number;
   seq: number;
   event: SimEvent | null;
+  target: TimerTarget | null;
+  arg: unknown;
   fn: (() => void) | null;
   cancelled: boolean;
 }
@@ -31,8 +34,12 @@ function noWorld(e: SimEvent): void {
 
 function entry(at: number, seq: number, what: SimEvent | (() => void)): Entry {
   return typeof what === 'function'
-    ? { at, seq, event: null, fn: what, cancelled: false }
-    : { at, seq, event: what, fn: null, cancelled: false };
+    ? { at, seq, event: null, target: null, arg: undefined, fn: what, cancelled: false }
+    : { at, seq, event: what, target: null, arg: undefined, fn: null, cancelled: false };
+}
+
+function timerEntry(at: number, seq: number, target: TimerTarget, arg: unknown): Entry {
+  return { at, seq, event: null, target, arg, fn: null, cancelled: false };
 }
 
 export type TimerId = number;
@@ -61,17 +68,21 @@ export class VirtualClock implements Driver {
   /**
    * A copy of this clock (clone.ts): the same times, the same order, the same timer ids. Events
    * that are data name what they act on by address, so they are shared (none is changed once
-   * made); the copy's owner sets its dispatcher. A Driver timer's callback is made again over the
-   * copies, and throws `NotCloneable` when it cannot be (an XState actor's timer).
+   * made); the copy's owner sets its dispatcher. A Driver timer's target is the copy's (a
+   * request's run); a timer set as a callback (an XState actor's) cannot be copied:
+   * `NotCloneable`.
    */
   clone(m: CloneMap): VirtualClock {
     const c = m.set(this, new VirtualClock(this.#now));
     c.#seq = this.#seq;
-    // The queue last (CloneMap.later): Driver callbacks point at everything else in the run.
+    // The queue last (CloneMap.later): timers' targets point at everything else in the run.
     m.later(() => {
       for (const e of this.#heap) {
         if (e.cancelled) continue;
-        const copy = entry(e.at, e.seq, e.fn ? m.fn(e.fn) : e.event!);
+        if (e.fn) throw new NotCloneable("a timer set as a callback (an XState actor's)");
+        const copy = e.target
+          ? timerEntry(e.at, e.seq, m.get(e.target as TimerTarget & object), e.arg)
+          : entry(e.at, e.seq, e.event!);
         c.#byId.set(copy.seq, copy);
         c.#push(copy);
       }
@@ -92,6 +103,15 @@ export class VirtualClock implements Driver {
   setTimeout(fn: (...args: unknown[]) => void, ms: number): TimerId {
     // Whole milliseconds: jittered delays would otherwise put fractions into every timestamp.
     return this.schedule(this.#now + Math.max(0, Math.round(ms)), fn as () => void);
+  }
+
+  /** The Driver's timer as data: `target.timerFired(arg)` after `ms` (rounded as setTimeout's). */
+  setTimer(ms: number, target: TimerTarget, arg: unknown): TimerId {
+    const at = finite(this.#now + Math.max(0, Math.round(ms)));
+    const e = timerEntry(Math.max(at, this.#now), ++this.#seq, target, arg);
+    this.#byId.set(e.seq, e);
+    this.#push(e);
+    return e.seq;
   }
 
   /** Make `event` happen after `ms` of virtual time (rounded as {@link setTimeout}'s delays). */
@@ -150,6 +170,14 @@ export class VirtualClock implements Driver {
     return e.seq;
   }
 
+  /** {@link insert} for a Driver's timer as data (the table executor's). */
+  insertTimer(r: Reservation, target: TimerTarget, arg: unknown): TimerId {
+    const e = timerEntry(Math.max(finite(r.at), this.#now), r.seq, target, arg);
+    this.#byId.set(e.seq, e);
+    this.#push(e);
+    return e.seq;
+  }
+
   /** Pending (not cancelled) events. */
   get pending(): number {
     return this.#byId.size;
@@ -168,7 +196,8 @@ export class VirtualClock implements Driver {
     if (!e) return false;
     this.#byId.delete(e.seq);
     this.#now = e.at;
-    if (e.fn) e.fn();
+    if (e.target) e.target.timerFired(e.arg);
+    else if (e.fn) e.fn();
     else this.dispatch(e.event!);
     return true;
   }

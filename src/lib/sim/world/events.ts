@@ -4,11 +4,11 @@
  * ticket) — and `step` (engine/step.ts) is the one place that makes it happen. A copy of the clock's queue
  * is then a copy of data: no closure to make again over the copies of what it pointed at.
  *
- * The clock also holds, beside these, the timers set through the client host's `Driver`
- * (`setTimeout` / `insert` with a callback: the table executor's `after:` timers, XState's when
- * requests run as actors). Those belong to the machine's executor (machine/authorize/fast.ts),
- * outside the simulation; the clock copies them as before (clone.ts), and XState's cannot be
- * copied at all.
+ * The clock also holds, beside these, the timers set through the client host's `Driver`: the
+ * table executor's `after:` timers, as data too — a target (the request's run) and its argument
+ * (the event the timer raises), `setTimer` / `insertTimer` — which a copy of the clock points at
+ * the copy of the run; and XState's, when requests run as actors, which are callbacks and cannot
+ * be copied (a run of actors re-simulates instead).
  */
 import type { Frame, JsonRpcId } from '../../machine/types';
 import type { TimelineAction } from '../engine/engine-types';
