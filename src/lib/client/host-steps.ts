@@ -7,7 +7,7 @@
  */
 import type { AuthEvent, IncomingRequest, LookupInput, ProviderEvent } from '../machine/authorize';
 import type { FastRun, StepPort, StepStop } from '../machine/authorize/fast';
-import { NotCloneable, type CloneMap } from '../machine/clone';
+import { copyable, type CloneMap } from '../machine/clone';
 import type { ConsentActor, ConsentReply, ProviderActor, ProviderReply } from './driver';
 import type { RunHandle } from './host';
 
@@ -24,10 +24,13 @@ interface Host {
  */
 export class HostStep implements StepStop, ConsentReply, ProviderReply {
   live = true;
-  /** What stopping it cancels: an actor source's ticket, or a callback source's cancel function. */
-  #actor: ConsentActor | ProviderActor | null = null;
-  #ticket: unknown = undefined;
-  #cancel: (() => void) | void = undefined;
+  /**
+   * What stopping it cancels: an actor source and its ticket, or a callback source's cancel
+   * function (a closure: a step waiting on one cannot be copied, and says so).
+   */
+  actor: ConsentActor | ProviderActor | null = null;
+  ticket: unknown = undefined;
+  cancel: (() => void) | void = undefined;
 
   constructor(
     public host: Host,
@@ -58,33 +61,23 @@ export class HostStep implements StepStop, ConsentReply, ProviderReply {
 
   /** What the step started (a dialog, a model call): stopped with the step. */
   started(actor: ConsentActor | ProviderActor, ticket: unknown): void {
-    this.#actor = actor;
-    this.#ticket = ticket;
+    this.actor = actor;
+    this.ticket = ticket;
   }
 
   /** What a callback source returned to cancel what it started. */
   cancelWith(cancel: (() => void) | void): void {
-    this.#cancel = cancel;
+    this.cancel = cancel;
   }
 
   stop(): void {
     this.live = false;
-    if (this.#actor) this.#actor.stop(this.#ticket);
-    else this.#cancel?.();
-  }
-
-  /** A copy over the copies of its host, its run's port and the actor it started (clone.ts). */
-  clone(m: CloneMap): HostStep {
-    if (this.#cancel) throw new NotCloneable('a step waits on a callback source');
-    const c = m.set(this, new HostStep(this.host, this.port));
-    c.host = m.get(this.host as Host & object);
-    c.port = m.get(this.port as StepPort & object);
-    c.live = this.live;
-    c.#actor = m.get(this.#actor);
-    c.#ticket = this.#ticket;
-    return c;
+    if (this.actor) this.actor.stop(this.ticket);
+    else this.cancel?.();
   }
 }
+// Copied over the copies of its host, its run's port and the actor it started (clone.ts).
+copyable(HostStep);
 
 /** A presentation waiting for a flight's verdict: its lookup, its alert, and its step. */
 export interface Waiter {
@@ -126,9 +119,5 @@ export class TableHandle implements RunHandle {
     if (this.run.status === 'active')
       this.run.send({ type: 'request.cancelled', at: this.host.clock.now() });
   }
-  clone(m: CloneMap): TableHandle {
-    const c = m.set(this, new TableHandle(m.get(this.run), m.get(this.host as Host & object)));
-    if (this.request) c.request = this.request;
-    return c;
-  }
 }
+copyable(TableHandle, ['request']);

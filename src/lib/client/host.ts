@@ -47,7 +47,7 @@ import {
 import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, LookupResult, MaybePromise } from '../store/decision-store';
-import { NotCloneable, type CloneMap } from '../machine/clone';
+import { copyable, NotCloneable, type CloneMap } from '../machine/clone';
 import { copyFlight, HostStep, TableHandle, type Flight, type Waiter } from './host-steps';
 import { PresentationHistory } from './presentations';
 import type { ConsentActor, ConsentSource, Driver, ProviderActor, ProviderSource } from './driver';
@@ -128,16 +128,9 @@ class HostRequest implements FastObserver {
     if (typeof d === 'function') d(out);
     else d.decided(out);
   }
-  clone(m: CloneMap): HostRequest {
-    if (typeof this.onDone === 'function')
-      throw new NotCloneable('a request reports to a callback');
-    const c = m.set(this, new HostRequest(this.host, this.request, this.onDone));
-    c.host = m.get(this.host);
-    c.onDone = m.get(this.onDone as DecisionListener & object);
-    c.finished = this.finished;
-    return c;
-  }
 }
+// A request reporting to a callback cannot be copied (the copier says so); its request is shared.
+copyable(HostRequest, ['request']);
 
 /** A copy of a host's source (clone.ts): an actor's copy; a callback cannot be copied. */
 function copySource<A extends object>(m: CloneMap, source: A | ((...a: never[]) => unknown)): A {

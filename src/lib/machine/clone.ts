@@ -32,6 +32,23 @@ export interface Cloneable<T> {
   clone(m: CloneMap): T;
 }
 
+/** The classes the generic copier copies, by prototype: the names of their shared fields. */
+const COPYABLE = new WeakMap<object, ReadonlySet<string>>();
+
+/**
+ * Let {@link CloneMap} copy instances of `cls` without a `clone` method of their own: a new
+ * object of the same prototype, every own field copied deep (objects of copyable classes,
+ * arrays, Maps, Sets and plain records, once each, cycles kept), but for the fields named in
+ * `shared`, which the copy shares — values nothing changes once made (a request and its params,
+ * a scenario's rate card, a step's input). Frozen values are shared too. A function in a field
+ * cannot be copied ({@link NotCloneable}); a class with `#private` members (fields or methods)
+ * cannot be copied this way at all — the copy, made without its constructor, fails their brand
+ * check — and keeps its `clone` method.
+ */
+export function copyable(cls: abstract new (...args: never[]) => object, shared: string[] = []) {
+  COPYABLE.set(cls.prototype as object, new Set(shared));
+}
+
 /** One copy of an engine in progress: originals to their copies, made once each. */
 export class CloneMap {
   readonly #copies = new Map<object, unknown>();
@@ -77,10 +94,53 @@ export class CloneMap {
     if (x === null || x === undefined) return x;
     if (this.#copies.has(x)) return this.#copies.get(x) as T;
     const clone = (x as Partial<Cloneable<T>>).clone;
-    if (typeof clone !== 'function') throw new NotCloneable(`${describe(x)} has no clone method`);
+    if (typeof clone !== 'function') {
+      const shared = COPYABLE.get(Object.getPrototypeOf(x) as object);
+      if (!shared) throw new NotCloneable(`${describe(x)} has no clone method`);
+      return this.#fields(x, Object.create(Object.getPrototypeOf(x) as object) as T, shared);
+    }
     const c = clone.call(x, this);
     if (!this.#copies.has(x)) this.#copies.set(x, c);
     return c;
+  }
+
+  /** `x`'s own fields into `c` (registered first), deep but for `shared` ones. */
+  #fields<T extends object>(x: T, c: T, shared: ReadonlySet<string>): T {
+    this.#copies.set(x, c);
+    const from = x as Record<string, unknown>;
+    const to = c as Record<string, unknown>;
+    for (const k of Object.keys(from)) to[k] = shared.has(k) ? from[k] : this.#value(from[k]);
+    return c;
+  }
+
+  /** A field's value in the copy (see {@link copyable}). */
+  #value(v: unknown): unknown {
+    if (typeof v === 'function') throw new NotCloneable(`a closure (${v.name || 'anonymous'})`);
+    if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return v;
+    if (this.#copies.has(v)) return this.#copies.get(v);
+    const proto = Object.getPrototypeOf(v) as object | null;
+    if (proto === Array.prototype) {
+      const a = v as unknown[];
+      const c: unknown[] = [];
+      this.#copies.set(v, c);
+      for (let i = 0; i < a.length; i++) c.push(this.#value(a[i]));
+      return c;
+    }
+    if (proto === Map.prototype) {
+      const c = new Map<unknown, unknown>();
+      this.#copies.set(v, c);
+      for (const [k, e] of v as Map<unknown, unknown>) c.set(this.#value(k), this.#value(e));
+      return c;
+    }
+    if (proto === Set.prototype) {
+      const c = new Set<unknown>();
+      this.#copies.set(v, c);
+      for (const e of v as Set<unknown>) c.add(this.#value(e));
+      return c;
+    }
+    if (proto === Object.prototype || proto === null)
+      return this.#fields(v, Object.create(proto) as object, NONE);
+    return this.get(v);
   }
 
   /**
@@ -105,6 +165,8 @@ export class CloneMap {
     return c;
   }
 }
+
+const NONE: ReadonlySet<string> = new Set();
 
 function describe(x: object): string {
   const name = (x as { constructor?: { name?: string } }).constructor?.name;

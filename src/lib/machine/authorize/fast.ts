@@ -18,7 +18,7 @@
  * that caused them; a state's own transitions are tried before the root's.
  */
 import type { AnyStateMachine } from 'xstate';
-import { NotCloneable, type CloneMap } from '../clone';
+import { copyable, NotCloneable, type CloneMap } from '../clone';
 import {
   afterEventType,
   errorEventType,
@@ -254,17 +254,9 @@ class Child implements StepPort {
   send(e: AuthEvent): void {
     if (!this.stopped) this.run.send(e);
   }
-
-  /** A copy in the copy of its run (clone.ts), with the copy of what stops it (the host's). */
-  clone(m: CloneMap): Child {
-    const c = m.set(this, new Child(this.run, this.id, this.src, this.input));
-    c.run = m.get(this.run);
-    c.started = this.started;
-    c.stopped = this.stopped;
-    c.dispose = m.get(this.dispose ?? undefined);
-    return c;
-  }
 }
+// Copied in the copy of its run, with the copy of what stops it (the host's); its input shared.
+copyable(Child, ['input']);
 
 const INIT: Ev = { type: 'xstate.init' };
 

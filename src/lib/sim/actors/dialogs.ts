@@ -11,7 +11,7 @@
 import type { ConsentInput } from '../../machine/authorize';
 import type { JsonRpcId } from '../../machine/types';
 import type { ConsentActor, ConsentReply } from '../../client/driver';
-import type { CloneMap } from '../../machine/clone';
+import { copyable, type CloneMap } from '../../machine/clone';
 import type { LaneId } from '../../machine/vocabulary';
 
 /** A dialog waiting for a person's answer; `reply` is the host's step that asked. */
@@ -42,15 +42,9 @@ class LaneConsent implements ConsentActor {
     if (typeof ticket === 'string') this.desk.close(ticket);
     else this.simulated.stop(ticket);
   }
-
-  /** A copy over the copies of the desk and the simulated user (clone.ts). */
-  clone(m: CloneMap): LaneConsent {
-    const c = m.set(this, new LaneConsent(this.desk, this.lane, this.simulated));
-    c.desk = m.registered(this.desk);
-    c.simulated = m.get(this.simulated as ConsentActor & object);
-    return c;
-  }
 }
+// Copied over the copies of the desk (registered by the engine's copy) and the simulated user.
+copyable(LaneConsent);
 
 /** The name of a dialog within its run. */
 export function dialogKey(lane: LaneId, connection: string, requestId: JsonRpcId): string {

@@ -11,7 +11,7 @@ import { estimateCostMicros, inputTokensOf, type RateCard } from '../../machine/
 import { providerErrorFrame, resultFrame, transportErrorFrame } from '../../machine/frames';
 import type { Frame, JsonRpcId, SamplingParams } from '../../machine/types';
 import type { ProviderActor, ProviderReply } from '../../client/driver';
-import type { CloneMap } from '../../machine/clone';
+import { copyable } from '../../machine/clone';
 
 export interface DirectCall {
   server: string;
@@ -90,7 +90,7 @@ class DirectStream implements ProviderReply {
       this.payee.paid(
         call,
         resultFrame(call.id, { model: card.model, text: this.text, stopReason: ev.stopReason }),
-        this.#cost()
+        this.cost()
       );
     else if (ev.type === 'provider.failed')
       this.payee.paid(
@@ -100,7 +100,7 @@ class DirectStream implements ProviderReply {
       );
   }
 
-  #cost(): number {
+  cost(): number {
     const { inputTokens, cached } = this;
     return estimateCostMicros(
       this.card,
@@ -109,13 +109,5 @@ class DirectStream implements ProviderReply {
       Math.min(cached, inputTokens)
     );
   }
-
-  clone(m: CloneMap): DirectStream {
-    const c = m.set(this, new DirectStream(this.call, this.card, this.inputTokens, this.payee));
-    c.payee = m.get(this.payee as DirectPayee & object);
-    c.cached = this.cached;
-    c.output = this.output;
-    c.text = this.text;
-    return c;
-  }
 }
+copyable(DirectStream, ['call', 'card']);

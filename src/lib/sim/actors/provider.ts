@@ -11,7 +11,7 @@
 import type { ProviderEvent, ProviderInput } from '../../machine/authorize';
 import { DEFAULT_RATE_CARDS, estimateTokens, type RateCard } from '../../machine/budget';
 import type { SamplingParams } from '../../machine/types';
-import type { CloneMap } from '../../machine/clone';
+import { copyable, type CloneMap } from '../../machine/clone';
 import type { VirtualClock } from '../world/clock';
 import type { SimEvent } from '../world/events';
 import { LIMITS } from '../input/limits';
@@ -169,44 +169,14 @@ class Stream {
     readonly firstSeq: number | null
   ) {}
 
-  /** A copy over the copies of its provider and the host's listener (clone.ts). */
-  clone(m: CloneMap): Stream {
-    // Registered before its provider and listener are copied: they may lead back here.
-    const c = m.set(
-      this,
-      new Stream(
-        this.owner,
-        this.call,
-        this.reply,
-        this.calledAt,
-        this.latency,
-        this.intervalMs,
-        this.cached,
-        this.chunks,
-        this.chunkTokens,
-        this.target,
-        this.stopReason,
-        this.texts,
-        this.words,
-        this.firstSeq
-      )
-    );
-    c.owner = m.get(this.owner);
-    c.reply = m.get(this.reply);
-    c.next = this.next;
-    c.timer = this.timer;
-    c.stopped = this.stopped;
-    return c;
-  }
-
   /** The delay (from the call) of event `k`, as the eager schedule computed it. */
-  #delay(k: number): number {
+  delayOf(k: number): number {
     const last = this.chunks - 1;
     const i = k === 0 ? 0 : k <= this.chunks ? k - 1 : last;
     return this.latency + i * this.intervalMs;
   }
 
-  #event(k: number): ProviderEvent {
+  eventOf(k: number): ProviderEvent {
     if (k === 0) return { type: 'provider.started', cachedInputTokens: this.cached };
     if (k > this.chunks) return { type: 'provider.done', stopReason: this.stopReason };
     const i = k - 1;
@@ -220,7 +190,7 @@ class Stream {
   /** Put event `next` on the clock. */
   schedule(): void {
     const k = this.next;
-    const delay = this.#delay(k);
+    const delay = this.delayOf(k);
     const owner = this.owner;
     if (this.firstSeq !== null && owner.block) {
       const at = this.calledAt + Math.max(0, Math.round(delay));
@@ -238,7 +208,7 @@ class Stream {
     // The next one first: what this event makes the host do (cancel, at the cap) stops it.
     if (k <= this.chunks) this.schedule();
     else this.owner.ended(this.call);
-    this.reply.emit(this.#event(k));
+    this.reply.emit(this.eventOf(k));
   }
 
   stop(): void {
@@ -248,6 +218,9 @@ class Stream {
     this.owner.ended(this.call);
   }
 }
+
+// Copied over the copies of its provider and the host's step; its texts and words shared.
+copyable(Stream, ['texts', 'words']);
 
 /** A call that fails: one event, after the latency. */
 class Failing {
@@ -259,15 +232,6 @@ class Failing {
     public reply: ProviderReply,
     readonly event: ProviderEvent
   ) {}
-
-  /** A copy over the copies of its provider and the host's listener (clone.ts). */
-  clone(m: CloneMap): Failing {
-    const c = m.set(this, new Failing(this.owner, this.call, this.reply, this.event));
-    c.owner = m.get(this.owner);
-    c.reply = m.get(this.reply);
-    c.timer = this.timer;
-    return c;
-  }
 
   fire(): void {
     this.timer = null;
@@ -281,6 +245,8 @@ class Failing {
     this.owner.ended(this.call);
   }
 }
+
+copyable(Failing, ['event']);
 
 /**
  * A provider for one lane. `deadlineMs` tells the provider nothing — it only decides how slow

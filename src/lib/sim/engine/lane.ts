@@ -17,7 +17,7 @@ import type { Policy } from '../../machine/policy';
 import type { AuditRecord, Frame, JsonRpcId, Money, SamplingParams } from '../../machine/types';
 import type { AuditLog } from '../../store/audit-log';
 import { ClientHost, type DecisionListener, type RunHandle } from '../../client/host';
-import { CloneMap, NotCloneable } from '../../machine/clone';
+import { CloneMap, copyable, NotCloneable } from '../../machine/clone';
 import { callDirect, type DirectCall, type DirectPayee } from '../actors/direct';
 import type { Simulation } from './engine';
 import type { AskedFacts, SimulationOptions } from './engine-types';
@@ -214,15 +214,8 @@ class Flying implements DecisionListener, RunHandle {
   cancel(): void {
     this.handle?.cancel();
   }
-  clone(m: CloneMap): Flying {
-    const f = new Flying(this.lane, this.request, this.key, this.annotate, this.rounds);
-    const c = m.set(this, f);
-    c.lane = m.get(this.lane);
-    c.handle = m.get(this.handle as (RunHandle & object) | null);
-    c.done = this.done;
-    return c;
-  }
 }
+copyable(Flying, ['request']);
 
 /** What a lane copy is made from (clone.ts). */
 interface LaneCopy {
