@@ -418,7 +418,8 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
                 server,
                 connection: id,
                 params,
-                receivedAt: clock.now()
+                receivedAt: clock.now(),
+                fresh: true
               },
               (out: AuthOutput) => finished(req, params, out)
             );
