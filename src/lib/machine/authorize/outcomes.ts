@@ -257,11 +257,12 @@ export function buildAudit(ctx: AuthContext): AuditRecord {
     contextApplied: p ? p.context.applied : null,
     budgetDecision: ctx.budgetDecision,
     silenced: ctx.config.silence && isDenial,
-    alert: ctx.alert,
-    ...(ctx.lane ? { lane: ctx.lane } : {})
+    alert: ctx.alert
   };
-  // Set afterwards, not spread into the literal: a spread before further keys is V8's slow path
-  // (see the machine's context), and exports order the keys anyway (`orderRecord`).
+  // Set afterwards, not spread into the literal: a literal with a spread is built member by
+  // member at run time rather than copied from its template (measured: most of this function's
+  // time), and exports order the keys anyway (`orderRecord`). The same keys in the same order.
+  if (ctx.lane) record.lane = ctx.lane;
   const skipped = consentSkippedOf(ctx, p);
   if (skipped) record.consentSkipped = skipped;
   return record;
