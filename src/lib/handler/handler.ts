@@ -15,6 +15,7 @@ import type { CreateMessageResult, JsonRpcId, Money, SamplingParams } from '../m
 import type { DecisionStore } from '../store/decision-store';
 import { ClientHost, type RunHandle } from '../client/host';
 import { AuditSink, type AuditTarget, type HandlerAuditRecord } from './audit';
+import { unwatchAbort, watchAbort } from './abort-watch';
 import { RealClock } from './clock';
 import { validClient, validPolicy, validRateCards, HandlerConfigError } from './options';
 import {
@@ -149,9 +150,6 @@ function wellFormed(v: unknown): boolean {
   return true;
 }
 
-/** The abort listener's options: one object for every request. */
-const ONCE: AddEventListenerOptions = { once: true };
-
 /**
  * One request on a connection, from its arrival to its answer: the promise's settle functions,
  * the run, and — as an EventListener object (`handleEvent`) — the listener that cancels the run
@@ -161,7 +159,7 @@ class Pending {
   run: RunHandle | undefined = undefined;
   /** The run has ended (it may end inside `authorize`: a stored decision answers at once). */
   ended = false;
-  /** The abort listener is on the signal (see `watchAborts`). */
+  /** The abort listener is on the signal (abort-watch.ts). */
   listening = false;
   constructor(
     readonly resolve: (v: CreateMessageResult) => void,
@@ -170,53 +168,6 @@ class Pending {
   ) {}
   handleEvent(): void {
     this.run?.cancel();
-  }
-}
-
-/**
- * Requests whose abort signal is to be listened to, once the turn they arrived in is over. Why
- * not at once: an `abort` listener on the SDK's per-request signal, added and removed, cost ~40 µs
- * of CPU per request through the SDK (measured; Node 20's EventTarget) — more than the rest of
- * the handler — and most requests a handler answers at once (a stored decision, a policy
- * refusal, a quick model) are over before the next turn. A request still running then gets its
- * listener, or is cancelled there if its signal has aborted meanwhile; one run of the check
- * phase (`setImmediate`) serves every request of the turn. A cancellation is noticed at most that
- * one turn later.
- */
-let unwatched: Pending[] = [];
-let watchQueued = false;
-/**
- * The list's length at which requests that ended are dropped from it: a caller that keeps the
- * microtask queue busy delays the check phase, and the list must stay as long as what is in
- * flight, not as long as what was answered meanwhile.
- */
-let compactAt = 64;
-
-function watchAbort(req: Pending): void {
-  if (unwatched.length >= compactAt) {
-    unwatched = unwatched.filter((r) => !r.ended);
-    compactAt = Math.max(64, unwatched.length * 2);
-  }
-  unwatched.push(req);
-  if (watchQueued) return;
-  watchQueued = true;
-  setImmediate(watchAborts);
-}
-
-function watchAborts(): void {
-  watchQueued = false;
-  // Taken whole: a cancellation below may end requests, never add to this list.
-  const list = unwatched;
-  unwatched = [];
-  compactAt = 64;
-  for (const req of list) {
-    if (req.ended) continue;
-    const signal = req.signal!;
-    if (signal.aborted) req.handleEvent();
-    else {
-      signal.addEventListener('abort', req, ONCE);
-      req.listening = true;
-    }
   }
 }
 
@@ -400,7 +351,7 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
       if (req.run) running.delete(req.run);
       // The run is over: what it holds goes, whoever still holds this request.
       req.run = undefined;
-      if (req.listening) req.signal!.removeEventListener('abort', req, ONCE);
+      unwatchAbort(req);
       // The decision this request made could not be kept: fail closed, and say so in its
       // record (written after this turn) and the log.
       const lost = store.takeFailure(id, server, out.audit.identity);
