@@ -560,13 +560,16 @@ export class ClientHost {
   }
 
   #input(request: IncomingRequest): AuthInput {
-    return {
+    const input: AuthInput = {
       request,
       config: this.config,
       policyHash: this.policyHashFor(request.server),
-      cards: this.cards,
-      ...(this.lane ? { lane: this.lane } : {})
+      cards: this.cards
     };
+    // Set afterwards, not spread into the literal (built member by member at run time, once per
+    // request): the same keys in the same order.
+    if (this.lane) input.lane = this.lane;
+    return input;
   }
 
   /**

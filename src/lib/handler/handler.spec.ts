@@ -159,6 +159,25 @@ describe('cancellation', () => {
     await t.policy.close();
   });
 
+  it('a signal that aborts in the turn the request arrived in still cancels it (the listener comes a turn later)', async () => {
+    const t = lab({
+      consent: (r) => {
+        t.consents.push(r);
+        return new Promise<ConsentAnswer>(() => {});
+      }
+    });
+    const conn = t.policy.connect('everything');
+    const ctl = new AbortController();
+    const answered = outcome(conn.handle({ params: ask() }, { requestId: 7, signal: ctl.signal }));
+    ctl.abort();
+    const got = await answered;
+    expect(got.error?.code).toBe(-32603);
+    expect(t.consents[0]!.signal.aborted).toBe(true);
+    expect(t.records.map((r) => r.outcome)).toEqual(['provider_error']);
+    expect(t.samples).toHaveLength(0);
+    await t.policy.close();
+  });
+
   it('closing the connection ends what is running on it', async () => {
     const t = lab({
       consent: (r) => {

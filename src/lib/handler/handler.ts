@@ -15,6 +15,7 @@ import type { CreateMessageResult, JsonRpcId, Money, SamplingParams } from '../m
 import type { DecisionStore } from '../store/decision-store';
 import { ClientHost, type RunHandle } from '../client/host';
 import { AuditSink, type AuditTarget, type HandlerAuditRecord } from './audit';
+import { unwatchAbort, watchAbort } from './abort-watch';
 import { RealClock } from './clock';
 import { validClient, validPolicy, validRateCards, HandlerConfigError } from './options';
 import {
@@ -149,9 +150,6 @@ function wellFormed(v: unknown): boolean {
   return true;
 }
 
-/** The abort listener's options: one object for every request. */
-const ONCE: AddEventListenerOptions = { once: true };
-
 /**
  * One request on a connection, from its arrival to its answer: the promise's settle functions,
  * the run, and — as an EventListener object (`handleEvent`) — the listener that cancels the run
@@ -161,6 +159,8 @@ class Pending {
   run: RunHandle | undefined = undefined;
   /** The run has ended (it may end inside `authorize`: a stored decision answers at once). */
   ended = false;
+  /** The abort listener is on the signal (abort-watch.ts). */
+  listening = false;
   constructor(
     readonly resolve: (v: CreateMessageResult) => void,
     readonly reject: (e: unknown) => void,
@@ -349,7 +349,9 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
     const finished = (req: Pending, params: SamplingParams, out: AuthOutput): void => {
       req.ended = true;
       if (req.run) running.delete(req.run);
-      req.signal?.removeEventListener('abort', req, ONCE);
+      // The run is over: what it holds goes, whoever still holds this request.
+      req.run = undefined;
+      unwatchAbort(req);
       // The decision this request made could not be kept: fail closed, and say so in its
       // record (written after this turn) and the log.
       const lost = store.takeFailure(id, server, out.audit.identity);
@@ -418,7 +420,8 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
                 server,
                 connection: id,
                 params,
-                receivedAt: clock.now()
+                receivedAt: clock.now(),
+                fresh: true
               },
               (out: AuthOutput) => finished(req, params, out)
             );
@@ -433,7 +436,7 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
           running.add(started);
           const signal = req.signal;
           if (signal?.aborted) req.handleEvent();
-          else signal?.addEventListener('abort', req, ONCE);
+          else if (signal) watchAbort(req);
         }),
       close: () => {
         if (ended) return;

@@ -8,8 +8,7 @@
  */
 import canonicalize from 'canonicalize';
 import { canonicalNfc, nfc } from './canonical';
-import { sha256 } from './sha256';
-import { bytesToHex } from '@noble/hashes/utils.js';
+import { sha256Hex } from './sha256';
 
 // The identity fields live in a module of their own, so the page can list them without loading
 // the hashing.
@@ -384,7 +383,6 @@ export function identityOfPayload(serverId: string, payload: string): string {
     if (most <= KEEP_BYTES) utf8 = buf;
   }
   const { written } = encoder.encodeInto(payload, buf);
-  const digest = sha256(buf.subarray(0, written));
-  // Hex only the bytes we keep: half the work of hexing all 32 and slicing.
-  return serverId + ':' + bytesToHex(digest.subarray(0, DIGEST_BYTES));
+  // Hex only the bytes we keep, straight from the hash's state (no digest array per request).
+  return serverId + ':' + sha256Hex(buf, written, DIGEST_BYTES);
 }

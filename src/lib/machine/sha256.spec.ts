@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sha256 } from './sha256';
+import { sha256, sha256Hex } from './sha256';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const reference = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -25,6 +25,17 @@ describe('sha256 (the identity hash) against node:crypto and @noble/hashes', () 
     for (let n = 0; n <= 200; n++) {
       const data = Uint8Array.from({ length: n }, (_, i) => (i * 131 + n) & 0xff);
       expect(hex(sha256(data))).toBe(reference(data));
+    }
+  });
+
+  it('sha256Hex: the first bytes of the digest in hex, over the first `length` bytes of a buffer', () => {
+    for (let n = 0; n <= 200; n++) {
+      const data = Uint8Array.from({ length: n }, (_, i) => (i * 131 + n) & 0xff);
+      // The identity's way: a larger reused buffer holding other bytes past `n`.
+      const buffer = new Uint8Array(n + 70).fill(0x5a);
+      buffer.set(data);
+      for (const bytes of [4, 16, 32])
+        expect(sha256Hex(buffer, n, bytes)).toBe(reference(data).slice(0, bytes * 2));
     }
   });
 

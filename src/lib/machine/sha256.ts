@@ -100,6 +100,28 @@ function blocks(p: Uint8Array, end: number): void {
 
 /** SHA-256 of `data`: 32 bytes. */
 export function sha256(data: Uint8Array): Uint8Array {
+  hashInto(data, data.length);
+  const out = new Uint8Array(32);
+  const view = new DataView(out.buffer);
+  for (let i = 0; i < 8; i++) view.setInt32(i * 4, H[i]!, false);
+  return out;
+}
+
+/**
+ * The first `bytes` bytes (a multiple of 4, at most 32) of the SHA-256 of `data[0, length)`, as
+ * lower-case hex: what `bytesToHex(sha256(data.subarray(0, length)).subarray(0, bytes))` gives,
+ * written from the state words without the digest, its view or a subarray (an identity per
+ * request wants 16 bytes of it).
+ */
+export function sha256Hex(data: Uint8Array, length: number, bytes: number): string {
+  hashInto(data, length);
+  let out = '';
+  for (let i = 0; i < bytes / 4; i++) out += (H[i]! >>> 0).toString(16).padStart(8, '0');
+  return out;
+}
+
+/** Hash `data[0, n)` into `H`. */
+function hashInto(data: Uint8Array, n: number): void {
   H[0] = 0x6a09e667;
   H[1] = 0xbb67ae85 | 0;
   H[2] = 0x3c6ef372;
@@ -108,22 +130,17 @@ export function sha256(data: Uint8Array): Uint8Array {
   H[5] = 0x9b05688c | 0;
   H[6] = 0x1f83d9ab;
   H[7] = 0x5be0cd19;
-  const n = data.length;
   const whole = n - (n % 64);
   blocks(data, whole);
   // The rest, a 1 bit, zeros, and the length in bits as a 64-bit big-endian number: one block,
   // or two when fewer than 9 bytes of the first are left.
   const rest = n - whole;
   TAIL.fill(0);
-  TAIL.set(data.subarray(whole), 0);
+  for (let i = 0; i < rest; i++) TAIL[i] = data[whole + i]!;
   TAIL[rest] = 0x80;
   const end = rest < 56 ? 64 : 128;
   const bits = n * 8;
   TAIL_VIEW.setUint32(end - 8, Math.floor(bits / 2 ** 32), false);
   TAIL_VIEW.setUint32(end - 4, bits >>> 0, false);
   blocks(TAIL, end);
-  const out = new Uint8Array(32);
-  const view = new DataView(out.buffer);
-  for (let i = 0; i < 8; i++) view.setInt32(i * 4, H[i]!, false);
-  return out;
 }

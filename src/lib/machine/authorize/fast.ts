@@ -823,7 +823,9 @@ export class FastRun implements TimerTarget {
         const r = this.#reserved;
         for (let i = 0; i < r.length; i += 3)
           if (r[i] === type) {
-            r.splice(i, 3);
+            // As splice(i, 3), without the array of removed entries it returns.
+            for (let j = i + 3; j < r.length; j++) r[j - 3] = r[j];
+            r.length -= 3;
             return;
           }
         const id = this.#timers.get(type);

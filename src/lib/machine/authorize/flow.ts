@@ -37,6 +37,7 @@ import { fromMicros } from '../money';
 import { styleFrame } from '../refusal-styles';
 import { DEFAULT_RETRY_AFTER_MS, type ReasonCode } from '../reasons';
 import type { AuditRecord, Frame, Outcome } from '../types';
+import { requestIdentity } from '../identity';
 import { memoisedIdentity } from './fast-identity';
 import {
   EMPTY_GEN,
@@ -155,12 +156,18 @@ export type GuardRef = GuardName | { not: GuardName };
  * executor writes them over a copy of the context. None has a side effect.
  */
 export const reducers = {
-  identify: (context: AuthContext) => ({
-    identity: memoisedIdentity(context.request.server, context.request.params, {
+  identify: (context: AuthContext) => {
+    const r = context.request;
+    const opts = {
       fields: context.config.identityFields,
       canonicalize: context.config.canonicalize
-    })
-  }),
+    };
+    return {
+      identity: r.fresh
+        ? requestIdentity(r.server, r.params, opts)
+        : memoisedIdentity(r.server, r.params, opts)
+    };
+  },
   trace: (context: AuthContext, _: FlowEvent, params: { state: string }) => ({
     path: [...context.path, params.state]
   }),
@@ -349,7 +356,10 @@ export const reducers = {
           })
         : resultFrame(context.request.id, { model: p.model, text: context.gen.text, stopReason });
     if (budgetDecision && 'result' in frame) {
-      frame = { ...frame, result: { ...frame.result, budget: { decision: budgetDecision } } };
+      // Object.assign, not spreads that add `budget`: V8's slow path (see withActual).
+      frame = Object.assign({}, frame, {
+        result: Object.assign({}, frame.result, { budget: { decision: budgetDecision } })
+      });
     }
     return {
       outcome: (trimmed ? 'trimmed' : 'allowed') as Outcome,
@@ -385,10 +395,11 @@ export const reducers = {
         applied: p.context.applied,
         reason: 'policy.max_scope'
       };
-      frame = {
-        ...frame,
-        result: { ...frame.result, _meta: { ...frame.result._meta, context: annotation } }
-      };
+      frame = Object.assign({}, frame, {
+        result: Object.assign({}, frame.result, {
+          _meta: Object.assign({}, frame.result._meta, { context: annotation })
+        })
+      });
     }
     return { outcome: 'budget_exhausted' as const, costMicros, budgetDecision: decision, frame };
   },

@@ -25,6 +25,13 @@ export interface IncomingRequest {
   params: SamplingParams;
   /** Virtual ms when the request arrived. */
   receivedAt: number;
+  /**
+   * The params object was made for this presentation alone (a real client's request, parsed
+   * afresh from the wire): its identity is hashed without the memo (fast-identity.ts), whose
+   * by-object entry could never be found again and whose by-payload entry would hold the text of
+   * every distinct request (up to 32 MB) to spare a retry one hash. Same identity either way.
+   */
+  fresh?: true;
 }
 
 export interface AuthInput {
