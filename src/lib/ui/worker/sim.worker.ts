@@ -409,6 +409,8 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       }
       // Where this command's own rows start in the log (a reload's restart writes some at once).
       const key0 = currentRun()?.audit?.nextKey ?? 0;
+      // Rows the resumed log counts as on disk before the reload's re-simulation writes any.
+      const saved0 = currentRun()?.audit?.status().saved ?? 0;
       const wasRunning = session.fastForwarding;
       const replies = session.handle(cmd);
       if (cmd.type === 'load' && replies[0]?.type === 'loaded' && replies[0].ok) {
@@ -419,13 +421,23 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         // the session cut them, as the restart begins a new branch there).
         const upTo = replies[0].auditRows;
         // Rows whose writes were behind at the reload are not on disk: the table takes the rows
-        // that are (from row 0 to the first missing one), and the restart's follow them, from
-        // where the log goes on (the session cut it to `upTo` if it was longer).
+        // that are (from row 0 to the first missing one); the re-simulation made the ones the
+        // log lacked again (rows key0 … upTo − 1, written and handed to the table), and the
+        // restart's follow them, from where the log goes on (the session cut it to `upTo` if
+        // it was longer).
+        const restored = resuming && upTo !== undefined ? Math.max(0, upTo - key0) : 0;
         const found =
           resuming && run && upTo !== undefined
-            ? await indexResumed(run, upTo, Math.min(key0, upTo))
+            ? await indexResumed(run, upTo, Math.min(key0, upTo), {
+                rows: restored,
+                savedWhenDone: saved0 + restored
+              })
             : null;
-        if (!found) auditRows.reset(log && run ? idbReader(run, upTo ?? key0) : null);
+        if (!found) {
+          auditRows.reset(log && run ? idbReader(run, upTo ?? key0) : null);
+          // The table starts at the restart: the rows made again are not its rows.
+          if (restored > 0) takeAudit(session.drainAudit().slice(restored));
+        }
         // The run's row numbers now run ahead of the log's by the rows lost: a restore in place
         // (it cuts and fills the log and the table by the run's numbers) would mix the two, so
         // every seek re-simulates into a fresh namespace instead, which writes every row again.
