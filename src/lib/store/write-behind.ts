@@ -285,9 +285,19 @@ export abstract class WrittenBehind<Op> {
     this.writer = new WriteBehind<Op>({
       ...opts,
       write: (batch) => this.writeBatch(batch),
-      committed: (batch) => this.committedBatch(batch)
+      committed: (batch) => {
+        this.committedBatch(batch);
+        this.onCommit?.();
+      }
     });
   }
+
+  /**
+   * Called after each committed batch, once the store's counts say so: a long queue is written
+   * in many batches, and the page can show it going down batch by batch (a reload's restored
+   * audit rows: "M of N saved so far") rather than only once all of it is written.
+   */
+  onCommit: (() => void) | null = null;
 
   /** Apply a batch in one transaction on `store`; resolve once committed. */
   protected abstract writeBatch(batch: readonly Op[]): Promise<void>;

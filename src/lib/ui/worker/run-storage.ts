@@ -59,6 +59,7 @@ interface RunEntry {
 
 interface Writable {
   flush(): Promise<boolean>;
+  onCommit: (() => void) | null;
   readonly writeProgress: number;
   abandon(): void;
   fail(f: StorageFailure): void;
@@ -345,6 +346,8 @@ export async function startRun(resume?: string, abandonOld = false): Promise<Run
     if (r.ok) run.audit = r.store;
     else auditError = r.error;
   } else if (auditDb) auditError = auditDb.error;
+  // The page hears of every batch written, not only of a whole commit.
+  for (const w of writables(run)) w.onCommit = () => listener.committed?.();
   run.storage = {
     run: run.decisions.A || run.audit ? id : null,
     durable: (lane) => run.decisions[lane] ?? null,
