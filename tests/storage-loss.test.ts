@@ -66,6 +66,10 @@ async function everythingSaved(page: Page): Promise<void> {
     if (await retry.isVisible()) await retry.click();
     await expect(page.getByRole('alert')).toHaveCount(0, { timeout: 2_000 });
     await expect(saved).toHaveText('299', { timeout: 2_000 });
+    // The audit log's rows too (they are written after the decisions, on their own).
+    await expect(page.getByLabel('Audit records being written', { exact: true })).toBeHidden({
+      timeout: 2_000
+    });
   }).toPass({ timeout: 60_000 });
 }
 
