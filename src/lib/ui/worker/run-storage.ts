@@ -375,8 +375,6 @@ function writables(run: Run): Writable[] {
 /** One store's group commit: the one under way, whether to go once more, and when it began. */
 interface Commit {
   running: Promise<void>;
-  /** The write under way (one round of the loop): what the audit log lets go first. */
-  current: Promise<void> | null;
   again: boolean;
   since: number;
 }
@@ -394,12 +392,7 @@ function commitOne(w: Writable): Promise<void> {
     under.again = true;
     return under.running;
   }
-  const c: Commit = {
-    running: Promise.resolve(),
-    current: null,
-    again: false,
-    since: performance.now()
-  };
+  const c: Commit = { running: Promise.resolve(), again: false, since: performance.now() };
   // Set before the loop can end: its first await comes only after `commits.set` below.
   c.running = (async () => {
     await Promise.resolve();
@@ -407,9 +400,7 @@ function commitOne(w: Writable): Promise<void> {
       do {
         c.again = false;
         c.since = performance.now();
-        c.current = flushWithin(w, WRITE_TIMEOUT_MS);
-        await c.current;
-        c.current = null;
+        await flushWithin(w, WRITE_TIMEOUT_MS);
         listener.committed?.();
       } while (c.again);
     } finally {
@@ -436,10 +427,7 @@ function decisionsFirst(run: Run): Promise<void> {
   for (const lane of LANE_IDS) {
     const s = run.decisions[lane];
     const c = s ? commits.get(s) : undefined;
-    // The write under way only: while a fast-forward runs, a lane commits after every slice and
-    // its loop goes on round after round — waiting for the loop's end held each audit batch
-    // for the whole YIELD_MS.
-    if (c?.current) running.push(c.current);
+    if (c) running.push(c.running);
   }
   if (running.length === 0) return Promise.resolve();
   let timer: ReturnType<typeof setTimeout> | undefined;
