@@ -51,11 +51,6 @@ export interface WriteBehindOptions<Op> {
    * coalesces across. Without it every op is written.
    */
   keyOf?(op: Op): string | null;
-  /**
-   * Awaited before each batch is taken and written: another store's writes go first (the audit
-   * log lets the lanes' decisions commit before its next batch of thousands of rows).
-   */
-  gate?(): Promise<void> | undefined;
   /** What a batch holds, for the error message: "decision change(s)". */
   noun: string;
   /** The object store name, for the error words. */
@@ -198,10 +193,6 @@ export class WriteBehind<Op> {
     for (;;) {
       if (this.#failure !== null) return false;
       if (this.#queue.length === 0) return true;
-      const gate = this.#opts.gate?.();
-      if (gate) await gate;
-      if (this.#failure !== null) return false;
-      if (this.#queue.length === 0) return true;
       // At most MAX_BATCH ops per transaction: a backlog of a day's audit rows written at once
       // kept the worker's thread in `put` calls for seconds, and every command waited behind it.
       const all = this.#queue;
@@ -293,7 +284,6 @@ export abstract class WrittenBehind<Op> {
     this.store = store;
     this.writer = new WriteBehind<Op>({
       ...opts,
-      gate: () => this.yieldTo?.(),
       write: (batch) => this.writeBatch(batch),
       committed: (batch) => {
         this.committedBatch(batch);
@@ -308,9 +298,6 @@ export abstract class WrittenBehind<Op> {
    * audit rows: "M of N saved so far") rather than only once all of it is written.
    */
   onCommit: (() => void) | null = null;
-
-  /** Awaited before each batch this store writes: what it lets go first (see `gate`). */
-  yieldTo: (() => Promise<void>) | null = null;
 
   /** Apply a batch in one transaction on `store`; resolve once committed. */
   protected abstract writeBatch(batch: readonly Op[]): Promise<void>;

@@ -12,8 +12,7 @@
  * again" survive a reload — never wait behind the audit log's backlog, which after a fast-forward
  * is thousands of rows, or behind an audit write that never settles. (Committed together, one
  * group commit awaiting every store, a held audit write left only 99–255 of a day's 299 decisions
- * on disk at a reload.) And decisions go first: the audit log begins each batch once the lanes'
- * commits under way have landed (`decisionsFirst`). Every wait on IndexedDB has a time limit: an open that never answers or a
+ * on disk at a reload.) Every wait on IndexedDB has a time limit: an open that never answers or a
  * write that never settles marks storage as failed in words, and the simulation goes on from
  * memory.
  *
@@ -61,7 +60,6 @@ interface RunEntry {
 interface Writable {
   flush(): Promise<boolean>;
   onCommit: (() => void) | null;
-  yieldTo: (() => Promise<void>) | null;
   readonly writeProgress: number;
   abandon(): void;
   fail(f: StorageFailure): void;
@@ -350,7 +348,6 @@ export async function startRun(resume?: string, abandonOld = false): Promise<Run
   } else if (auditDb) auditError = auditDb.error;
   // The page hears of every batch written, not only of a whole commit.
   for (const w of writables(run)) w.onCommit = () => listener.committed?.();
-  if (run.audit) run.audit.yieldTo = () => decisionsFirst(run);
   run.storage = {
     run: run.decisions.A || run.audit ? id : null,
     durable: (lane) => run.decisions[lane] ?? null,
@@ -409,32 +406,6 @@ function commitOne(w: Writable): Promise<void> {
   })();
   commits.set(w, c);
   return c.running;
-}
-
-/** How long an audit batch waits for the lanes' commits under way, at most. */
-const YIELD_MS = 1_000;
-
-/**
- * Decisions first: an audit batch waits for the lanes' commits under way (at most YIELD_MS).
- * Separate queues are not enough in the browser: Chromium runs a site's IndexedDB writes on one
- * queue, so a lane's commit of 145 decisions begun beside an audit write of 8,362 rows waited
- * behind its first 5,000-row batch — 8 s on a loaded machine, the write time limit — and was
- * reported as failed. A decision commit is small (one batch of changed identities): the audit
- * log waits milliseconds for it, and never for long when it is stuck.
- */
-function decisionsFirst(run: Run): Promise<void> {
-  const running: Promise<void>[] = [];
-  for (const lane of LANE_IDS) {
-    const s = run.decisions[lane];
-    const c = s ? commits.get(s) : undefined;
-    if (c) running.push(c.running);
-  }
-  if (running.length === 0) return Promise.resolve();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    Promise.all(running).then(() => undefined),
-    new Promise<void>((resolve) => (timer = setTimeout(resolve, YIELD_MS)))
-  ]).finally(() => clearTimeout(timer));
 }
 
 /**
