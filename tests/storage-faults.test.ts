@@ -129,6 +129,12 @@ test('Retry storage, once there is room again, saves everything that was held', 
   await expect(laneBHeader(page)).toContainText('Durable store');
   const run = (await runId(page))!;
   expect(await diskCount(page, DECISIONS_DB, [run, 'B'])).toBe(299);
+  // The audit log's rows are written after the decisions, batch by batch: once the page says
+  // all of them are saved, they are on disk.
+  await expect(page.getByLabel('Audit records saved', { exact: true })).toHaveText(
+    auditRecords(24).toLocaleString('en-US'),
+    { timeout: 60_000 }
+  );
   expect(await diskCount(page, AUDIT_DB, [run])).toBe(auditRecords(24));
 });
 

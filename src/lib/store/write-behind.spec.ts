@@ -77,4 +77,48 @@ describe('WriteBehind', () => {
     expect(await w.flush()).toBe(false);
     expect(w.pending).toBe(1);
   });
+
+  it('a write that never settles, given up by the time limit: flush answers at once, retry writes it again', async () => {
+    let hang = true;
+    const written: Op[][] = [];
+    const committed: Op[][] = [];
+    let late: (() => void) | undefined;
+    const w = new WriteBehind<Op>({
+      noun: 'op(s)',
+      storeName: 'test',
+      keyOf: (o) => o.k,
+      write: (batch) => {
+        if (hang) return new Promise<void>((resolve) => (late = resolve));
+        written.push([...batch]);
+        return Promise.resolve();
+      },
+      committed: (batch) => committed.push([...batch])
+    });
+    w.enqueue({ k: 'a', v: 1 });
+    const stuck = w.flush();
+    await Promise.resolve();
+    expect(w.pending).toBe(1);
+    w.fail({ kind: 'timeout', words: 'the browser did not finish writing in time', error: 'x' });
+    // The batch is queued again, not lost, and a flush says at once that nothing is written.
+    expect(w.pending).toBe(1);
+    w.enqueue({ k: 'b', v: 2 });
+    expect(await w.flush()).toBe(false);
+    // Retry (a fresh connection) does not wait behind the transaction that never answered.
+    hang = false;
+    expect(await w.retry()).toBe(true);
+    expect(written).toEqual([
+      [
+        { k: 'a', v: 1 },
+        { k: 'b', v: 2 }
+      ]
+    ]);
+    // Its answer, coming after all, is not counted a second time.
+    late!();
+    expect(await stuck).toBe(false);
+    expect(committed.flat()).toEqual([
+      { k: 'a', v: 1 },
+      { k: 'b', v: 2 }
+    ]);
+    expect(w.commits).toBe(1);
+  });
 });

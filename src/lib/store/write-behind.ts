@@ -73,6 +73,10 @@ export class WriteBehind<Op> {
   #failure: StorageFailure | null = null;
   /** Bumped by `discardAll`: a batch failing after it must not come back. */
   #generation = 0;
+  /** The batch being written, and the `discardAll` generation it was taken in. */
+  #writing: { batch: Op[]; generation: number } | null = null;
+  /** Bumped when a write that never settled is given up (see `fail`): its late answer is ignored. */
+  #attempt = 0;
 
   constructor(opts: WriteBehindOptions<Op>) {
     this.#opts = opts;
@@ -136,6 +140,10 @@ export class WriteBehind<Op> {
    * false when storage has failed (now or earlier; see `failure`). Never rejects.
    */
   flush(): Promise<boolean> {
+    // Failed: nothing is written until `retry()`, so say so now. Chained on the tail, the answer
+    // waited for the batch in flight, which after a write that never settles (the reason for the
+    // failure, marked from outside by the time limit) is for ever.
+    if (this.#failure !== null) return Promise.resolve(false);
     const result = this.#tail.then(() => this.#writeQueued());
     this.#tail = result;
     return result;
@@ -147,9 +155,24 @@ export class WriteBehind<Op> {
     return this.flush();
   }
 
-  /** Mark the writer failed from outside (the worker's time limit on a write that never settles). */
+  /**
+   * Mark the writer failed from outside: the worker's time limit on a write that never settles.
+   * The batch being written is given up — back to the front of the queue, as a failed one — and
+   * its answer, if it ever comes, is ignored: else `retry()` (on a fresh connection) would wait
+   * behind a transaction that never answers, and with it the worker's command queue. Writing the
+   * batch again is safe: puts and range deletes are idempotent, and a late commit of the old
+   * transaction lands before the retry's (IndexedDB runs a store's writes in the order begun);
+   * until the retry commits it is not counted as saved.
+   */
   fail(failure: StorageFailure): void {
     this.#failure ??= failure;
+    const w = this.#writing;
+    if (w === null) return;
+    this.#attempt += 1;
+    this.#writing = null;
+    this.#inFlight = 0;
+    if (w.generation === this.#generation) this.#requeue(w.batch);
+    this.#tail = Promise.resolve(false);
   }
 
   /**
@@ -179,12 +202,17 @@ export class WriteBehind<Op> {
       // the same key is queued after them, so the last write still wins).
       this.#latest.clear();
       const generation = this.#generation;
+      const attempt = this.#attempt;
       this.#inFlight = batch.length;
+      this.#writing = { batch, generation };
       try {
         await this.#opts.write(batch);
+        // Given up while it was being written (`fail`): it is queued again, counted then.
+        if (attempt !== this.#attempt) return false;
         this.#commits += 1;
         this.#opts.committed?.(batch);
       } catch (err) {
+        if (attempt !== this.#attempt) return false;
         if (generation === this.#generation) this.#requeue(batch);
         this.#failure ??= toFailure(
           err,
@@ -193,7 +221,10 @@ export class WriteBehind<Op> {
         );
         return false;
       } finally {
-        this.#inFlight = 0;
+        if (attempt === this.#attempt) {
+          this.#inFlight = 0;
+          this.#writing = null;
+        }
       }
     }
   }
@@ -254,9 +285,19 @@ export abstract class WrittenBehind<Op> {
     this.writer = new WriteBehind<Op>({
       ...opts,
       write: (batch) => this.writeBatch(batch),
-      committed: (batch) => this.committedBatch(batch)
+      committed: (batch) => {
+        this.committedBatch(batch);
+        this.onCommit?.();
+      }
     });
   }
+
+  /**
+   * Called after each committed batch, once the store's counts say so: a long queue is written
+   * in many batches, and the page can show it going down batch by batch (a reload's restored
+   * audit rows: "M of N saved so far") rather than only once all of it is written.
+   */
+  onCommit: (() => void) | null = null;
 
   /** Apply a batch in one transaction on `store`; resolve once committed. */
   protected abstract writeBatch(batch: readonly Op[]): Promise<void>;

@@ -157,9 +157,22 @@ export interface AuditView {
   tailStart: number;
   /**
    * The run's audit rows a reload found missing from disk (their writes were still behind when
-   * the page reloaded): not in the log, its totals or an export. Absent when none were.
+   * the page reloaded) and could not make again: not in the log, its totals or an export. Absent
+   * when none were.
    */
   lostOnReload?: number;
+  /** The rows a reload found missing and made again by re-simulating the run. */
+  restoredOnReload?: RestoredRows;
+}
+
+/**
+ * Audit rows a reload found missing from disk and made again (the run is deterministic: the same
+ * rows, byte for byte): in the table at once, and written to the browser's storage again.
+ */
+export interface RestoredRows {
+  rows: number;
+  /** The audit log's saved count (`StorageView`) once all of them are on disk. */
+  savedWhenDone: number;
 }
 
 export interface PendingConsent {

@@ -5,6 +5,8 @@ import { LANE_IDS, parseScenario, type LaneId } from '../input/scenario';
 import { Session, type RunStorage } from './session';
 import { liveDecisions } from '../engine/restart';
 import { only, readScenario as read, snap } from './replies.testing';
+import type { AuditRecord } from '../../machine/types';
+import { auditLineJson } from '../report/report';
 
 /** A durable store that, like the browser's, says what is on disk (the session counts it as resumed). */
 class DiskStore extends SharedDecisionStore {
@@ -163,5 +165,83 @@ describe('runs are isolated', () => {
     const end = snap(s.handle({ type: 'advance', to: l.end }));
     expect(end.marks.filter((m) => m.what === 'lane A durable')).toEqual([]);
     expect(end.lanes.A.scope).toBe('connection');
+  });
+});
+
+/** The durable audit log as the worker's: rows by key, appended at `nextKey`, cut by `truncate`. */
+class Log {
+  rows: AuditRecord[] = [];
+  get nextKey(): number {
+    return this.rows.length;
+  }
+  append(r: AuditRecord): void {
+    this.rows.push(structuredClone(r));
+  }
+  truncate(n: number): void {
+    this.rows.length = Math.min(this.rows.length, n);
+  }
+  all() {
+    return this.rows;
+  }
+  clear() {
+    this.rows = [];
+  }
+  count() {
+    return this.rows.length;
+  }
+  status() {
+    return { saved: this.rows.length, heldInMemory: 0, failure: null };
+  }
+}
+
+describe('a reload whose audit writes were behind (load with `at`)', () => {
+  /** The run to `t`, its namespace's log then missing its last `behind` rows, and the reload. */
+  function reloadBehind(minutes: number, behind: (n: number) => number) {
+    const data = read('reconnect-bypass');
+    const disk = namespace();
+    const log = new Log();
+    disk.audit = log;
+    const before = new Session({ storage: disk });
+    const [l] = before.handle({ type: 'load', scenario: data });
+    if (l?.type !== 'loaded' || !l.ok) throw new Error('not loaded');
+    const t = l.start + minutes * MIN;
+    before.handle({ type: 'advance', to: t });
+    const [timeline] = only(before.handle({ type: 'timeline' }), 'timeline');
+    const made = log.rows.length;
+    const lost = behind(made);
+    // The writes behind at the reload never reached disk.
+    log.truncate(made - lost);
+    const after = new Session({ storage: disk });
+    const rs = after.handle({
+      type: 'load',
+      scenario: data,
+      resume: 'r-test',
+      at: { t, actions: timeline!.actions }
+    });
+    const [loaded] = only(rs, 'loaded');
+    expect(loaded).toMatchObject({ ok: true, auditRows: made });
+    const parsed = parseScenario(data);
+    if (!parsed.ok) throw new Error('bad scenario');
+    const cli: string[] = [];
+    const sim = new Simulation(parsed.scenario, { onAudit: (r) => cli.push(auditLineJson(r)) });
+    sim.advanceTo(t);
+    return { log, made, lost, cli, shown: after.drainAudit() };
+  }
+
+  it('writes the rows the log lacked again, in order, the same as lab run; the table gets them first', () => {
+    const { log, made, lost, cli, shown } = reloadBehind(30, (n) => Math.floor(n / 3));
+    expect(lost).toBeGreaterThan(100);
+    expect(cli).toHaveLength(made);
+    // The log holds the run's rows to t again, byte for byte, then the restart's.
+    expect(log.rows.slice(0, made).map(auditLineJson)).toEqual(cli);
+    // The page's table gets the rows made again, then the restart's: the rows the log has past
+    // the ones it held.
+    expect(shown.map(auditLineJson)).toEqual(log.rows.slice(made - lost).map(auditLineJson));
+  });
+
+  it('writes nothing again when the log held every row', () => {
+    const { log, made, cli, shown } = reloadBehind(30, () => 0);
+    expect(log.rows.slice(0, made).map(auditLineJson)).toEqual(cli);
+    expect(shown.map(auditLineJson)).toEqual(log.rows.slice(made).map(auditLineJson));
   });
 });

@@ -52,15 +52,22 @@ import {
  * - `inPlace`: a seek back restored from an engine checkpoint in the run's own namespace, whose
  *   log already holds the rows up to the checkpoint: the log gets the rows it lacks, the
  *   inspector the requests; the page reads the rows from the log.
- * - `resuming`: a reload re-simulating its run (`load` with `at`): never shown and never written —
- *   the run's rows 0…t are in the resumed namespace already (the worker indexes them from there),
- *   so writing them again would double them.
+ * - `restoring`: a reload re-simulating its run (`load` with `at`) in the run's own namespace: the
+ *   rows 0…t its log holds are neither shown nor written (the worker indexes them from there;
+ *   writing them again would double them). The rows the log lacks — their writes were still
+ *   behind when the page reloaded — are written again and shown: the run is deterministic, so
+ *   they are the rows the run made, byte for byte, and the log and the table have no hole.
+ * - `resuming`: the same in a namespace that is not the run's (another tab has it, or it was
+ *   pruned): quiet, as it holds none of the run's rows to go on from.
  */
-type Mode = 'live' | 'resimulating' | 'inPlace' | 'resuming';
+type Mode = 'live' | 'resimulating' | 'inPlace' | 'restoring' | 'resuming';
 
-/** Where a row goes: the page's audit rows, the durable audit log (rows it lacks), the inspector. */
+/**
+ * Where a row goes: the page's audit rows (`missing`: only the rows the log lacks), the durable
+ * audit log (rows it lacks), the inspector.
+ */
 interface Sinks {
-  page: boolean;
+  page: boolean | 'missing';
   log: boolean;
   inspector: boolean;
 }
@@ -69,6 +76,7 @@ const SINKS: Record<Mode, Sinks> = {
   live: { page: true, log: true, inspector: true },
   resimulating: { page: false, log: false, inspector: false },
   inPlace: { page: false, log: true, inspector: true },
+  restoring: { page: 'missing', log: true, inspector: false },
   resuming: { page: false, log: false, inspector: false }
 };
 
@@ -455,7 +463,9 @@ export class Session {
     if (loaded.type !== 'loaded' || !loaded.ok || !this.sim) return [loaded];
     const run = this.#run!;
     const storage = this.#storage;
-    this.#mode = 'resuming';
+    // Only the namespace being resumed holds the run's rows and the decisions of time t.
+    const own = !!storage && !!cmd.resume && storage.run === cmd.resume;
+    this.#mode = own ? 'restoring' : 'resuming';
     try {
       this.sim = this.#build(storage, (opts, make) => {
         const memory = { ...opts };
@@ -470,13 +480,12 @@ export class Session {
     const sim = this.sim;
     // Only the namespace being resumed holds the decisions of time t; without it (another tab
     // has the run, or it was pruned) the durable lanes keep the re-simulated ones, in memory.
-    if (storage && cmd.resume && storage.run === cmd.resume)
-      for (const id of LANE_IDS) sim.lanes[id].useDurable(storage.durable);
+    if (own) for (const id of LANE_IDS) sim.lanes[id].useDurable(storage.durable);
     const resumed = { A: resumedCount(sim, 'A'), B: resumedCount(sim, 'B') };
     // The log may hold rows after t (a seek back before the reload): the restart starts a new
     // branch at t, so they go, and the page indexes the rows up to t.
     const auditRows = this.#recorder!.counts().auditRows;
-    if (storage && cmd.resume && storage.run === cmd.resume) storage.audit?.truncate?.(auditRows);
+    if (own) storage.audit?.truncate?.(auditRows);
     const report = sim.restartClient();
     return [
       { ...loaded, resumed, auditRows },
@@ -538,7 +547,7 @@ export class Session {
           // restored in place, played on again) is the same row, not written twice.
           const missing = auditLog !== null && row >= (auditLog.nextKey ?? 0);
           const to = sinks();
-          if (to.page) this.#audit.push(rec);
+          if (to.page === true || (to.page === 'missing' && missing)) this.#audit.push(rec);
           if (to.log && missing) void auditLog.append(rec);
         },
         decision: (lane, request, out) => {

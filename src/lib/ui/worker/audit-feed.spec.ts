@@ -104,6 +104,37 @@ describe('a reload indexes the audit rows its run has on disk', () => {
     }
   });
 
+  it('rows made again by the reload’s re-simulation: in the table after the rows found, nothing lost, and written in order', async () => {
+    const k = 45;
+    const id = await runWith(log.slice(0, k));
+    const audit = await reopen(id);
+    const key0 = audit.nextKey;
+    const saved0 = audit.status().saved;
+    // The session re-simulated to row 100 and wrote the rows the log lacked (as the worker's
+    // session does in its own namespace), then the restart's.
+    const remade = log.slice(k, 100);
+    for (const r of remade) audit.append(r);
+    const restart = log.slice(100, 110);
+    for (const r of restart) audit.append(r);
+    const restored = { rows: 100 - key0, savedWhenDone: saved0 + 100 - key0 };
+    const found = await indexResumed(id, 100, key0, restored);
+    expect(found).toEqual({ onDisk: k, lost: 0 });
+    // The session hands them to the table next, still being written.
+    auditRows.append([...remade, ...restart], audit.pendingWrites);
+    const v = auditRows.view();
+    expect('lostOnReload' in v).toBe(false);
+    expect(v.restoredOnReload).toEqual({ rows: 55, savedWhenDone: 100 });
+    expect(v.totals).toEqual(auditTotals(log.slice(0, 110)));
+    expect(await allRows()).toEqual(log.slice(0, 110));
+    // Written in order: the log's saved count reaches `savedWhenDone` once they are all on disk.
+    await flushRun(currentRun()!);
+    expect(audit.status().saved).toBe(110);
+    expect(await allRows()).toEqual(log.slice(0, 110));
+    // A new index (a seek back re-simulated) forgets it.
+    auditRows.reset(null);
+    expect('restoredOnReload' in auditRows.view()).toBe(false);
+  });
+
   it('every row on disk: nothing is lost, and the view says nothing of a loss', async () => {
     const id = await runWith(log);
     const audit = await reopen(id);

@@ -6,28 +6,45 @@
  */
 import { inTransaction } from '../../store/idb';
 import type { AuditRecord } from '../../machine/types';
-import type { AuditView, Command, Reply } from '../../sim/session/protocol';
+import type { AuditView, Command, Reply, RestoredRows } from '../../sim/session/protocol';
 import { AuditService, type RecordReader } from './audit-service';
 import { indexChunkStore } from './index-chunks';
 import { auditStore, currentRun } from './run-storage';
 
 /**
  * The audit index, and what a reload's resume could not find of the log (rows the run had made
- * but that had not reached disk). Kept with the index, so a new index (a new run, a seek back
- * re-simulated into a fresh namespace, which writes every row again) forgets it.
+ * but that had not reached disk) and what it made again. Kept with the index, so a new index (a
+ * new run, a seek back re-simulated into a fresh namespace, which writes every row again)
+ * forgets it.
  */
 class FeedIndex extends AuditService {
-  /** The run's audit rows a reload found missing from disk (0: none). */
+  /** The run's audit rows a reload found missing from disk and could not make again (0: none). */
   lostOnReload = 0;
+  /** The rows it found missing and made again by re-simulating the run (null: none). */
+  restoredOnReload: RestoredRows | null = null;
 
   override reset(reader: RecordReader | null): void {
     super.reset(reader);
     this.lostOnReload = 0;
+    this.restoredOnReload = null;
+  }
+
+  /**
+   * A seek back restored in place cuts the log and the table: the rows a reload made again may be
+   * gone with it, so its count no longer says what is written.
+   */
+  override truncate(rows: number): Promise<void> {
+    this.restoredOnReload = null;
+    return super.truncate(rows);
   }
 
   override view(): AuditView {
     const v = super.view();
-    return this.lostOnReload > 0 ? { ...v, lostOnReload: this.lostOnReload } : v;
+    return {
+      ...v,
+      ...(this.lostOnReload > 0 ? { lostOnReload: this.lostOnReload } : {}),
+      ...(this.restoredOnReload ? { restoredOnReload: this.restoredOnReload } : {})
+    };
   }
 }
 
@@ -96,7 +113,10 @@ const RESUME_CHUNK = 20_000;
 export interface ResumedLog {
   /** Rows 0 … onDisk − 1, read back and indexed (the whole stretch from row 0 with no gap). */
   onDisk: number;
-  /** The run's rows after them that were not on disk (writes behind at the reload). */
+  /**
+   * The run's rows after them that were not on disk (writes behind at the reload) and that the
+   * reload's re-simulation did not make again.
+   */
   lost: number;
 }
 
@@ -106,14 +126,16 @@ export interface ResumedLog {
  * are on disk; only a window of them stays in memory). The run had made `rows` rows; the group
  * commit can be thousands behind the run, and a reload drops whatever had not reached disk, so
  * the index takes every row from row 0 up to the first one missing and the rest are counted as
- * lost (and said so: the view carries the count). The restart's own rows, from key `restartKey`
- * on (where the log went on appending), follow the ones found in the table. Null (and nothing
- * indexed) when storage is not there or a read failed.
+ * lost (and said so: the view carries the count) — unless the reload's re-simulation made them
+ * again (`restored`: the session wrote the rows the log lacked, from key `restartKey` on, and
+ * hands them to the table next, ahead of the restart's own rows, which follow in the log).
+ * Null (and nothing indexed) when storage is not there or a read failed.
  */
 export async function indexResumed(
   run: string,
   rows: number,
-  restartKey?: number
+  restartKey?: number,
+  restored?: RestoredRows
 ): Promise<ResumedLog | null> {
   if (!auditStore()) return null;
   // Rows below `found` are keys 0 … found − 1; the ones after it are the restart's, from key
@@ -135,8 +157,13 @@ export async function indexResumed(
     found = onDisk;
     if (restartKey !== undefined && restartKey !== onDisk)
       high = idbReader(run, restartKey - onDisk);
-    auditRows.lostOnReload = rows - onDisk;
-    return { onDisk, lost: rows - onDisk };
+    // The rows made again sit right after the ones found, in the table as in the log (from key
+    // `restartKey`); only a gap before them (rows on disk past a hole) stays lost.
+    const remade = restored?.rows ?? 0;
+    const lost = Math.max(0, rows - onDisk - remade);
+    auditRows.lostOnReload = lost;
+    if (remade > 0) auditRows.restoredOnReload = restored!;
+    return { onDisk, lost };
   } catch {
     return null;
   }

@@ -7,9 +7,14 @@
  * another tab (a Web Lock) is never pruned and never shared.
  *
  * Writes go behind in groups after every command (group commit) and every store reports what is
- * on disk only after its transaction commits. Every wait on IndexedDB has a time limit: an open
- * that never answers or a write that never settles marks storage as failed in words, and the
- * simulation goes on from memory.
+ * on disk only after its transaction commits. Each store commits on its own (its own queue, its
+ * own transactions, on its own database): a durable lane's decisions — what makes "do not ask
+ * again" survive a reload — never wait behind the audit log's backlog, which after a fast-forward
+ * is thousands of rows, or behind an audit write that never settles. (Committed together, one
+ * group commit awaiting every store, a held audit write left only 99–255 of a day's 299 decisions
+ * on disk at a reload.) Every wait on IndexedDB has a time limit: an open that never answers or a
+ * write that never settles marks storage as failed in words, and the simulation goes on from
+ * memory.
  *
  * Storage can also be taken away from outside: another tab deletes a database, the browser closes
  * it when its site data is cleared, or rows read back are not there. Then every store of the run
@@ -54,6 +59,7 @@ interface RunEntry {
 
 interface Writable {
   flush(): Promise<boolean>;
+  onCommit: (() => void) | null;
   readonly writeProgress: number;
   abandon(): void;
   fail(f: StorageFailure): void;
@@ -82,6 +88,8 @@ export interface StorageListener {
   changed(): void;
   /** The audit log's saved rows were lost (`words`): the table can no longer read them back. */
   auditLost(words: string): void;
+  /** A store's group commit has settled: what is on disk may have changed. */
+  committed?(): void;
 }
 let listener: StorageListener = { changed() {}, auditLost() {} };
 
@@ -338,6 +346,8 @@ export async function startRun(resume?: string, abandonOld = false): Promise<Run
     if (r.ok) run.audit = r.store;
     else auditError = r.error;
   } else if (auditDb) auditError = auditDb.error;
+  // The page hears of every batch written, not only of a whole commit.
+  for (const w of writables(run)) w.onCommit = () => listener.committed?.();
   run.storage = {
     run: run.decisions.A || run.audit ? id : null,
     durable: (lane) => run.decisions[lane] ?? null,
@@ -359,13 +369,76 @@ function writables(run: Run): Writable[] {
   return out;
 }
 
-/** A group commit of one store, within the time limit (write-limit.ts: time without progress). */
-function flushOne(w: Writable): Promise<void> {
-  return flushWithin(w, WRITE_TIMEOUT_MS);
+/** One store's group commit: the one under way, whether to go once more, and when it began. */
+interface Commit {
+  running: Promise<void>;
+  again: boolean;
+  since: number;
+}
+const commits = new WeakMap<Writable, Commit>();
+
+/**
+ * A group commit of one store, within the time limit (write-limit.ts: time without progress). A
+ * call while that store's commit runs makes it write once more and answers with it; other stores
+ * are not waited for. Resolves once what the store had queued before the call is written (or
+ * storage has failed).
+ */
+function commitOne(w: Writable): Promise<void> {
+  const under = commits.get(w);
+  if (under) {
+    under.again = true;
+    return under.running;
+  }
+  const c: Commit = { running: Promise.resolve(), again: false, since: performance.now() };
+  // Set before the loop can end: its first await comes only after `commits.set` below.
+  c.running = (async () => {
+    await Promise.resolve();
+    try {
+      do {
+        c.again = false;
+        c.since = performance.now();
+        await flushWithin(w, WRITE_TIMEOUT_MS);
+        listener.committed?.();
+      } while (c.again);
+    } finally {
+      commits.delete(w);
+    }
+  })();
+  commits.set(w, c);
+  return c.running;
 }
 
+/**
+ * Group commit of every store of `run`, each on its own: resolves once all of them have written
+ * what they had queued before the call (or failed), but no store waits for another to begin.
+ */
 export async function flushRun(run: Run): Promise<void> {
-  await Promise.all(writables(run).map(flushOne));
+  await Promise.all(writables(run).map(commitOne));
+}
+
+/**
+ * The group commit after a command or a slice (sim.worker.ts): every store of the run in use,
+ * each on its own (see {@link flushRun}).
+ */
+export function groupCommit(): Promise<void> {
+  return current ? flushRun(current) : Promise.resolve();
+}
+
+/**
+ * How long the audit log's group commit under way has been writing (ms; 0 when none is): a
+ * fast-forward waits for a commit that runs long rather than grow the backlog behind it.
+ */
+export function auditCommitAge(): number {
+  const log = current?.audit;
+  const c = log ? commits.get(log) : undefined;
+  return c ? performance.now() - c.since : 0;
+}
+
+/** The audit log's group commit under way, or a new one: resolves once it has settled. */
+export function auditCommitted(): Promise<void> {
+  const log = current?.audit;
+  if (!log) return Promise.resolve();
+  return commits.get(log)?.running ?? commitOne(log);
 }
 
 /**

@@ -14,10 +14,13 @@ import { LANE_IDS } from '../../sim/input/scenario';
 import { MAX_CHART_POINTS, thinSeries, type ThinnedSeries } from '../chart-thin';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
 import {
+  auditCommitAge,
+  auditCommitted,
   auditReadBackFailed,
   currentRun,
   deleteLegacyDbs,
   flushRun,
+  groupCommit,
   listenStorage,
   openDbs,
   reopenStorage,
@@ -85,35 +88,14 @@ function postStorage(): void {
   post([{ type: 'storage', ...view }], null);
 }
 
-let flushing: Promise<void> | null = null;
-let again = false;
-/** When the group commit under way started (each has a time limit: run-storage.ts). */
-let flushStarted = 0;
 /**
- * Group commit: one batch per store after each command or slice; a call while busy runs once
- * more. Resolves when what was queued before the call is written (or storage has failed).
+ * Group commit: one batch per store after each command or slice, each store on its own (a call
+ * while a store is writing makes that store write once more; run-storage.ts), so the lanes'
+ * decisions never wait behind the audit log. Resolves when what was queued before the call is
+ * written (or storage has failed); the page hears of each store's commit as it settles.
  */
 function flush(): Promise<void> {
-  if (flushing) {
-    again = true;
-    return flushing;
-  }
-  // Started from a microtask, so `flushing` is set before the loop can end (with nothing to
-  // write it would end at once, and a `finally` run before the assignment left it set for good).
-  flushing = Promise.resolve()
-    .then(async () => {
-      do {
-        again = false;
-        const current = currentRun();
-        flushStarted = performance.now();
-        if (current) await flushRun(current);
-        postStorage();
-      } while (again);
-    })
-    .finally(() => {
-      flushing = null;
-    });
-  return flushing;
+  return groupCommit();
 }
 
 // Storage taken away from outside is said at once, not at the next group commit.
@@ -124,7 +106,8 @@ listenStorage({
   },
   auditLost(words) {
     auditRows.markLost(words);
-  }
+  },
+  committed: postStorage
 });
 auditRows.onMissing = () => auditReadBackFailed();
 
@@ -215,7 +198,7 @@ function memoryCheck(): Extract<Reply, { type: 'fastForwardClamped' }> | 'wait' 
   const log = currentRun()?.audit;
   const failed = !log || log.status().failure !== null;
   if (!failed && log.pendingWrites > MAX_BACKLOG) return 'wait';
-  if (!failed && flushing && performance.now() - flushStarted > FLUSH_PATIENCE_MS) return 'wait';
+  if (!failed && auditCommitAge() > FLUSH_PATIENCE_MS) return 'wait';
   // Not on disk: a failed log's backlog, or (no log at all) every row the table holds.
   const held = log ? log.pendingWrites : auditRows.memory.recordsHeld;
   if (!failed || held < maxHeld) return null;
@@ -296,7 +279,7 @@ function liveBatch(): void {
     const go = () => {
       if (live === l) scheduleLive(0);
     };
-    void (flushing ?? flush()).then(go, go);
+    void auditCommitted().then(go, go);
     return;
   }
   if (memory) {
@@ -426,6 +409,8 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       }
       // Where this command's own rows start in the log (a reload's restart writes some at once).
       const key0 = currentRun()?.audit?.nextKey ?? 0;
+      // Rows the resumed log counts as on disk before the reload's re-simulation writes any.
+      const saved0 = currentRun()?.audit?.status().saved ?? 0;
       const wasRunning = session.fastForwarding;
       const replies = session.handle(cmd);
       if (cmd.type === 'load' && replies[0]?.type === 'loaded' && replies[0].ok) {
@@ -436,13 +421,23 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         // the session cut them, as the restart begins a new branch there).
         const upTo = replies[0].auditRows;
         // Rows whose writes were behind at the reload are not on disk: the table takes the rows
-        // that are (from row 0 to the first missing one), and the restart's follow them, from
-        // where the log goes on (the session cut it to `upTo` if it was longer).
+        // that are (from row 0 to the first missing one); the re-simulation made the ones the
+        // log lacked again (rows key0 … upTo − 1, written and handed to the table), and the
+        // restart's follow them, from where the log goes on (the session cut it to `upTo` if
+        // it was longer).
+        const restored = resuming && upTo !== undefined ? Math.max(0, upTo - key0) : 0;
         const found =
           resuming && run && upTo !== undefined
-            ? await indexResumed(run, upTo, Math.min(key0, upTo))
+            ? await indexResumed(run, upTo, Math.min(key0, upTo), {
+                rows: restored,
+                savedWhenDone: saved0 + restored
+              })
             : null;
-        if (!found) auditRows.reset(log && run ? idbReader(run, upTo ?? key0) : null);
+        if (!found) {
+          auditRows.reset(log && run ? idbReader(run, upTo ?? key0) : null);
+          // The table starts at the restart: the rows made again are not its rows.
+          if (restored > 0) takeAudit(session.drainAudit().slice(restored));
+        }
         // The run's row numbers now run ahead of the log's by the rows lost: a restore in place
         // (it cuts and fills the log and the table by the run's numbers) would mix the two, so
         // every seek re-simulates into a fresh namespace instead, which writes every row again.
