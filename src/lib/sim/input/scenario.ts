@@ -27,11 +27,7 @@ import {
   MsInputSchema as Ms,
   RateCardsSchema
 } from '../../machine/config-input';
-import {
-  IncludeContextSchema,
-  OnExceededSchema,
-  type LaneId
-} from '../../machine/vocabulary';
+import { IncludeContextSchema, OnExceededSchema, type LaneId } from '../../machine/vocabulary';
 import { DEFAULT_PROVIDER, type ProviderSpec } from '../actors/provider';
 import {
   estimateWork,
