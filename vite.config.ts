@@ -11,7 +11,8 @@ export default defineConfig({
     include: ['src/**/*.spec.ts'],
     environment: 'node',
     // One fixed seed for every property test (scripts/fuzz.mjs explores others).
-    setupFiles: ['src/fuzz-setup.ts'],
+    // The parsers the worker loads on first use, loaded up front (src/parsers-setup.ts).
+    setupFiles: ['src/fuzz-setup.ts', 'src/parsers-setup.ts'],
     testTimeout: 30_000
   }
 });

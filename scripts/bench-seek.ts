@@ -17,6 +17,11 @@ import { CheckpointRecorder, replayTo } from '../src/lib/sim/engine/checkpoint';
 import { Simulation } from '../src/lib/sim/engine/engine';
 import { parseScenario } from '../src/lib/sim/input/scenario';
 import { Session } from '../src/lib/sim/session/session';
+import { loadParsers } from '../src/lib/sim/input/parsers';
+
+// The session takes its parsers and frame checks from here once loaded (the worker loads them on
+// first use).
+await loadParsers();
 
 const files = process.argv.slice(2);
 const targets = files.length

@@ -17,7 +17,13 @@ test('the page loads neither zod nor XState until a learner edits', async ({ pag
   // The context sees the page's requests and its dedicated workers' alike.
   page.context().on('response', (r) => {
     if (new URL(r.url()).pathname.endsWith('.js'))
-      bodies.push(r.text().then((text) => ({ url: r.url(), text })));
+      bodies.push(
+        // A body still coming when the test ends is not one it looks at.
+        r.text().then(
+          (text) => ({ url: r.url(), text }),
+          () => ({ url: r.url(), text: '' })
+        )
+      );
   });
   await page.goto('./');
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
@@ -34,6 +40,10 @@ test('the page loads neither zod nor XState until a learner edits', async ({ pag
   expect(carrying(scripts, 'xstate.init'), 'XState in the first load').toEqual([]);
   expect(carrying(scripts, XSTATE), 'XState in the first load').toEqual([]);
   expect(carrying(worker, XSTATE), "XState in the worker's first load").toEqual([]);
+  // Nor zod (issue #24): the ready-made scenario loads precompiled; the parsers and the SDK's
+  // frame schemas (built in zod) come with the first Play or a person's own input.
+  const workers = all.filter((s) => s.url.includes('/workers/'));
+  expect(carrying(workers, 'ZodError'), "zod in the worker's first load").toEqual([]);
 
   // The policy parser arrives with the editor.
   await page.getByRole('button', { name: 'Edit policy (lane A)' }).click();
@@ -44,12 +54,65 @@ test('the page loads neither zod nor XState until a learner edits', async ({ pag
   expect(carrying(later, 'ZodError').length, 'the parser with the editor').toBeGreaterThan(0);
 });
 
+test("the first Play brings the worker's parsers and frame checks, and plays at once", async ({
+  page
+}) => {
+  const bodies: Promise<{ url: string; text: string }>[] = [];
+  page.context().on('response', (r) => {
+    if (new URL(r.url()).pathname.endsWith('.js'))
+      bodies.push(
+        // A body still coming when the test ends is not one it looks at.
+        r.text().then(
+          (text) => ({ url: r.url(), text }),
+          () => ({ url: r.url(), text: '' })
+        )
+      );
+  });
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await page.waitForLoadState('networkidle');
+  const zodInWorker = async () =>
+    (await Promise.all(bodies)).some(
+      (s) => s.url.includes('/workers/') && s.text.includes('ZodError')
+    );
+  expect(await zodInWorker()).toBe(false);
+  await page.getByRole('button', { name: 'Play' }).click();
+  // The run moves (its frames checked against the SDK's schemas, loaded for it).
+  await expect(page.getByRole('status', { name: 'Simulated time' })).not.toHaveText('0:00:00');
+  expect(await zodInWorker()).toBe(true);
+});
+
+/** A class name only uPlot's code carries. */
+const UPLOT = 'u-cursor-x';
+
+test('uPlot is not fetched before the charts are needed: on a phone they are below the fold, and arrive when scrolled to', async ({
+  page
+}) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  const bodies: Promise<string>[] = [];
+  page.on('response', (r) => {
+    if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text().catch(() => ''));
+  });
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await page.waitForLoadState('networkidle');
+  const charts = page.getByRole('region', { name: 'Charts' });
+  // The plot boxes are there, at their size, before uPlot is.
+  await expect(charts.getByRole('img').first()).toBeAttached();
+  expect((await Promise.all(bodies)).some((t) => t.includes(UPLOT))).toBe(false);
+  await expect(charts.locator('canvas')).toHaveCount(0);
+  // Scrolled to, the charts draw without anything else asked.
+  await charts.scrollIntoViewIfNeeded();
+  await expect(charts.locator('canvas').first()).toBeVisible();
+  expect((await Promise.all(bodies)).some((t) => t.includes(UPLOT))).toBe(true);
+});
+
 test('the XState marker is one the runtime carries: the /single/ page, which runs actors, has it', async ({
   page
 }) => {
   const bodies: Promise<string>[] = [];
   page.on('response', (r) => {
-    if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text());
+    if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text().catch(() => ''));
   });
   await page.goto('./single/');
   await page.waitForLoadState('networkidle');

@@ -9,6 +9,11 @@ import { fromMicros } from '../src/lib/machine/money';
 import type { LaneCounters } from '../src/lib/sim/engine/metrics';
 import { parseScenario, type LaneId } from '../src/lib/sim/input/scenario';
 import { Session } from '../src/lib/sim/session/session';
+import { loadParsers } from '../src/lib/sim/input/parsers';
+
+// The session in this process (the expected numbers) takes its parsers from here, loaded on
+// first use as in the worker (sim/input/parsers.ts).
+test.beforeAll(() => loadParsers());
 
 const scenarioData = () =>
   JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')) as {

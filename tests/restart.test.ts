@@ -12,7 +12,12 @@ import { runAndWrite } from '../src/cli/run';
 import type { LaneCounters } from '../src/lib/sim/engine/metrics';
 import { parseScenario, type LaneId } from '../src/lib/sim/input/scenario';
 import { Session } from '../src/lib/sim/session/session';
+import { loadParsers } from '../src/lib/sim/input/parsers';
 import { auditRowWith, rememberedRun } from './run-helpers';
+
+// The session in this process (the expected numbers) takes its parsers from here, loaded on
+// first use as in the worker (sim/input/parsers.ts).
+test.beforeAll(() => loadParsers());
 
 const LANES: LaneId[] = ['A', 'B'];
 const counter = (page: Page, lane: LaneId, name: string) =>

@@ -5,10 +5,15 @@ import { Simulation } from '../src/lib/sim/engine/engine';
 import type { LaneCounters } from '../src/lib/sim/engine/metrics';
 import { parseScenario, type Scenario } from '../src/lib/sim/input/scenario';
 import { Session } from '../src/lib/sim/session/session';
+import { loadParsers } from '../src/lib/sim/input/parsers';
 import type { ForkSpec } from '../src/lib/sim/engine/fork';
 import { decodeForkHash } from '../src/lib/ui/share';
 import { rememberedRun } from './run-helpers';
 import type { LaneId } from '../src/lib/machine/vocabulary';
+
+// The session in this process (the expected numbers) takes its parsers from here, loaded on
+// first use as in the worker (sim/input/parsers.ts).
+test.beforeAll(() => loadParsers());
 
 const scenarioData = (name: string) =>
   JSON.parse(readFileSync(`static/scenarios/${name}.json`, 'utf8')) as Record<string, unknown>;

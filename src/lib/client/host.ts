@@ -44,7 +44,8 @@ import {
   rollVolume,
   type VolumeState
 } from '../machine/evaluate';
-import { effectiveBlock, policyHash, type Policy } from '../machine/policy';
+import { effectiveBlock, policyHash } from '../machine/policy/effective';
+import type { Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, LookupResult, MaybePromise } from '../store/decision-store';
 import { copyable, NotCloneable, type CloneMap } from '../machine/clone';

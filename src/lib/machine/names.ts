@@ -21,10 +21,7 @@ function bareObject<V>(): Record<string, V> {
   return Object.create(null) as Record<string, V>;
 }
 
-/** `o[name]` for an own member only: inherited `constructor`/`toString` are never found. */
-export function ownValue<V>(o: Readonly<Record<string, V>>, name: string): V | undefined {
-  return Object.hasOwn(o, name) ? o[name] : undefined;
-}
+export { ownValue } from './own';
 
 type RawIssue = z.core.$ZodRawIssue;
 

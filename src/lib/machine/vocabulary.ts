@@ -11,6 +11,7 @@
 import './names';
 import { z } from 'zod';
 import { REASONS } from './reasons';
+import { OUTCOMES } from './outcome-list';
 import { AMOUNT_PATTERN, CURRENCY_PATTERN } from './money';
 import { DENIAL_STYLES } from './denial-styles';
 
@@ -27,15 +28,7 @@ export type Money = z.infer<typeof MoneySchema>;
 export const IncludeContextSchema = z.enum(['none', 'thisServer', 'allServers']);
 export type IncludeContext = z.infer<typeof IncludeContextSchema>;
 
-export const OutcomeSchema = z.enum([
-  'allowed',
-  'trimmed',
-  'denied',
-  'budget_exceeded',
-  'budget_exhausted',
-  'transport_error',
-  'provider_error'
-]);
+export const OutcomeSchema = z.enum(OUTCOMES);
 export type Outcome = z.infer<typeof OutcomeSchema>;
 
 /** Where decisions live: `connection` evaporates with the transport, `durable` outlives it. */

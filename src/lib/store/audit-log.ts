@@ -4,7 +4,7 @@
  * CSV export and import in audit-export.ts.
  */
 import type { AuditRecord } from '../machine/types';
-import { orderRecord } from './audit-export';
+import { orderRecord } from './audit-format';
 import type { MaybePromise } from './decision-store';
 import {
   inTransaction,

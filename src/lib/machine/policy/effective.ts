@@ -4,7 +4,7 @@
 import canonicalize from 'canonicalize';
 import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
-import { ownValue } from '../names';
+import { ownValue } from '../own';
 import type { Policy, PolicyBlock } from './schema';
 
 /**

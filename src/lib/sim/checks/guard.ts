@@ -6,7 +6,7 @@
  */
 import { CloneMap } from '../../machine/clone';
 import { toMicros } from '../../machine/money';
-import { effectiveBlock } from '../../machine/policy';
+import { effectiveBlock } from '../../machine/policy/effective';
 import { Simulation, type SimulationOptions } from '../engine/engine';
 import {
   InvariantChecker,
@@ -31,7 +31,8 @@ function windowsAt(v: VolumeState, block: PolicyBlock, budgetTtlIsWindow: boolea
     budgetResetsAt: block.budget && budgetTtlIsWindow ? v.budgetWindowResetsAt : null
   };
 }
-import { LANE_IDS, type LaneId, type Scenario } from '../input/scenario';
+import { LANE_IDS } from '../input/lanes';
+import type { LaneId, Scenario } from '../input/scenario';
 
 export interface GuardOptions {
   /** Validates every frame sent; `conformance.ts` has the MCP SDK's. */

@@ -23,7 +23,8 @@ import {
 } from './engine';
 import { liveDecisions } from './restart';
 import { applyAction } from './apply-action';
-import { LANE_IDS, type LaneId, type Scenario } from '../input/scenario';
+import { LANE_IDS } from '../input/lanes';
+import type { LaneId, Scenario } from '../input/scenario';
 
 /** What one lane looks like at a checkpoint. */
 export interface LaneCheckpoint {

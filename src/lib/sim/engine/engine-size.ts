@@ -15,7 +15,7 @@
 import type { Simulation } from './engine';
 import type { RunGuard } from '../checks/guard';
 import { SERIES_KEYS } from './metrics';
-import { LANE_IDS } from '../input/scenario';
+import { LANE_IDS } from '../input/lanes';
 
 /** A stored decision: the record, its map entries (connection → server → identity), its expiry. */
 const DECISION_BYTES = 420;

@@ -6,10 +6,10 @@ import type { AuthOutput } from '../../machine/authorize';
 import type { CloneMap } from '../../machine/clone';
 import { toMicros } from '../../machine/money';
 import type { Outcome } from '../../machine/types';
-import { OutcomeSchema } from '../../machine/vocabulary';
+import { OUTCOMES as OUTCOME_LIST } from '../../machine/outcome-list';
 import type { ServerReport } from '../world/world';
 
-const OUTCOMES: readonly Outcome[] = OutcomeSchema.options;
+const OUTCOMES: readonly Outcome[] = OUTCOME_LIST;
 
 export interface LaneCounters {
   /** Requests the client received. */

@@ -27,12 +27,7 @@ import {
   MsInputSchema as Ms,
   RateCardsSchema
 } from '../../machine/config-input';
-import {
-  IncludeContextSchema,
-  LaneIdSchema,
-  OnExceededSchema,
-  type LaneId
-} from '../../machine/vocabulary';
+import { IncludeContextSchema, OnExceededSchema, type LaneId } from '../../machine/vocabulary';
 import { DEFAULT_PROVIDER, type ProviderSpec } from '../actors/provider';
 import {
   estimateWork,
@@ -45,6 +40,7 @@ import {
   type WorkEstimate
 } from './limits';
 import { jsonInput } from './json-input';
+import { LANE_IDS } from './lanes';
 import { Rng } from '../world/rng';
 import { BEHAVIOURS, BEHAVIOUR_NAMES, createServer } from '../actors/servers/behaviours';
 import { openCaps, PARAM_SPECS, paramsSchema } from '../actors/servers/params';
@@ -174,7 +170,8 @@ export type ScenarioInput = z.input<typeof ScenarioSchema>;
 export type ScenarioData = z.output<typeof ScenarioSchema>;
 
 export type { LaneId };
-export const LANE_IDS: readonly LaneId[] = LaneIdSchema.options;
+// Plain data, for the runtime that loads no zod (lanes.ts); the schema takes the same ids.
+export { LANE_IDS };
 
 /** A validated scenario with its defaults filled in and its server groups expanded. */
 export interface Scenario {

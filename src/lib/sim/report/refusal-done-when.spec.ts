@@ -26,6 +26,7 @@ import { Simulation } from '../engine/engine';
 import { guardedSimulation } from '../checks/guard';
 import { parseScenario } from '../input/scenario';
 import { failureOf, sdkErrorOf } from '../actors/servers/base';
+import { SdkMcpError } from '../actors/servers/sdk-error';
 
 /** The issue's table: each client's refusal for request `id`, as the bytes it sends. */
 const TABLE: Record<Exclude<DenialStyle, 'lab'>, (id: number) => string> = {
@@ -137,9 +138,15 @@ describe('each style against a real SDK Server: the McpError it raises is what t
     const real = await realServerSees(frame);
     const sim = sdkErrorOf(frame);
     expect(real).toBeInstanceOf(McpError);
-    expect(sim).toBeInstanceOf(McpError);
+    // The simulated servers' McpError is our own class, held to the SDK's (sdk-error.spec.ts).
+    expect(sim).toBeInstanceOf(SdkMcpError);
     const e = real as McpError;
-    expect([sim!.code, sim!.message, sim!.data]).toEqual([e.code, e.message, e.data]);
+    expect([sim!.code, sim!.message, sim!.data, sim!.name]).toEqual([
+      e.code,
+      e.message,
+      e.data,
+      e.name
+    ]);
     // Only the lab's frame carries data a server can degrade on.
     if (style === 'lab') expect(e.data).toMatchObject({ reason: 'user.denied' });
     else expect(e.data).toBeUndefined();

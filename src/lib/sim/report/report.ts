@@ -6,11 +6,12 @@ import { sha256 } from '@noble/hashes/sha2.js';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { fromMicros } from '../../machine/money';
 import type { AuditRecord } from '../../machine/types';
-import { orderRecord } from '../../store/audit-export';
+import { orderRecord } from '../../store/audit-format';
 import { Simulation, type FrameLine, type SimulationOptions } from '../engine/engine';
 import type { InvariantResult } from '../checks/invariants';
 import type { LaneCounters } from '../engine/metrics';
-import { LANE_IDS, type LaneId, type Scenario } from '../input/scenario';
+import { LANE_IDS } from '../input/lanes';
+import type { LaneId, Scenario } from '../input/scenario';
 
 export interface LaneSummary {
   lane: LaneId;

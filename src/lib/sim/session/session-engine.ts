@@ -9,7 +9,8 @@ import type { AuthOutput, IncomingRequest } from '../../machine/authorize';
 import type { AuditRecord } from '../../machine/types';
 import { BreakpointWatcher, type BreakCondition } from '../timeline/breakpoints';
 import { CheckpointRecorder, type ViewCheckpoint } from '../engine/checkpoint';
-import { sdkFrameProblem } from '../checks/conformance';
+// The SDK's frame schemas, loaded on first use with the parsers (the worker awaits them).
+import { parsers } from '../input/parsers';
 import type { Simulation, SimulationOptions } from '../engine/engine';
 import type { EngineCheckpoint } from '../engine/engine-checkpoints';
 import { RunGuard } from '../checks/guard';
@@ -82,7 +83,7 @@ export function wireEngine(
   // From a checkpoint, the run's invariants and view checkpoints go on from where they stood.
   const guard = from
     ? from.checkpoint.guard.clone()
-    : new RunGuard(run.scenario, { validate: sdkFrameProblem });
+    : new RunGuard(run.scenario, { validate: (frame) => parsers().sdkFrameProblem(frame) });
   // At most about 2,000 checkpoints a run (a few MB), however fine its sampling.
   const recorder = new CheckpointRecorder(Math.floor(run.scenario.durationMs / MAX_CHECKPOINTS));
   if (from) recorder.resumeAt(from.views, from.checkpoint.at, from.checkpoint.counts);

@@ -11,7 +11,8 @@ import type { StorageFailure } from '../../store/write-behind';
 import type { Simulation } from '../engine/engine';
 import type { DurableProvider } from '../engine/lane-store';
 import type { Inspection, LaneView, PendingConsent, StorageState, StorageView } from './protocol';
-import { LANE_IDS, type LaneId } from '../input/scenario';
+import { LANE_IDS } from '../input/lanes';
+import type { LaneId } from '../input/scenario';
 
 /** A finished request the inspector can look up. */
 export interface Kept {

@@ -7,17 +7,20 @@
  * parts that do not are session-engine.ts, session-timeline.ts and session-view.ts.
  */
 import type { AuditRecord } from '../../machine/types';
-import { parseTimeline } from '../timeline/actions';
 import { BreakpointWatcher, parseBreak, type BreakCondition } from '../timeline/breakpoints';
 import type { CheckpointRecorder } from '../engine/checkpoint';
 import type { Simulation } from '../engine/engine';
 import { planFastForward } from '../engine/extend';
-import { chainSpecs, parseFork } from '../engine/fork';
+import { chainSpecs } from '../engine/fork-run';
 import type { RunGuard } from '../checks/guard';
 import type { Command, Reply, Snapshot, StorageView } from './protocol';
 import { digestRun } from '../report/report';
 import { restartNotice } from '../engine/restart';
-import { LANE_IDS, parseScenario, type LaneId, type Scenario } from '../input/scenario';
+import { LANE_IDS } from '../input/lanes';
+import type { LaneId, Scenario } from '../input/scenario';
+// zod's parsers, loaded on first use (the worker awaits them before a command that needs them).
+import { parsers } from '../input/parsers';
+import { readyMadeParse } from '../input/ready-made';
 import { NotCloneable } from '../../machine/clone';
 import { replayFrom } from '../engine/checkpoint';
 import { EngineCheckpoints } from '../engine/engine-checkpoints';
@@ -184,7 +187,7 @@ export class Session {
     const sim = this.sim;
     if (!sim) return false;
     if (cmd.type === 'seek') return cmd.t < sim.now && !this.canRestoreInPlace(cmd.t);
-    return cmd.type === 'fork' && parseFork(cmd.fork, sim.scenario).ok;
+    return cmd.type === 'fork' && parsers().parseFork(cmd.fork, sim.scenario).ok;
   }
 
   /** The engine checkpoints a seek back can restore from (the benchmarks read them). */
@@ -307,7 +310,7 @@ export class Session {
         // The audit table's questions are the browser worker's (ui/audit-service.ts).
         return [];
       case 'digest': {
-        const r = parseScenario(cmd.scenario);
+        const r = parsers().parseScenario(cmd.scenario);
         if (!r.ok) return [{ type: 'digest', ok: false, errors: r.errors }];
         return [
           {
@@ -414,7 +417,8 @@ export class Session {
     cmd: Extract<Command, { type: 'load' }>,
     create?: (scenario: Scenario, run: LoadedRun) => Create
   ): Reply {
-    const r = parseScenario(cmd.scenario);
+    // A ready-made scenario the worker has precompiled (ready-made.ts), else the parser.
+    const r = readyMadeParse(cmd.scenario) ?? parsers().parseScenario(cmd.scenario);
     if (!r.ok) return { type: 'loaded', ok: false, errors: r.errors };
     this.#audit = [];
     this.#kept = { A: new Map(), B: new Map() };
@@ -457,7 +461,7 @@ export class Session {
     const at = cmd.at;
     if (!at) return [cmd.link ? this.#loadLinked(cmd, cmd.link) : this.#load(cmd)];
     // Run memory is the page's sessionStorage: checked as any outside input, paths and all.
-    const timeline = parseTimeline(at);
+    const timeline = parsers().parseTimeline(at);
     if (!timeline.ok) return [{ type: 'loaded', ok: false, errors: timeline.errors }];
     const loaded = this.#load(cmd);
     if (loaded.type !== 'loaded' || !loaded.ok || !this.sim) return [loaded];
@@ -503,7 +507,7 @@ export class Session {
     cmd: Extract<Command, { type: 'load' }>,
     link: NonNullable<Extract<Command, { type: 'load' }>['link']>
   ): Reply {
-    const timeline = parseTimeline({ t: 0, ...link }, '$.link');
+    const timeline = parsers().parseTimeline({ t: 0, ...link }, '$.link');
     if (!timeline.ok) return { type: 'loaded', ok: false, errors: timeline.errors };
     const fork = timeline.fork;
     let loaded: Reply;
@@ -590,7 +594,7 @@ export class Session {
         return [{ type: 'checkpoints', checkpoints: this.#recorder?.checkpoints ?? [] }];
       case 'fork': {
         const run = this.#run!;
-        const parsed = parseFork(cmd.fork, run.scenario);
+        const parsed = parsers().parseFork(cmd.fork, run.scenario);
         if (!parsed.ok) return [{ type: 'forked', ok: false, errors: parsed.errors }];
         // Made on the branch the run is on at the fork's time: on a fork, that fork (a fork of a
         // fork keeps the first fork's history of the lane it leaves alone), else the base run.

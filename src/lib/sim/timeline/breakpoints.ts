@@ -26,7 +26,8 @@ import { quote } from '../../machine/excerpt';
 import type { AuthOutput, IncomingRequest } from '../../machine/authorize';
 import { BREAK_SYNTAX } from './break-syntax';
 import { fromMicros, toMicros } from '../../machine/money';
-import { effectiveBlock, type PolicyBlock } from '../../machine/policy';
+import { effectiveBlock } from '../../machine/policy/effective';
+import type { PolicyBlock } from '../../machine/policy';
 import type {
   AuditRecord,
   Frame,
@@ -34,7 +35,8 @@ import type {
   SamplingParams,
   StoredDecision
 } from '../../machine/types';
-import { OutcomeSchema, ReasonCodeSchema } from '../../machine/vocabulary';
+import { OUTCOMES } from '../../machine/outcome-list';
+import { REASONS } from '../../machine/reasons';
 import type { AskedFacts, Simulation, SimulationOptions } from '../engine/engine';
 import type { RunGuard } from '../checks/guard';
 import { INVARIANTS, type InvariantId, type Offender } from '../checks/invariants';
@@ -84,14 +86,14 @@ export function parseBreak(text: string): BreakParse {
     case 'consent':
       return none(kind) ?? { ok: true, condition: { text, lane, kind } };
     case 'reason': {
-      if (!arg || !ReasonCodeSchema.safeParse(arg).success)
-        return fail(`reason must be one of ${ReasonCodeSchema.options.join(', ')}`);
+      if (!arg || !(REASONS as readonly string[]).includes(arg))
+        return fail(`reason must be one of ${REASONS.join(', ')}`);
       return { ok: true, condition: { text, lane, kind, reason: arg } };
     }
     case 'outcome': {
-      const o = OutcomeSchema.safeParse(arg);
-      if (!o.success) return fail(`outcome must be one of ${OutcomeSchema.options.join(', ')}`);
-      return { ok: true, condition: { text, lane, kind, outcome: o.data } };
+      const outcome = OUTCOMES.find((o) => o === arg);
+      if (!outcome) return fail(`outcome must be one of ${OUTCOMES.join(', ')}`);
+      return { ok: true, condition: { text, lane, kind, outcome } };
     }
     case 'denial':
       if (arg === '') return fail('give a server name after denial:, or nothing');

@@ -7,7 +7,8 @@ import type { Timeline } from './actions';
 import { replayFrom, replayTo } from '../engine/checkpoint';
 import { applyAction } from '../engine/apply-action';
 import type { Simulation, SimulationOptions, TimelineAction } from '../engine/engine';
-import { forkChain, type ForkChain, type ForkSpec } from '../engine/fork';
+import { forkChain, type ForkChain } from '../engine/fork-run';
+import type { ForkSpec } from '../engine/fork';
 import type { Reply, TimelineFork } from '../session/protocol';
 import type { LaneId, Scenario } from '../input/scenario';
 

@@ -21,7 +21,7 @@ import {
   type ChunkStore,
   type RowPredicate
 } from '$lib/store/audit-index';
-import { toCsv, toJsonl } from '$lib/store/audit-export';
+import { toCsv, toJsonl } from '$lib/store/audit-format';
 import type { AuditQuery } from '$lib/store/audit-query';
 import { rowsBehind, type InvariantId } from '$lib/sim/checks/invariants';
 import type { AuditFocusSpec, AuditView, AuditViewQuery } from '$lib/sim/session/protocol';

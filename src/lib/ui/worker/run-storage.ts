@@ -38,7 +38,8 @@ import {
 } from '../../store/idb';
 import type { StorageFailure } from '../../store/write-behind';
 import { flushWithin } from './write-limit';
-import { LANE_IDS, type LaneId } from '../../sim/input/scenario';
+import { LANE_IDS } from '../../sim/input/lanes';
+import type { LaneId } from '../../sim/input/scenario';
 import type { RunStorage } from '../../sim/session/session';
 
 const DECISION_DB = 'sampling-policy-lab-run-decisions';

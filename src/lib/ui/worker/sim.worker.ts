@@ -10,7 +10,9 @@
 import type { Command, Reply, WorkerReply, WorkerRequest } from '../../sim/session/protocol';
 import { Session } from '../../sim/session/session';
 import { chartWords, thinningWords } from '../../sim/report/long-run';
-import { LANE_IDS } from '../../sim/input/scenario';
+import { LANE_IDS } from '../../sim/input/lanes';
+import { loadParsers, parsersLoaded } from '../../sim/input/parsers';
+import { prepareReadyMade } from '../../sim/input/ready-made';
 import { MAX_CHART_POINTS, thinSeries, type ThinnedSeries } from '../chart-thin';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
 import {
@@ -357,6 +359,45 @@ function handleLive(cmd: LiveCommand, id: number): void {
   }
 }
 
+// ---- What loads on first use (issue #24): the worker starts without zod ----
+
+/** Commands that neither parse a person's input nor run the engine. */
+const WITHOUT_PARSERS = new Set<Command['type']>([
+  'timeline',
+  'fork?',
+  'checkpoints',
+  // Breakpoint conditions are parsed without zod (sim/timeline/breakpoints.ts).
+  'setBreakpoints',
+  'inspect',
+  'memoryBudget',
+  'retryStorage',
+  'cancel',
+  'auditQuery',
+  'auditRows',
+  'auditExport',
+  'auditWindow'
+]);
+
+/**
+ * Load what `cmd` needs before the session handles it. The parsers and the SDK's frame schemas
+ * (sim/input/parsers.ts: zod) come on first use: a ready-made scenario loads precompiled
+ * (ready-made.ts), an advance that reaches no event runs nothing to check, and the commands above
+ * need neither; anything else — a person's own scenario, a reload's or a link's timeline, a fork,
+ * the first Play or fast-forward — waits for them (once; then they are there).
+ */
+async function prepare(cmd: Command): Promise<void> {
+  if (parsersLoaded() || WITHOUT_PARSERS.has(cmd.type)) return;
+  if (cmd.type === 'load' && !cmd.at && !cmd.link && (await prepareReadyMade(cmd.scenario))) return;
+  // An advance that runs no event (the page's advance to a new run's start: the engine runs an
+  // event due at t only on its way past t, or owed by a slice cut short — and no slice has run
+  // before the parsers are here). Were one run all the same, its frame check would throw, not pass.
+  if (cmd.type === 'advance' && session.sim && !session.fastForwarding) {
+    const next = session.sim.clock.nextAt();
+    if (cmd.to <= session.sim.now || next === null || next > cmd.to) return;
+  }
+  await loadParsers();
+}
+
 // Start opening the databases now, so the first load does not wait for it.
 const opening = openDbs();
 deleteLegacyDbs();
@@ -366,12 +407,25 @@ let queue = Promise.resolve();
 self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
   const { id, cmd } = e.data;
   if (isLiveCommand(cmd)) {
-    queue = queue.then(() => handleLive(cmd, id));
+    // Play runs the engine, whose frames are checked against the SDK's schemas (loaded on first
+    // use): the first Play waits for them.
+    queue = queue.then(async () => {
+      if (cmd.type === 'live' && !live && !parsersLoaded()) {
+        try {
+          await loadParsers();
+        } catch (err) {
+          post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }], id);
+          return;
+        }
+      }
+      handleLive(cmd, id);
+    });
     return;
   }
   queue = queue.then(async () => {
     try {
       await opening;
+      await prepare(cmd);
       if (cmd.type.startsWith('audit')) {
         const audit = cmd as Extract<Command, { type: `audit${string}` }>;
         // An export takes a while: answer later commands meanwhile.

@@ -8,7 +8,6 @@
  *
  * Over 400 lines on purpose: reading a frame into a failure and acting on it are one server's loop.
  */
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { classifyFrame } from '../../../machine/frames';
 import type { BudgetDecision, Frame, JsonRpcId, SamplingParams } from '../../../machine/types';
 import type { CloneMap } from '../../../machine/clone';
@@ -23,6 +22,8 @@ import type {
   WireStyle
 } from '../../world/world';
 import { buildParams, type BuildOptions } from './request';
+// The SDK's McpError and ErrorCode, without its zod-built types module (sdk-error.ts).
+import { SdkErrorCode as ErrorCode, SdkMcpError as McpError } from './sdk-error';
 
 /** How long a server waits before trying again to send on a closed connection. */
 const RECONNECT_POLL_MS = 500;

@@ -3,12 +3,12 @@
  * SDK raises — an `McpError` with a code, a message and (for the lab's frame only) data — and
  * classify it by the SDK's own `ErrorCode`s.
  */
-import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
 import { denialFrame, resultFrame } from '../../../machine/frames';
 import { DENIAL_STYLES, styleFrame, type DenialStyle } from '../../../machine/refusal-styles';
 import { CLOSED_RECONNECT_MS, failureOf, sdkErrorOf } from './base';
 import { fakeRun, kinds, last, SERVER, spec, type Responder } from './fake-env';
+import { SdkMcpError } from './sdk-error';
 
 /** The user said no: every request is refused, in the lane's style. */
 const refused =
@@ -22,7 +22,9 @@ const refused =
 describe("what a server's SDK shows it", () => {
   it('an McpError with the code and message, and data only from the lab', () => {
     const lab = sdkErrorOf(refused('lab')({ id: 1 } as never, 0));
-    expect(lab).toBeInstanceOf(McpError);
+    // The SDK's McpError (sdk-error.spec.ts holds our class to it).
+    expect(lab).toBeInstanceOf(SdkMcpError);
+    expect(lab!.name).toBe('McpError');
     expect(lab!.code).toBe(-32003);
     expect(lab!.message).toBe("MCP error -32003: Sampling denied by the user for server 'srv'");
     expect(lab!.data).toMatchObject({ reason: 'user.denied', retryable: false });
