@@ -1,4 +1,4 @@
-// `npx tsx scripts/gen-ready-made.ts`: precompile the ready-made scenarios (static/scenarios/) into
+// `npm run gen:ready-made`: precompile the ready-made scenarios (static/scenarios/) into
 // src/lib/sim/input/ready-made/ — each file's `parseScenario` result, keyed by the SHA-256 of its
 // JSON text — so the playground's worker loads them without zod (issue #24). Run it after a
 // change to a scenario file or to the parser; ready-made.spec.ts fails until it is run.

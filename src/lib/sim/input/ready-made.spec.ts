@@ -3,7 +3,7 @@
  * in static/scenarios/, the worker's zod-free load yields exactly `parseScenario`'s result —
  * every value, every object's prototype (the name records'), nothing more — and any other input
  * (an edited copy) is not taken for it. A failure here after a change to a scenario file or the
- * parser means: run `npx tsx scripts/gen-ready-made.ts`.
+ * parser means: run `npm run gen:ready-made`.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -27,7 +27,11 @@ function protos(v: unknown, path = '$', out: string[] = []): string[] {
 describe('the ready-made scenarios, precompiled', () => {
   it('has one for every scenario file, and none other', () => {
     expect(Object.keys(READY_MADE_BY_HASH)).toHaveLength(files.length);
-    for (const f of files) expect(READY_MADE_BY_HASH[readyMadeHash(read(f))!], f).toBeDefined();
+    for (const f of files)
+      expect(
+        READY_MADE_BY_HASH[readyMadeHash(read(f))!],
+        `${f} is not precompiled: run npm run gen:ready-made`
+      ).toBeDefined();
   });
 
   it.each(files)("%s: equals the parser's output, prototypes included", async (f) => {
