@@ -40,8 +40,12 @@ for (const path of PAGES) {
       await page.setViewportSize(size);
       await page.goto(path);
       await ready(page, path);
-      // Charts and the statechart size themselves after load: measure once they are drawn.
-      if (path === './') await expect(page.locator('.uplot').first()).toBeVisible();
+      // Charts and the statechart size themselves after load: measure once they are drawn. The
+      // charts' code loads when they come near the window, so a phone scrolls to them first.
+      if (path === './') {
+        await page.getByRole('region', { name: 'Charts' }).scrollIntoViewIfNeeded();
+        await expect(page.locator('.uplot').first()).toBeVisible();
+      }
       await expect
         .poll(
           async () => {
@@ -71,12 +75,15 @@ test('on a phone the playground is one column: lanes, charts and controls fit th
   // Both lanes' columns are on screen, and each chart's canvas is within its box.
   for (const lane of ['A', 'B'])
     await expect(page.getByLabel(`Lane ${lane} requests`, { exact: true })).toBeInViewport();
+  await expect(page.getByRole('button', { name: /^Simulate/ })).toBeInViewport();
+  // The charts' code loads as they come near the window: scroll to them as a reader would.
+  await page.getByRole('region', { name: 'Charts' }).scrollIntoViewIfNeeded();
+  await expect(page.locator('.uplot canvas').first()).toBeVisible();
   const canvases = await page.evaluate(() =>
     [...document.querySelectorAll('.uplot canvas')].map((c) => c.getBoundingClientRect().right)
   );
   expect(canvases.length).toBeGreaterThan(0);
   for (const right of canvases) expect(right).toBeLessThanOrEqual(width);
-  await expect(page.getByRole('button', { name: /^Simulate/ })).toBeInViewport();
 });
 
 test('/single/: the consent dialog opens in view with the focus, and the page links back', async ({
