@@ -7,12 +7,13 @@
  * page uses. Sizes are a benchmark's figures (`npm run bench:ui`); this guards what may not come
  * back by accident.
  */
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 
 /** A string only the XState runtime carries (our table interpreter names no spawned actors). */
 const XSTATE = 'xstate.spawn';
 
-test('the page loads neither zod nor XState until a learner edits', async ({ page }) => {
+/** Every script the page and its dedicated workers fetch from now on, with its text. */
+function scriptsFetched(page: Page): Promise<{ url: string; text: string }>[] {
   const bodies: Promise<{ url: string; text: string }>[] = [];
   // The context sees the page's requests and its dedicated workers' alike.
   page.context().on('response', (r) => {
@@ -25,6 +26,11 @@ test('the page loads neither zod nor XState until a learner edits', async ({ pag
         )
       );
   });
+  return bodies;
+}
+
+test('the page loads neither zod nor XState until a learner edits', async ({ page }) => {
+  const bodies = scriptsFetched(page);
   await page.goto('./');
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
   await page.waitForLoadState('networkidle');
@@ -57,17 +63,7 @@ test('the page loads neither zod nor XState until a learner edits', async ({ pag
 test("the first Play brings the worker's parsers and frame checks, and plays at once", async ({
   page
 }) => {
-  const bodies: Promise<{ url: string; text: string }>[] = [];
-  page.context().on('response', (r) => {
-    if (new URL(r.url()).pathname.endsWith('.js'))
-      bodies.push(
-        // A body still coming when the test ends is not one it looks at.
-        r.text().then(
-          (text) => ({ url: r.url(), text }),
-          () => ({ url: r.url(), text: '' })
-        )
-      );
-  });
+  const bodies = scriptsFetched(page);
   await page.goto('./');
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
   await page.waitForLoadState('networkidle');

@@ -9,47 +9,15 @@ import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '../../machine/types';
 import { parsePolicy } from '../../machine/policy';
 import { Simulation, type SimulationOptions } from '../engine/engine';
-import { SharedDecisionStore } from '../../store/shared-store';
 import { parseScenario, type LaneId } from '../input/scenario';
 import { Session, type RunStorage } from './session';
+import { DiskStore, MemoryAuditLog } from './run-storage.testing';
 import { only, readScenario as read } from './replies.testing';
 import type { Reply } from './protocol';
 
-class DiskStore extends SharedDecisionStore {
-  status() {
-    return { saved: this.count(), heldInMemory: 0, failure: null };
-  }
-}
-
-/** The durable audit log, in memory: rows by key, appended at `nextKey`, cut by `truncate`. */
-class Log {
-  rows: AuditRecord[] = [];
-  get nextKey(): number {
-    return this.rows.length;
-  }
-  append(r: AuditRecord): void {
-    this.rows.push(structuredClone(r));
-  }
-  truncate(n: number): void {
-    this.rows.length = Math.min(this.rows.length, n);
-  }
-  all() {
-    return this.rows;
-  }
-  clear() {
-    this.rows = [];
-  }
-  count() {
-    return this.rows.length;
-  }
-  status() {
-    return { saved: this.rows.length, heldInMemory: 0, failure: null };
-  }
-}
-
 function namespace() {
   const stores = { A: new DiskStore(), B: new DiskStore() };
-  const log = new Log();
+  const log = new MemoryAuditLog();
   const storage: RunStorage = {
     run: 'r-test',
     durable: (lane: LaneId) => stores[lane],
@@ -63,7 +31,7 @@ function namespace() {
 /** The page's table, fed as the worker feeds its index (sim.worker.ts). */
 class Table {
   rows: AuditRecord[] = [];
-  constructor(readonly log: Log) {}
+  constructor(readonly log: MemoryAuditLog) {}
   take(rs: Reply[]): Reply[] {
     for (const r of rs) {
       if (r.type === 'seeked' && r.inPlace) {

@@ -1,19 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { Simulation } from '../engine/engine';
-import { SharedDecisionStore } from '../../store/shared-store';
 import { LANE_IDS, parseScenario, type LaneId } from '../input/scenario';
 import { Session, type RunStorage } from './session';
+import { DiskStore, MemoryAuditLog } from './run-storage.testing';
 import { liveDecisions } from '../engine/restart';
 import { only, readScenario as read, snap } from './replies.testing';
-import type { AuditRecord } from '../../machine/types';
 import { auditLineJson } from '../report/report';
 
 /** A durable store that, like the browser's, says what is on disk (the session counts it as resumed). */
-class DiskStore extends SharedDecisionStore {
-  status() {
-    return { saved: this.count(), heldInMemory: 0, failure: null };
-  }
-}
 
 /** One run's namespace: the same stores outlive a session, as IndexedDB outlives a page. */
 function namespace(): RunStorage & { stores: Record<LaneId, DiskStore> } {
@@ -168,38 +162,12 @@ describe('runs are isolated', () => {
   });
 });
 
-/** The durable audit log as the worker's: rows by key, appended at `nextKey`, cut by `truncate`. */
-class Log {
-  rows: AuditRecord[] = [];
-  get nextKey(): number {
-    return this.rows.length;
-  }
-  append(r: AuditRecord): void {
-    this.rows.push(structuredClone(r));
-  }
-  truncate(n: number): void {
-    this.rows.length = Math.min(this.rows.length, n);
-  }
-  all() {
-    return this.rows;
-  }
-  clear() {
-    this.rows = [];
-  }
-  count() {
-    return this.rows.length;
-  }
-  status() {
-    return { saved: this.rows.length, heldInMemory: 0, failure: null };
-  }
-}
-
 describe('a reload whose audit writes were behind (load with `at`)', () => {
   /** The run to `t`, its namespace's log then missing its last `behind` rows, and the reload. */
   function reloadBehind(minutes: number, behind: (n: number) => number) {
     const data = read('reconnect-bypass');
     const disk = namespace();
-    const log = new Log();
+    const log = new MemoryAuditLog();
     disk.audit = log;
     const before = new Session({ storage: disk });
     const [l] = before.handle({ type: 'load', scenario: data });
