@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Simulation, type FrameLine } from './engine';
-import { forkRun, parseFork, type ForkSpec } from './fork';
+import { parseFork, type ForkSpec } from './fork';
+import { forkRun } from './fork-run';
 import { frameLineJson } from '../report/report';
 import { parseScenario, type LaneId, type Scenario } from '../input/scenario';
 

@@ -77,5 +77,4 @@ export function parseFork(input: unknown, scenario?: Scenario): ForkParse {
   return { ok: true, fork: r.data };
 }
 
-// Making a fork (no zod there: the playground's worker loads it without the parser).
-export * from './fork-run';
+// Making a fork is fork-run.ts's (no zod there: the playground's worker loads it without the parser).
