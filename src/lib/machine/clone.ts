@@ -33,7 +33,10 @@ export interface Cloneable<T> {
 }
 
 /** The classes the generic copier copies, by prototype: the names of their shared fields. */
-const COPYABLE = new WeakMap<object, ReadonlySet<string>>();
+const COPYABLE = new WeakMap<
+  object,
+  { shared: ReadonlySet<string>; blank: (() => object) | undefined }
+>();
 
 /**
  * Let {@link CloneMap} copy instances of `cls` without a `clone` method of their own: a new
@@ -43,10 +46,21 @@ const COPYABLE = new WeakMap<object, ReadonlySet<string>>();
  * a scenario's rate card, a step's input). Frozen values are shared too. A function in a field
  * cannot be copied ({@link NotCloneable}); a class with `#private` members (fields or methods)
  * cannot be copied this way at all — the copy, made without its constructor, fails their brand
- * check — and keeps its `clone` method.
+ * check — and keeps its `clone` method (or turns them into TypeScript `private` fields).
+ *
+ * `blank`, when given, makes the object the fields are copied into (an instance from the class's
+ * constructor, whose fields are then overwritten) instead of `Object.create(prototype)`. Why: V8
+ * sizes a constructed object to its class's fields, while one from `Object.create` has room for
+ * four in the object and keeps the rest in a separate array — bigger, for a class with more
+ * fields and many instances (the random streams: every server of every lane has its own), and a
+ * checkpoint holds one copy of each.
  */
-export function copyable(cls: abstract new (...args: never[]) => object, shared: string[] = []) {
-  COPYABLE.set(cls.prototype as object, new Set(shared));
+export function copyable<T extends object>(
+  cls: abstract new (...args: never[]) => T,
+  shared: string[] = [],
+  blank?: () => T
+) {
+  COPYABLE.set(cls.prototype as object, { shared: new Set(shared), blank });
 }
 
 /** One copy of an engine in progress: originals to their copies, made once each. */
@@ -95,9 +109,10 @@ export class CloneMap {
     if (this.#copies.has(x)) return this.#copies.get(x) as T;
     const clone = (x as Partial<Cloneable<T>>).clone;
     if (typeof clone !== 'function') {
-      const shared = COPYABLE.get(Object.getPrototypeOf(x) as object);
-      if (!shared) throw new NotCloneable(`${describe(x)} has no clone method`);
-      return this.#fields(x, Object.create(Object.getPrototypeOf(x) as object) as T, shared);
+      const how = COPYABLE.get(Object.getPrototypeOf(x) as object);
+      if (!how) throw new NotCloneable(`${describe(x)} has no clone method`);
+      const blank = how.blank ? how.blank() : Object.create(Object.getPrototypeOf(x) as object);
+      return this.#fields(x, blank as T, how.shared);
     }
     const c = clone.call(x, this);
     if (!this.#copies.has(x)) this.#copies.set(x, c);
