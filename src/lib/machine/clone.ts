@@ -135,10 +135,12 @@ export class CloneMap {
     if (this.#copies.has(v)) return this.#copies.get(v);
     const proto = Object.getPrototypeOf(v) as object | null;
     if (proto === Array.prototype) {
-      const a = v as unknown[];
-      const c: unknown[] = [];
+      // slice, then the objects in it replaced: the copy is exactly as long as the original
+      // (pushing one by one leaves spare capacity), and a list of numbers (a chart's series) is
+      // copied at once.
+      const c = (v as unknown[]).slice();
       this.#copies.set(v, c);
-      for (let i = 0; i < a.length; i++) c.push(this.#value(a[i]));
+      for (let i = 0; i < c.length; i++) if (isObject(c[i])) c[i] = this.#value(c[i]);
       return c;
     }
     if (proto === Map.prototype) {
@@ -153,8 +155,16 @@ export class CloneMap {
       for (const e of v as Set<unknown>) c.add(this.#value(e));
       return c;
     }
-    if (proto === Object.prototype || proto === null)
-      return this.#fields(v, Object.create(proto) as object, NONE);
+    if (proto === Object.prototype) {
+      // A spread, then the objects in it replaced: the copy has the original's shape at once
+      // (adding fields one by one turns a record of more than a dozen, a lane's counters, into a
+      // slow dictionary).
+      const c: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+      this.#copies.set(v, c);
+      for (const k in c) if (isObject(c[k])) c[k] = this.#value(c[k]);
+      return c;
+    }
+    if (proto === null) return this.#fields(v, Object.create(proto) as object, NONE);
     return this.get(v);
   }
 
@@ -182,6 +192,11 @@ export class CloneMap {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/** What {@link CloneMap}'s copier has to look at: an object or a function (which it refuses). */
+function isObject(v: unknown): boolean {
+  return (typeof v === 'object' && v !== null) || typeof v === 'function';
+}
 
 function describe(x: object): string {
   const name = (x as { constructor?: { name?: string } }).constructor?.name;
