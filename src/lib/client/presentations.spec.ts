@@ -77,7 +77,7 @@ describe('PresentationHistory (the retry-loop alert)', () => {
               continue;
             }
             if (step === 'clone') {
-              h = new CloneMap().get(h);
+              h = h.clone(new CloneMap());
               continue;
             }
             const key = `k${step}`;
