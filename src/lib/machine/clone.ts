@@ -33,7 +33,10 @@ export interface Cloneable<T> {
 }
 
 /** The classes the generic copier copies, by prototype: the names of their shared fields. */
-const COPYABLE = new WeakMap<object, ReadonlySet<string>>();
+const COPYABLE = new WeakMap<
+  object,
+  { shared: ReadonlySet<string>; blank: (() => object) | undefined }
+>();
 
 /**
  * Let {@link CloneMap} copy instances of `cls` without a `clone` method of their own: a new
@@ -43,10 +46,21 @@ const COPYABLE = new WeakMap<object, ReadonlySet<string>>();
  * a scenario's rate card, a step's input). Frozen values are shared too. A function in a field
  * cannot be copied ({@link NotCloneable}); a class with `#private` members (fields or methods)
  * cannot be copied this way at all — the copy, made without its constructor, fails their brand
- * check — and keeps its `clone` method.
+ * check — and keeps its `clone` method (or turns them into TypeScript `private` fields).
+ *
+ * `blank`, when given, makes the object the fields are copied into (an instance from the class's
+ * constructor, whose fields are then overwritten) instead of `Object.create(prototype)`. Why: V8
+ * sizes a constructed object to its class's fields, while one from `Object.create` has room for
+ * four in the object and keeps the rest in a separate array — bigger, for a class with more
+ * fields and many instances (the random streams: every server of every lane has its own), and a
+ * checkpoint holds one copy of each.
  */
-export function copyable(cls: abstract new (...args: never[]) => object, shared: string[] = []) {
-  COPYABLE.set(cls.prototype as object, new Set(shared));
+export function copyable<T extends object>(
+  cls: abstract new (...args: never[]) => T,
+  shared: string[] = [],
+  blank?: () => T
+) {
+  COPYABLE.set(cls.prototype as object, { shared: new Set(shared), blank });
 }
 
 /** One copy of an engine in progress: originals to their copies, made once each. */
@@ -95,9 +109,10 @@ export class CloneMap {
     if (this.#copies.has(x)) return this.#copies.get(x) as T;
     const clone = (x as Partial<Cloneable<T>>).clone;
     if (typeof clone !== 'function') {
-      const shared = COPYABLE.get(Object.getPrototypeOf(x) as object);
-      if (!shared) throw new NotCloneable(`${describe(x)} has no clone method`);
-      return this.#fields(x, Object.create(Object.getPrototypeOf(x) as object) as T, shared);
+      const how = COPYABLE.get(Object.getPrototypeOf(x) as object);
+      if (!how) throw new NotCloneable(`${describe(x)} has no clone method`);
+      const blank = how.blank ? how.blank() : Object.create(Object.getPrototypeOf(x) as object);
+      return this.#fields(x, blank as T, how.shared);
     }
     const c = clone.call(x, this);
     if (!this.#copies.has(x)) this.#copies.set(x, c);
@@ -120,10 +135,12 @@ export class CloneMap {
     if (this.#copies.has(v)) return this.#copies.get(v);
     const proto = Object.getPrototypeOf(v) as object | null;
     if (proto === Array.prototype) {
-      const a = v as unknown[];
-      const c: unknown[] = [];
+      // slice, then the objects in it replaced: the copy is exactly as long as the original
+      // (pushing one by one leaves spare capacity), and a list of numbers (a chart's series) is
+      // copied at once.
+      const c = (v as unknown[]).slice();
       this.#copies.set(v, c);
-      for (let i = 0; i < a.length; i++) c.push(this.#value(a[i]));
+      for (let i = 0; i < c.length; i++) if (isObject(c[i])) c[i] = this.#value(c[i]);
       return c;
     }
     if (proto === Map.prototype) {
@@ -138,8 +155,16 @@ export class CloneMap {
       for (const e of v as Set<unknown>) c.add(this.#value(e));
       return c;
     }
-    if (proto === Object.prototype || proto === null)
-      return this.#fields(v, Object.create(proto) as object, NONE);
+    if (proto === Object.prototype) {
+      // A spread, then the objects in it replaced: the copy has the original's shape at once
+      // (adding fields one by one turns a record of more than a dozen, a lane's counters, into a
+      // slow dictionary).
+      const c: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+      this.#copies.set(v, c);
+      for (const k in c) if (isObject(c[k])) c[k] = this.#value(c[k]);
+      return c;
+    }
+    if (proto === null) return this.#fields(v, Object.create(proto) as object, NONE);
     return this.get(v);
   }
 
@@ -167,6 +192,11 @@ export class CloneMap {
 }
 
 const NONE: ReadonlySet<string> = new Set();
+
+/** What {@link CloneMap}'s copier has to look at: an object or a function (which it refuses). */
+function isObject(v: unknown): boolean {
+  return (typeof v === 'object' && v !== null) || typeof v === 'function';
+}
 
 function describe(x: object): string {
   const name = (x as { constructor?: { name?: string } }).constructor?.name;

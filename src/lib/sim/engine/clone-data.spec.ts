@@ -22,7 +22,8 @@ import { DEFAULT_PROVIDER, cardsByModel } from '../actors/provider';
 import { Rng } from '../world/rng';
 
 const cards = cardsByModel(DEFAULT_PROVIDER.cards);
-const copy = <T extends { clone(m: CloneMap): T }>(x: T): T => new CloneMap().get(x);
+// Any object the engine copy copies: by its own clone(m), or by the generic copier (copyable).
+const copy = <T extends object>(x: T): T => new CloneMap().get(x);
 
 function decision(over: Partial<StoredDecision> = {}): StoredDecision {
   return {

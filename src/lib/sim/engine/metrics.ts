@@ -3,7 +3,7 @@
  * machine's outputs (audit record + path) and by the servers' own reports.
  */
 import type { AuthOutput } from '../../machine/authorize';
-import type { CloneMap } from '../../machine/clone';
+import { copyable } from '../../machine/clone';
 import { toMicros } from '../../machine/money';
 import type { Outcome } from '../../machine/types';
 import { OUTCOMES as OUTCOME_LIST } from '../../machine/outcome-list';
@@ -149,7 +149,8 @@ export class LaneMetrics {
   };
   /** Counts per machine edge, "from→to": the statechart's live labels. */
   readonly edges: Record<string, number> = {};
-  readonly #alerted = new Set<string>();
+  // Not #private: the generic copier (clone.ts) copies it.
+  private readonly alerted = new Set<string>();
 
   /** The client received a request. */
   request(): void {
@@ -176,8 +177,8 @@ export class LaneMetrics {
     }
     if (a.alert) {
       c.alerts++;
-      if (!this.#alerted.has(a.identity)) {
-        this.#alerted.add(a.identity);
+      if (!this.alerted.has(a.identity)) {
+        this.alerted.add(a.identity);
         c.alertedIdentities++;
       }
     }
@@ -233,22 +234,6 @@ export class LaneMetrics {
   }
 
   /**
-   * A copy with its own counters, series, edge counts and alerted identities (all plain data,
-   * copied into the copy's own fresh objects, so they keep the shapes the hot paths are used to).
-   * The edge labels (`edgeKeys`) are a module-wide cache of immutable strings, shared.
-   */
-  clone(m: CloneMap): LaneMetrics {
-    const c = m.set(this, new LaneMetrics());
-    const frames = Object.assign(c.counters.frames, this.counters.frames);
-    Object.assign(c.counters, this.counters, { frames, denials: { ...this.counters.denials } });
-    c.series.t = this.series.t.slice();
-    for (const k of SERIES_KEYS) c.series.values[k] = this.series.values[k].slice();
-    Object.assign(c.edges, this.edges);
-    for (const id of this.#alerted) c.#alerted.add(id);
-    return c;
-  }
-
-  /**
    * The series as shown at virtual time `now`: the samples, then one point of the counters as
    * they are now when `now` is past the last sample. Why: samples fall every few simulated
    * seconds, so a paused run (or a breakpoint) would otherwise chart fewer consent prompts than
@@ -263,3 +248,8 @@ export class LaneMetrics {
     return { t: [...s.t, now], values };
   }
 }
+
+// A copy has its own counters, series, edge counts and alerted identities (plain data, copied into
+// a constructed instance's fields, so they keep the shapes the hot paths are used to). The edge
+// labels are a module-wide cache of immutable strings, never in an instance.
+copyable(LaneMetrics, [], () => new LaneMetrics());

@@ -29,7 +29,7 @@ export function hashString(s: string): number {
   return h >>> 0;
 }
 
-import type { CloneMap } from '../../machine/clone';
+import { copyable } from '../../machine/clone';
 
 /** The largest seed: seeds are 32-bit. */
 export const MAX_SEED = 0xffffffff;
@@ -47,28 +47,29 @@ export function seedFromText(text: string): number | null {
 
 export class Rng {
   readonly seed: number;
-  #a: number;
-  #b: number;
-  #c: number;
-  #d: number;
+  // Plain private fields, not #private: the generic copier (clone.ts) copies them.
+  private a: number;
+  private b: number;
+  private c: number;
+  private d: number;
 
   constructor(seed: number) {
     this.seed = seed >>> 0;
     const sm = splitmix32(this.seed);
-    this.#a = sm();
-    this.#b = sm();
-    this.#c = sm();
-    this.#d = sm();
+    this.a = sm();
+    this.b = sm();
+    this.c = sm();
+    this.d = sm();
     for (let i = 0; i < 12; i++) this.nextUint32();
   }
 
   nextUint32(): number {
-    const t = (((this.#a + this.#b) >>> 0) + this.#d) >>> 0;
-    this.#d = (this.#d + 1) >>> 0;
-    this.#a = this.#b ^ (this.#b >>> 9);
-    this.#b = (this.#c + (this.#c << 3)) >>> 0;
-    this.#c = (this.#c << 21) | (this.#c >>> 11);
-    this.#c = (this.#c + t) >>> 0;
+    const t = (((this.a + this.b) >>> 0) + this.d) >>> 0;
+    this.d = (this.d + 1) >>> 0;
+    this.a = this.b ^ (this.b >>> 9);
+    this.b = (this.c + (this.c << 3)) >>> 0;
+    this.c = (this.c << 21) | (this.c >>> 11);
+    this.c = (this.c + t) >>> 0;
     return t;
   }
 
@@ -102,18 +103,11 @@ export class Rng {
     return base * (1 - j + 2 * j * this.next());
   }
 
-  /** A copy at the same point of the same stream: the two draw the same numbers from here on. */
-  clone(m: CloneMap): Rng {
-    const c = m.set(this, new Rng(this.seed));
-    c.#a = this.#a;
-    c.#b = this.#b;
-    c.#c = this.#c;
-    c.#d = this.#d;
-    return c;
-  }
-
   /** An independent stream for a label, from the same seed. */
   fork(label: string): Rng {
     return new Rng((this.seed ^ hashString(label)) >>> 0);
   }
 }
+
+// A copy is at the same point of the same stream: the two draw the same numbers from here on.
+copyable(Rng, [], () => new Rng(0));

@@ -4,8 +4,7 @@
  */
 import { toMicros } from '../../../machine/money';
 import type { AuditRecord } from '../../../machine/types';
-import type { CloneMap } from '../../../machine/clone';
-import { copyJson } from '../../../machine/copy-json';
+import { copyable } from '../../../machine/clone';
 
 export const INVARIANTS = {
   'one-frame': 'Every request gets exactly one frame and one audit record',
@@ -76,15 +75,10 @@ export class Tally {
     this.violations++;
     if (this.offenders.length < MAX_OFFENDERS) this.offenders.push(o);
   }
-  /** A copy with its own counts and offenders (at most {@link MAX_OFFENDERS}). */
-  clone(m: CloneMap): Tally {
-    const c = m.set(this, new Tally());
-    c.checked = this.checked;
-    c.violations = this.violations;
-    for (const o of copyJson(this.offenders)) c.offenders.push(o);
-    return c;
-  }
 }
+
+// A copy has its own counts and offenders (at most MAX_OFFENDERS).
+copyable(Tally, [], () => new Tally());
 
 /**
  * The audit rows behind a guarantee that holds: what the audit table shows when the learner

@@ -12,7 +12,7 @@
 import { estimateCostMicros, type RateCard } from '../../../machine/budget';
 import { toMicros } from '../../../machine/money';
 import type { AuditRecord, Frame, SamplingParams, StoredDecision } from '../../../machine/types';
-import type { CloneMap } from '../../../machine/clone';
+import { copyable } from '../../../machine/clone';
 import type { DenialStyle } from '../../../machine/refusal-styles';
 import type { LaneCounters } from '../../engine/metrics';
 import { lifetimeBroken, LifetimeTracker } from '../lifetimes';
@@ -92,70 +92,45 @@ export interface CheckerOptions {
 }
 
 export class InvariantChecker {
-  readonly #cards: Readonly<Record<string, RateCard>>;
-  readonly #validate: FrameValidator | undefined;
-  readonly #t = Object.fromEntries(
+  private readonly cards: Readonly<Record<string, RateCard>>;
+  private readonly validate: FrameValidator | undefined;
+  private readonly t = Object.fromEntries(
     (Object.keys(INVARIANTS) as InvariantId[]).map((id) => [id, new Tally()])
   ) as Record<InvariantId, Tally>;
-  readonly #pending = new Map<string, Pending>();
-  #received = 0;
-  #answered = 0;
-  #silenced = 0;
+  private readonly pending = new Map<string, Pending>();
+  private received = 0;
+  private answered = 0;
+  private silenced = 0;
   /** Refusals sent in a real client's style, per lane (the lab's typed denial given up). */
-  readonly #foreign = new Map<string, { style: DenialStyle; count: number }>();
+  private readonly foreign = new Map<string, { style: DenialStyle; count: number }>();
   /** Spend per (lane, server, window) and per (lane, connection) pool, in micros. */
-  readonly #windows = new Map<string, number>();
-  readonly #overdrawn = new Set<string>();
-  readonly #pools = new Map<string, number>();
-  // Not readonly: clone() gives a copy its own trackers.
-  #lifetimes = new LifetimeTracker();
-  #loops = new LoopTracker();
+  private readonly windows = new Map<string, number>();
+  private readonly overdrawn = new Set<string>();
+  private readonly pools = new Map<string, number>();
+  private readonly lifetimes = new LifetimeTracker();
+  private readonly loops = new LoopTracker();
   /** The audit log's own totals per lane, to hold the counters against. */
-  readonly #totals = new Map<string, LaneCounters>();
-  #same: { checked: number; problem: string | null } | null = null;
-  #replays = 0;
+  private readonly totals = new Map<string, LaneCounters>();
+  private same: { checked: number; problem: string | null } | null = null;
+  private replays = 0;
 
   constructor(opts: CheckerOptions) {
-    this.#cards = opts.cards;
-    this.#validate = opts.validate;
+    this.cards = opts.cards;
+    this.validate = opts.validate;
   }
 
   /** Roughly what the checker holds in memory, bytes (sim/engine/engine-size.ts). */
   approxBytes(): number {
-    const entries = this.#pending.size + this.#windows.size + this.#overdrawn.size;
-    return this.#lifetimes.approxBytes() + this.#loops.approxBytes() + entries * 120;
-  }
-
-  /**
-   * A copy that goes on checking exactly as this one would: its own tallies, requests in flight,
-   * spend, trackers and totals. The rate cards and the frame validator are shared (immutable).
-   */
-  clone(m: CloneMap): InvariantChecker {
-    const c = m.set(this, new InvariantChecker({ cards: this.#cards, validate: this.#validate }));
-    for (const id of Object.keys(this.#t) as InvariantId[]) c.#t[id] = m.get(this.#t[id]);
-    for (const [k, p] of this.#pending) c.#pending.set(k, { ...p });
-    c.#received = this.#received;
-    c.#answered = this.#answered;
-    c.#silenced = this.#silenced;
-    for (const [k, v] of this.#foreign) c.#foreign.set(k, { ...v });
-    for (const [k, v] of this.#windows) c.#windows.set(k, v);
-    for (const k of this.#overdrawn) c.#overdrawn.add(k);
-    for (const [k, v] of this.#pools) c.#pools.set(k, v);
-    c.#lifetimes = m.get(this.#lifetimes);
-    c.#loops = m.get(this.#loops);
-    for (const [lane, totals] of this.#totals)
-      c.#totals.set(lane, { ...totals, frames: { ...totals.frames } });
-    c.#same = this.#same && { ...this.#same };
-    c.#replays = this.#replays;
-    return c;
+    const entries = this.pending.size + this.windows.size + this.overdrawn.size;
+    return this.lifetimes.approxBytes() + this.loops.approxBytes() + entries * 120;
   }
 
   /** A request frame the client received. */
   request(lane: string, connection: string, id: string | number, t: number, ctx: RequestContext) {
     const key = `${lane}\u0000${connection}\u0000${String(id)}`;
-    this.#received++;
-    if (this.#pending.has(key))
-      this.#t['one-frame'].add({
+    this.received++;
+    if (this.pending.has(key))
+      this.t['one-frame'].add({
         lane,
         seq: null,
         request: `${connection}/${id}`,
@@ -164,7 +139,7 @@ export class InvariantChecker {
       });
     const pending: Pending = { t, silence: ctx.silence, seq: null, audited: false, tokensOut: 0 };
     if (ctx.denialStyle && ctx.denialStyle !== 'lab') pending.style = ctx.denialStyle;
-    this.#pending.set(key, pending);
+    this.pending.set(key, pending);
   }
 
   /** An audit record, with the limits in force when its cost was charged. */
@@ -173,39 +148,39 @@ export class InvariantChecker {
     const request = `${r.connection}/${r.requestId}`;
     const key = `${lane}\u0000${r.connection}\u0000${String(r.requestId)}`;
     const at = (what: string): Offender => ({ lane, seq: r.seq, request, t: r.t, what });
-    this.#tallyTotals(lane, r);
-    const p = this.#pending.get(key);
-    if (!p) this.#t['one-frame'].add(at('an audit record for no request in flight'));
-    else if (p.audited) this.#t['one-frame'].add(at('a second audit record for one request'));
+    this.tallyTotals(lane, r);
+    const p = this.pending.get(key);
+    if (!p) this.t['one-frame'].add(at('an audit record for no request in flight'));
+    else if (p.audited) this.t['one-frame'].add(at('a second audit record for one request'));
     else {
       p.audited = true;
       p.seq = r.seq;
       p.tokensOut = r.tokensOut;
       if (r.outcome === 'denied' || r.outcome === 'budget_exceeded') p.refusal = true;
       if (r.silenced) {
-        this.#pending.delete(key);
-        if (p.silence) this.#silenced++;
-        else this.#t['one-frame'].add(at('no frame, and silence is off'));
+        this.pending.delete(key);
+        if (p.silence) this.silenced++;
+        else this.t['one-frame'].add(at('no frame, and silence is off'));
       }
     }
     const cost = toMicros(r.cost);
-    this.#checkConsent(r, lane, at, ctx.keepsApprovals === true);
+    this.checkConsent(r, lane, at, ctx.keepsApprovals === true);
     if (ctx.budget && ctx.spentMicros !== undefined)
       checkExhaustedPremise(
-        this.#t['denials-true'],
+        this.t['denials-true'],
         r,
         ctx.params,
         ctx.budget,
         ctx.spentMicros,
-        this.#cards,
+        this.cards,
         at
       );
-    this.#checkSpend(r, lane, cost, ctx, at);
-    this.#checkTokens(r, cost, at);
+    this.checkSpend(r, lane, cost, ctx, at);
+    this.checkTokens(r, cost, at);
     if (ctx.alert) {
-      const { inWindow, loop } = this.#loops.presented(lane, r, ctx.alert);
+      const { inWindow, loop } = this.loops.presented(lane, r, ctx.alert);
       if (loop) {
-        const l = this.#t['loops-flagged'];
+        const l = this.t['loops-flagged'];
         l.checked++;
         if (!r.alert)
           l.add(
@@ -216,10 +191,10 @@ export class InvariantChecker {
       }
     }
     if (r.replayed && (r.outcome === 'denied' || r.silenced)) {
-      this.#t['replays-no-model'].checked++;
-      this.#replays++;
+      this.t['replays-no-model'].checked++;
+      this.replays++;
       if (r.consentShown || r.tokensIn > 0 || r.tokensOut > 0 || cost > 0)
-        this.#t['replays-no-model'].add(
+        this.t['replays-no-model'].add(
           at(
             `a replayed denial ${r.consentShown ? 'asked the user' : `called the model (${r.tokensIn} in, ${r.tokensOut} out, ${r.cost})`}`
           )
@@ -234,32 +209,32 @@ export class InvariantChecker {
   frame(lane: string, connection: string, frame: Frame, t: number, windows?: WindowsAt): void {
     const key = `${lane}\u0000${connection}\u0000${String(frame.id)}`;
     const request = `${connection}/${frame.id}`;
-    const p = this.#pending.get(key);
+    const p = this.pending.get(key);
     const seq = p?.seq ?? null;
     const at = (what: string): Offender => ({ lane, seq, request, t, what });
-    if (!p) this.#t['one-frame'].add(at('a frame for no request in flight (a second frame?)'));
+    if (!p) this.t['one-frame'].add(at('a frame for no request in flight (a second frame?)'));
     else {
-      this.#pending.delete(key);
+      this.pending.delete(key);
       // A refusal sent as an error in a real client's style: no reason a server can branch on.
       if (p.style && p.refusal && 'error' in frame) {
-        const f = this.#foreign.get(lane) ?? { style: p.style, count: 0 };
+        const f = this.foreign.get(lane) ?? { style: p.style, count: 0 };
         f.style = p.style;
         f.count++;
-        this.#foreign.set(lane, f);
+        this.foreign.set(lane, f);
       }
-      if (p.audited) this.#answered++;
-      else this.#t['one-frame'].add(at('a frame sent before its audit record'));
+      if (p.audited) this.answered++;
+      else this.t['one-frame'].add(at('a frame sent before its audit record'));
     }
-    if (windows) checkDenialFrame(this.#t['denials-true'], frame, t, windows, at);
-    if (this.#validate) {
-      this.#t['frames-conform'].checked++;
-      const problem = this.#validate(frame);
-      if (problem) this.#t['frames-conform'].add(at(problem));
+    if (windows) checkDenialFrame(this.t['denials-true'], frame, t, windows, at);
+    if (this.validate) {
+      this.t['frames-conform'].checked++;
+      const problem = this.validate(frame);
+      if (problem) this.t['frames-conform'].add(at(problem));
     }
     if ('result' in frame && frame.result.content.text.length > 0) {
-      this.#t['replays-no-model'].checked++;
+      this.t['replays-no-model'].checked++;
       if (!p || p.tokensOut === 0)
-        this.#t['replays-no-model'].add(at('a completion sent without a model call of its own'));
+        this.t['replays-no-model'].add(at('a completion sent without a model call of its own'));
     }
   }
 
@@ -267,7 +242,7 @@ export class InvariantChecker {
   /** A store change; `currentHash`: the server's policy hash now, when the caller knows it. */
   store(lane: string, t: number, e: StoreEvent, currentHash?: string): void {
     if (e.type === 'commit') {
-      const v = this.#t['verdicts-only'];
+      const v = this.t['verdicts-only'];
       v.checked++;
       const problem = storedDecisionProblem(e.decision);
       if (problem)
@@ -279,8 +254,8 @@ export class InvariantChecker {
           what: `the decision for ${e.decision.identity} ${problem}`
         });
     }
-    if (e.type === 'opened') checkHandover(this.#t['no-future-decisions'], lane, t, e.held);
-    this.#lifetimes.store(lane, t, e, currentHash);
+    if (e.type === 'opened') checkHandover(this.t['no-future-decisions'], lane, t, e.held);
+    this.lifetimes.store(lane, t, e, currentHash);
   }
 
   /** Two runs of the same scenario and seed, digested: their bytes must be equal. */
@@ -291,39 +266,39 @@ export class InvariantChecker {
         : a.audit !== b.audit
           ? 'audit.jsonl differs between two runs'
           : null;
-    this.#same = { checked: 2, problem };
+    this.same = { checked: 2, problem };
   }
 
-  #checkConsent(
+  private checkConsent(
     r: AuditRecord,
     lane: string,
     at: (what: string) => Offender,
     keepsApprovals: boolean
   ): void {
     if (!r.consentShown) return;
-    const c = this.#t['one-consent'];
+    const c = this.t['one-consent'];
     c.checked++;
-    const broken = this.#lifetimes.dialog(lane, r, keepsApprovals);
+    const broken = this.lifetimes.dialog(lane, r, keepsApprovals);
     if (broken) c.add(at(lifetimeBroken(broken)));
   }
 
-  #checkSpend(
+  private checkSpend(
     r: AuditRecord,
     lane: string,
     cost: number,
     ctx: ChargeContext,
     at: (what: string) => Offender
   ): void {
-    const o = this.#t['no-overdraw'];
+    const o = this.t['no-overdraw'];
     if (cost > 0 && ctx.budget && ctx.budget.currency === r.currency) {
       const { windowMs, micros } = ctx.budget;
       const start = r.t - (((r.t % windowMs) + windowMs) % windowMs);
       const key = `${lane}\u0000${r.server}\u0000${windowMs}\u0000${start}`;
-      if (!this.#windows.has(key)) o.checked++;
-      const spent = (this.#windows.get(key) ?? 0) + cost;
-      this.#windows.set(key, spent);
-      if (spent > micros && !this.#overdrawn.has(key)) {
-        this.#overdrawn.add(key);
+      if (!this.windows.has(key)) o.checked++;
+      const spent = (this.windows.get(key) ?? 0) + cost;
+      this.windows.set(key, spent);
+      if (spent > micros && !this.overdrawn.has(key)) {
+        this.overdrawn.add(key);
         o.add(
           at(
             `${r.server}'s window from ${new Date(start).toISOString()} spent ${spent} µ$ of ${micros} µ$`
@@ -333,14 +308,14 @@ export class InvariantChecker {
     }
     if (cost > 0 && ctx.pool && ctx.pool.currency === r.currency) {
       const key = `${lane}\u0000${r.connection}`;
-      if (!this.#pools.has(key)) o.checked++;
-      const spent = (this.#pools.get(key) ?? 0) + cost;
-      this.#pools.set(key, spent);
+      if (!this.pools.has(key)) o.checked++;
+      const spent = (this.pools.get(key) ?? 0) + cost;
+      this.pools.set(key, spent);
       if (spent > ctx.pool.micros && spent - cost <= ctx.pool.micros)
         o.add(at(`${r.connection}'s session pool spent ${spent} µ$ of ${ctx.pool.micros} µ$`));
     }
     const d = r.budgetDecision;
-    const l = this.#t['call-within-limit'];
+    const l = this.t['call-within-limit'];
     if (d?.actualCost && d.actualCost.currency === d.limitApplied.currency) {
       l.checked++;
       const actual = toMicros(d.actualCost.amount);
@@ -350,11 +325,11 @@ export class InvariantChecker {
     }
   }
 
-  #checkTokens(r: AuditRecord, cost: number, at: (what: string) => Offender): void {
+  private checkTokens(r: AuditRecord, cost: number, at: (what: string) => Offender): void {
     if (r.tokensOut <= 0) return;
-    const t = this.#t['tokens-paid'];
+    const t = this.t['tokens-paid'];
     t.checked++;
-    const card = r.model ? this.#cards[r.model] : undefined;
+    const card = r.model ? this.cards[r.model] : undefined;
     if (!card) {
       t.add(at(`${r.tokensOut} tokens out from '${r.model}', which has no rate card`));
       return;
@@ -371,13 +346,13 @@ export class InvariantChecker {
       t.add(at(`${r.tokensIn} in + ${r.tokensOut} out charged ${r.cost}, at least ${least} µ$`));
   }
 
-  #tallyTotals(lane: string, r: AuditRecord): void {
-    let c = this.#totals.get(lane);
+  private tallyTotals(lane: string, r: AuditRecord): void {
+    let c = this.totals.get(lane);
     if (!c) {
       c = { frames: {}, silenced: 0 } as LaneCounters;
       c.consentPrompts = c.spendMicros = c.tokensIn = c.tokensOut = c.replays = c.fresh = 0;
       c.consentSkipped = c.unaskedSpendMicros = 0;
-      this.#totals.set(lane, c);
+      this.totals.set(lane, c);
     }
     if (r.silenced) c.silenced++;
     else c.frames[r.outcome] = (c.frames[r.outcome] ?? 0) + 1;
@@ -403,16 +378,16 @@ export class InvariantChecker {
   ): InvariantResult[] {
     return summarise(
       {
-        tallies: this.#t,
-        pending: this.#pending,
-        received: this.#received,
-        answered: this.#answered,
-        silenced: this.#silenced,
-        foreign: this.#foreign,
-        replays: this.#replays,
-        same: this.#same,
-        totals: this.#totals,
-        validating: this.#validate !== undefined
+        tallies: this.t,
+        pending: this.pending,
+        received: this.received,
+        answered: this.answered,
+        silenced: this.silenced,
+        foreign: this.foreign,
+        replays: this.replays,
+        same: this.same,
+        totals: this.totals,
+        validating: this.validate !== undefined
       },
       now,
       counters,
@@ -420,3 +395,8 @@ export class InvariantChecker {
     );
   }
 }
+
+// A copy goes on checking exactly as the original would: its own tallies, requests in flight,
+// spend, trackers and totals (its members are TypeScript private, not #private, for the generic
+// copier). The rate cards and the frame validator are shared (immutable).
+copyable(InvariantChecker, ['cards', 'validate'], () => new InvariantChecker({ cards: {} }));
