@@ -1,22 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredDecision } from '../machine/types';
+import { decision as storedDecision } from './decision.testing';
 import { ConnectionDecisionStore } from './connection-store';
 
-function decision(over: Partial<StoredDecision> = {}): StoredDecision {
-  return {
-    server: 'release-notes',
-    identity: 'release-notes:aa',
-    verdict: 'denied',
-    reason: 'user.denied',
-    retryable: false,
-    decidedAt: 0,
-    expiresAt: null,
-    policyHash: 'h1',
-    represented: 0,
-    recent: [],
-    ...over
-  };
-}
+/** The shared stored decision, with this spec's defaults. */
+const decision = (over: Partial<StoredDecision> = {}): StoredDecision =>
+  storedDecision({ reason: 'user.denied', ...over });
 
 describe('ConnectionDecisionStore', () => {
   it('answers synchronously with plain values, never promises', () => {

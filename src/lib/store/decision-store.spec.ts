@@ -1,6 +1,7 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
 import type { StoredDecision } from '../machine/types';
+import { decision as storedDecision } from './decision.testing';
 import { DEFAULT_REASONS, REASONS } from '../machine/reasons';
 import {
   expiresAtFor,
@@ -16,21 +17,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileStore } from '../handler/file-store';
 
-function decision(over: Partial<StoredDecision> = {}): StoredDecision {
-  return {
-    server: 'release-notes',
-    identity: 'release-notes:0123456789abcdef0123456789abcdef',
-    verdict: 'denied',
+/** The shared stored decision, with this spec's defaults. */
+const decision = (over: Partial<StoredDecision> = {}): StoredDecision =>
+  storedDecision({
     reason: 'user.denied',
-    retryable: false,
-    decidedAt: 0,
-    expiresAt: null,
-    policyHash: 'h1',
-    represented: 0,
-    recent: [],
+    identity: 'release-notes:0123456789abcdef0123456789abcdef',
     ...over
-  };
-}
+  });
 
 /** The exact key set of a StoredDecision: anything else (content, text, result) is a leak. */
 const DECISION_KEYS = [

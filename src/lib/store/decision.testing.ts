@@ -1,4 +1,4 @@
-/** A stored decision for the IndexedDB store's specs: a denial of `release-notes:aa`, with overrides. */
+/** A stored decision for the stores' specs: a denial of `release-notes:aa`, with overrides. */
 import type { StoredDecision } from '../machine/types';
 
 export function decision(over: Partial<StoredDecision> = {}): StoredDecision {
