@@ -21,6 +21,9 @@
  * full, aborted, the connection taken by another tab) the store keeps answering from memory — the
  * lane's results do not change, only its guarantee does — and says how many decisions hold for
  * this page only.
+ *
+ * Over 400 lines on purpose: the in-memory index, its expiry and the saved/held counts must move
+ * together in every call; split, each half would have to re-check the other's invariants.
  */
 import type { StoredDecision } from '../machine/types';
 import {

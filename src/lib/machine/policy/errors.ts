@@ -3,6 +3,10 @@
  * integer, got the string …", "unknown member "budjet": did you mean "budget"?", the shapes a union
  * accepts. Written for the policy and shared by every format built from the same parts (a
  * scenario, a trace line).
+ *
+ * Over 400 lines on purpose: one switch from zod's issue codes to messages (`explain`) and the
+ * helpers it shares (paths, values, bounds, near-miss keys); the messages read as a set, the same
+ * words for the same fault whichever member it is in.
  */
 import { quote } from '../excerpt';
 import { parseMoneyAmount } from '../money';
