@@ -198,53 +198,53 @@ export class ClientHost {
   readonly lane: string | undefined;
   /** Every presentation of every identity, for the retry-loop alert (outlives stored entries). */
   presentations = new PresentationHistory();
-  #policy: Policy;
-  #hashes = new Map<string, string>();
-  #ledger = new Map<string, VolumeState>();
-  #pools = new Map<string, number>();
+  private _policy: Policy;
+  private hashes = new Map<string, string>();
+  private ledger = new Map<string, VolumeState>();
+  private _pools = new Map<string, number>();
   /**
    * What calls still running were estimated to cost, held against their server's budget window
    * and their connection's pool until they finish: without it, two calls evaluated while a third
    * runs would each be granted the whole remainder, and together overdraw it.
    */
-  #reserved = new Map<string, Reservation>();
-  /** The reservations' sums by server and by connection (kept with `#reserved`, read per call). */
-  #heldBy = { server: new Map<string, number>(), connection: new Map<string, number>() };
+  private reserved = new Map<string, Reservation>();
+  /** The reservations' sums by server and by connection (kept with `reserved`, read per call). */
+  private heldBy = { server: new Map<string, number>(), connection: new Map<string, number>() };
   /** Identities being decided, by store scope key: later presentations join them. */
-  #flights = new Map<string, Flight>();
+  private _flights = new Map<string, Flight>();
   /** Which flight each leading request (by connection and id) decides. */
-  #leaders = new Map<string, string>();
-  #seq = 0;
+  private leaders = new Map<string, string>();
+  private _seq = 0;
   /** A model's rate card, for `evaluate`: one function for the host's life, not one per call. */
-  readonly #card = (m: string): RateCard | undefined => this.cards[m];
+  private readonly _card = (m: string): RateCard | undefined => this.cards[m];
   /** The actor executor's machine with this host's steps, built on the first actor run. */
-  #machine: unknown;
-  readonly #executor: Executor;
-  readonly #steps: HostSteps;
-  readonly #opts: ClientHostOptions;
+  private _machine: unknown;
+  private readonly _executor: Executor;
+  private readonly steps: HostSteps;
+  private readonly opts: ClientHostOptions;
 
   constructor(opts: ClientHostOptions) {
-    this.#opts = opts;
+    this.opts = opts;
     this.config = opts.config;
     this.cards = opts.cards;
     this.store = opts.store;
     this.audit = opts.audit;
     this.clock = opts.clock;
     this.lane = opts.lane;
-    this.#policy = opts.policy;
-    this.#executor = opts.executor ?? 'actor';
+    this._policy = opts.policy;
+    this._executor = opts.executor ?? 'actor';
     // The invoked steps, once: the actor path wraps each in `fromCallback`, the table path
     // calls them directly with the same arguments. A step that waits is a record (HostStep).
     const steps = {
       lookupDecision: ({ input, port }) => {
         const step = new HostStep(this, port);
-        this.#present(input as LookupInput, step);
+        this.present(input as LookupInput, step);
         return step;
       },
       evaluatePolicy: ({ input, port }) => {
         port.send({
           type: 'policy.evaluated',
-          evaluation: this.#evaluate(input as EvaluateRequest),
+          evaluation: this.evaluate(input as EvaluateRequest),
           at: this.clock.now()
         });
       },
@@ -271,17 +271,17 @@ export class ClientHost {
           const r = this.store.commit(connection, decision);
           if (isPromise(r))
             r.then(
-              () => this.#committed(step),
-              (e: unknown) => this.#committed(step, errorText(e))
+              () => this.committed(step),
+              (e: unknown) => this.committed(step, errorText(e))
             );
-          else this.#committed(step);
+          else this.committed(step);
         } catch (e) {
-          this.#committed(step, errorText(e));
+          this.committed(step, errorText(e));
         }
         return step;
       }
     } satisfies HostSteps;
-    this.#steps = steps;
+    this.steps = steps;
   }
 
   /**
@@ -290,15 +290,15 @@ export class ClientHost {
    * the audit log's and the store's), its ledger, reservations, flights and history copied.
    */
   clone(m: CloneMap): ClientHost {
-    if (this.#executor !== 'table')
+    if (this._executor !== 'table')
       throw new NotCloneable('requests run as XState actors (only the table executor copies)');
-    const o = this.#opts;
+    const o = this.opts;
     const c = m.set(
       this,
       new ClientHost({
         ...o,
         config: this.config,
-        policy: this.#policy,
+        policy: this._policy,
         store: m.registered(this.store),
         audit: m.registered(this.audit),
         clock: m.get(this.clock),
@@ -306,19 +306,19 @@ export class ClientHost {
         provider: copySource(m, o.provider)
       })
     );
-    m.set(this.#steps, c.#steps);
-    c.#hashes = new Map(this.#hashes);
+    m.set(this.steps, c.steps);
+    c.hashes = new Map(this.hashes);
     // Volume states are replaced on every change (rollVolume, countRequest, addSpend): shared.
-    c.#ledger = new Map(this.#ledger);
-    c.#pools = new Map(this.#pools);
-    c.#reserved = new Map(this.#reserved);
-    c.#heldBy = {
-      server: new Map(this.#heldBy.server),
-      connection: new Map(this.#heldBy.connection)
+    c.ledger = new Map(this.ledger);
+    c._pools = new Map(this._pools);
+    c.reserved = new Map(this.reserved);
+    c.heldBy = {
+      server: new Map(this.heldBy.server),
+      connection: new Map(this.heldBy.connection)
     };
-    for (const [k, f] of this.#flights) c.#flights.set(k, copyFlight(m, f));
-    c.#leaders = new Map(this.#leaders);
-    c.#seq = this.#seq;
+    for (const [k, f] of this._flights) c._flights.set(k, copyFlight(m, f));
+    c.leaders = new Map(this.leaders);
+    c._seq = this._seq;
     c.presentations = m.get(this.presentations);
     return c;
   }
@@ -328,7 +328,7 @@ export class ClientHost {
    * durable one for every connection of the server. The policy hash is part of it: a
    * presentation under an edited policy never joins one decided under the old.
    */
-  #flightKey(input: LookupInput): string {
+  private flightKey(input: LookupInput): string {
     const base = `${input.server}\u0000${input.identity}\u0000${input.policyHash}`;
     return this.store.scope === 'connection' ? `${input.connection}\u0000${base}` : base;
   }
@@ -338,18 +338,18 @@ export class ClientHost {
    * — when the same identity is being decided in the same scope — from that decision once it
    * lands: one consent dialog and one rate-limit count per identity, not one per retry.
    */
-  #present(input: LookupInput, step: HostStep): void {
+  private present(input: LookupInput, step: HostStep): void {
     const { alert } = this.presentations.record(
       `${input.server}\u0000${input.identity}`,
       this.clock.now(),
       this.config.alert
     );
-    this.#enter(input, alert, step);
+    this.enter(input, alert, step);
   }
 
-  #enter(input: LookupInput, alert: boolean, step: HostStep): void {
-    const key = this.#flightKey(input);
-    const flight = this.#flights.get(key);
+  private enter(input: LookupInput, alert: boolean, step: HostStep): void {
+    const key = this.flightKey(input);
+    const flight = this._flights.get(key);
     if (flight) {
       step.send({ type: 'store.joining', at: this.clock.now() });
       flight.waiters.push({ input, alert, step });
@@ -367,22 +367,22 @@ export class ClientHost {
       );
       if (isPromise(looked))
         looked.then(
-          (hit) => this.#looked(input, key, alert, step, hit),
-          (e: unknown) => this.#lookupFailed(input, key, alert, step, e)
+          (hit) => this.looked(input, key, alert, step, hit),
+          (e: unknown) => this.lookupFailed(input, key, alert, step, e)
         );
-      else this.#looked(input, key, alert, step, looked);
+      else this.looked(input, key, alert, step, looked);
     } catch (e) {
-      this.#lookupFailed(input, key, alert, step, e);
+      this.lookupFailed(input, key, alert, step, e);
     }
   }
 
   /** This presentation decides its identity: later ones join it until it lands. */
-  #lead(input: LookupInput, key: string): void {
-    this.#flights.set(key, { waiters: [], represented: 0 });
-    this.#leaders.set(reservationKey(input.connection, input.requestId), key);
+  private lead(input: LookupInput, key: string): void {
+    this._flights.set(key, { waiters: [], represented: 0 });
+    this.leaders.set(reservationKey(input.connection, input.requestId), key);
   }
 
-  #looked(
+  private looked(
     input: LookupInput,
     key: string,
     alert: boolean,
@@ -392,18 +392,24 @@ export class ClientHost {
     if (hit) {
       step.send({ type: 'store.hit', decision: hit.decision, alert, at: this.clock.now() });
     } else {
-      this.#lead(input, key);
+      this.lead(input, key);
       step.send({ type: 'store.miss', alert, at: this.clock.now() });
     }
   }
 
-  #lookupFailed(input: LookupInput, key: string, alert: boolean, step: HostStep, e: unknown) {
-    this.#lead(input, key);
+  private lookupFailed(
+    input: LookupInput,
+    key: string,
+    alert: boolean,
+    step: HostStep,
+    e: unknown
+  ) {
+    this.lead(input, key);
     step.send({ type: 'store.failed', error: errorText(e), alert, at: this.clock.now() });
   }
 
   /** A commit ended (with `error` when it failed): the step says so while it is live. */
-  #committed(step: HostStep, error?: string): void {
+  private committed(step: HostStep, error?: string): void {
     if (!step.live) return;
     const at = this.clock.now();
     step.send(error ? { type: 'commit.failed', error, at } : { type: 'commit.done', at });
@@ -416,12 +422,12 @@ export class ClientHost {
    * maxTokens outside the identity) means this presentation is decided afresh — joining whichever
    * waiter leads now.
    */
-  #join(w: Waiter, flight: Flight, verdict: StoredDecision | null): void {
+  private join(w: Waiter, flight: Flight, verdict: StoredDecision | null): void {
     const { input, alert, step } = w;
     if (!verdict) {
       // A waiter whose request already ended (cancelled by a client restart) must not lead a new
       // decision: no request would ever land it, and every later presentation would wait on it.
-      if (step.live) this.#enter(input, alert, step);
+      if (step.live) this.enter(input, alert, step);
       return;
     }
     const direct = () => {
@@ -461,27 +467,27 @@ export class ClientHost {
   }
 
   /** A request finished: if it led a decision, the presentations waiting on it get its verdict. */
-  #land(request: IncomingRequest, verdict: StoredDecision | null): void {
+  private land(request: IncomingRequest, verdict: StoredDecision | null): void {
     const rk = reservationKey(request.connection, request.id);
-    const key = this.#leaders.get(rk);
+    const key = this.leaders.get(rk);
     if (key === undefined) return;
-    this.#leaders.delete(rk);
-    const flight = this.#flights.get(key);
+    this.leaders.delete(rk);
+    const flight = this._flights.get(key);
     if (!flight) return;
-    this.#flights.delete(key);
-    for (const w of flight.waiters) this.#join(w, flight, verdict);
+    this._flights.delete(key);
+    for (const w of flight.waiters) this.join(w, flight, verdict);
   }
 
   get policy(): Policy {
-    return this.#policy;
+    return this._policy;
   }
 
   /** The server's effective policy block hash (cached until the policy changes). */
   policyHashFor(server: string): string {
-    let h = this.#hashes.get(server);
+    let h = this.hashes.get(server);
     if (h === undefined) {
-      h = policyHash(this.#policy, server);
-      this.#hashes.set(server, h);
+      h = policyHash(this._policy, server);
+      this.hashes.set(server, h);
     }
     return h;
   }
@@ -496,9 +502,9 @@ export class ClientHost {
   setPolicy(policy: Policy, servers: Iterable<string>): MaybePromise<Record<string, number>> {
     const changed: string[] = [];
     for (const s of servers)
-      if (policyHash(policy, s) !== policyHash(this.#policy, s)) changed.push(s);
-    this.#policy = policy;
-    this.#hashes.clear();
+      if (policyHash(policy, s) !== policyHash(this._policy, s)) changed.push(s);
+    this._policy = policy;
+    this.hashes.clear();
     const out: Record<string, number> = Object.create(null) as Record<string, number>;
     // Synchronous for as long as the store is: a simulated lane's edit lands within its step.
     const from = (i: number): MaybePromise<Record<string, number>> => {
@@ -528,7 +534,7 @@ export class ClientHost {
 
   /** A server's connection closed: a connection-scoped store forgets what it decided there. */
   closeConnection(server: string, connection: string): MaybePromise<void> {
-    this.#pools.delete(connection);
+    this._pools.delete(connection);
     return this.store.closeConnection(server, connection);
   }
 
@@ -537,9 +543,9 @@ export class ClientHost {
    * for silence) and the audit record.
    */
   authorize(request: IncomingRequest, onDone: OnDone): RunHandle {
-    if (this.#executor === 'actor') return this.handle(request, onDone);
+    if (this._executor === 'actor') return this.handle(request, onDone);
     const r = new HostRequest(this, request, onDone);
-    const run = new FastRun(tableFor(), this.#steps, this.clock, this.#input(request), r);
+    const run = new FastRun(tableFor(), this.steps, this.clock, this._input(request), r);
     run.start();
     return new TableHandle(run, this);
   }
@@ -555,12 +561,12 @@ export class ClientHost {
         "client host: the 'actor' executor is not loaded — import client/actor-executor.ts " +
           "(it brings XState), or run the host with executor: 'table'"
       );
-    this.#machine ??= actors.machine(this.#steps);
+    this._machine ??= actors.machine(this.steps);
     const r = new HostRequest(this, request, onDone);
-    return actors.run(this.#machine, this.clock, this.#input(request), r);
+    return actors.run(this._machine, this.clock, this._input(request), r);
   }
 
-  #input(request: IncomingRequest): AuthInput {
+  private _input(request: IncomingRequest): AuthInput {
     const input: AuthInput = {
       request,
       config: this.config,
@@ -583,25 +589,25 @@ export class ClientHost {
     e?: unknown,
     ctx?: AuthContext | undefined
   ): void {
-    this.#finish(r, out ?? this.#fallback(r.request, ctx, e));
+    this.finish(r, out ?? this.fallback(r.request, ctx, e));
   }
 
-  #finish(r: HostRequest, out: AuthOutput): void {
+  private finish(r: HostRequest, out: AuthOutput): void {
     if (r.finished) return;
     r.finished = true;
     const request = r.request;
     // Spend and the audit record, before the frame leaves: the log answers "why did the bill
     // triple" a month later, so nothing reaches a server unrecorded.
-    out.audit.seq = ++this.#seq;
-    this.#release(reservationKey(request.connection, request.id));
-    this.#charge(out.audit);
+    out.audit.seq = ++this._seq;
+    this.release(reservationKey(request.connection, request.id));
+    this.charge(out.audit);
     void this.audit.append(out.audit);
     r.tell(out);
-    this.#land(request, out.verdict);
+    this.land(request, out.verdict);
   }
 
   /** The one frame and record of a request whose machine failed: -32603, no data, no budget. */
-  #fallback(request: IncomingRequest, ctx: AuthContext | undefined, e: unknown): AuthOutput {
+  private fallback(request: IncomingRequest, ctx: AuthContext | undefined, e: unknown): AuthOutput {
     const frame = providerErrorFrame(request.id, `internal error: ${errorText(e)}`);
     const now = this.clock.now();
     let cost = 0;
@@ -648,78 +654,78 @@ export class ClientHost {
    */
   held(): { flights: number; waiters: number; reservations: number; pools: number } {
     let waiters = 0;
-    for (const f of this.#flights.values()) waiters += f.waiters.length;
+    for (const f of this._flights.values()) waiters += f.waiters.length;
     return {
-      flights: this.#flights.size,
+      flights: this._flights.size,
       waiters,
-      reservations: this.#reserved.size,
-      pools: this.#pools.size
+      reservations: this.reserved.size,
+      pools: this._pools.size
     };
   }
 
   /** The server's volume counters as they stand at `now` (windows roll over as time passes). */
-  #volume(server: string, now: number): VolumeState {
-    const block = effectiveBlock(this.#policy, server);
-    const v = this.#ledger.get(server);
+  private volume(server: string, now: number): VolumeState {
+    const block = effectiveBlock(this._policy, server);
+    const v = this.ledger.get(server);
     return v ? rollVolume(v, block, now) : initialVolume(block, now);
   }
 
-  #held(key: 'server' | 'connection', value: string): number {
-    return this.#heldBy[key].get(value) ?? 0;
+  private _held(key: 'server' | 'connection', value: string): number {
+    return this.heldBy[key].get(value) ?? 0;
   }
 
-  #hold(key: 'server' | 'connection', value: string, micros: number): void {
-    const m = this.#heldBy[key];
+  private hold(key: 'server' | 'connection', value: string, micros: number): void {
+    const m = this.heldBy[key];
     const n = (m.get(value) ?? 0) + micros;
     if (n === 0) m.delete(value);
     else m.set(value, n);
   }
 
   /** Hold `micros` against the call's server and connection until it finishes. */
-  #reserve(key: string, r: Reservation): void {
-    this.#release(key);
-    this.#reserved.set(key, r);
-    this.#hold('server', r.server, r.micros);
-    this.#hold('connection', r.connection, r.micros);
+  private reserve(key: string, r: Reservation): void {
+    this.release(key);
+    this.reserved.set(key, r);
+    this.hold('server', r.server, r.micros);
+    this.hold('connection', r.connection, r.micros);
   }
 
-  #release(key: string): void {
-    const r = this.#reserved.get(key);
+  private release(key: string): void {
+    const r = this.reserved.get(key);
     if (!r) return;
-    this.#reserved.delete(key);
-    this.#hold('server', r.server, -r.micros);
-    this.#hold('connection', r.connection, -r.micros);
+    this.reserved.delete(key);
+    this.hold('server', r.server, -r.micros);
+    this.hold('connection', r.connection, -r.micros);
   }
 
   /** The earliest latest-end of the server's running calls that hold money, or null. */
-  #heldUntil(server: string): number | null {
-    if (this.#held('server', server) <= 0) return null;
+  private _heldUntil(server: string): number | null {
+    if (this._held('server', server) <= 0) return null;
     let first: number | null = null;
-    for (const r of this.#reserved.values())
+    for (const r of this.reserved.values())
       if (r.server === server && r.micros > 0 && (first === null || r.until < first))
         first = r.until;
     return first;
   }
 
-  #evaluate(input: EvaluateRequest) {
+  private evaluate(input: EvaluateRequest) {
     const now = this.clock.now();
-    const block = effectiveBlock(this.#policy, input.server);
-    const volume = this.#volume(input.server, now);
+    const block = effectiveBlock(this._policy, input.server);
+    const volume = this.volume(input.server, now);
     const evaluation = evaluate({
       server: input.server,
       params: input.params,
       block,
-      card: this.#card,
+      card: this._card,
       volume,
-      heldMicros: this.#held('server', input.server),
-      heldUntil: this.#heldUntil(input.server),
+      heldMicros: this._held('server', input.server),
+      heldUntil: this._heldUntil(input.server),
       now,
       rateCounted: input.rateCounted,
       capScope: this.config.capScope,
       sessionPool: this.config.sessionPool,
       capState: {
         sessionPoolSpentMicros:
-          (this.#pools.get(input.connection) ?? 0) + this.#held('connection', input.connection)
+          (this._pools.get(input.connection) ?? 0) + this._held('connection', input.connection)
       },
       preflightDefault: this.config.preflightDefault
     });
@@ -738,7 +744,7 @@ export class ClientHost {
         (evaluation.consent === 'ask' ? c.consentTimeoutMs : 0) +
         c.deadlineMs +
         STEP_TIMEOUT_MS;
-      this.#reserve(reservationKey(input.connection, input.requestId), {
+      this.reserve(reservationKey(input.connection, input.requestId), {
         server: input.server,
         connection: input.connection,
         micros,
@@ -748,33 +754,33 @@ export class ClientHost {
     // Volume controls count every fresh evaluation, whatever its content: that is what bounds a
     // server that varies its requests to dodge identity. A presentation that joined an allowed
     // in-flight decision was counted with it.
-    if (!input.rateCounted) this.#ledger.set(input.server, countRequest(volume, block, now));
+    if (!input.rateCounted) this.ledger.set(input.server, countRequest(volume, block, now));
     return evaluation;
   }
 
-  #charge(audit: AuditRecord): void {
+  private charge(audit: AuditRecord): void {
     const micros = toMicros(audit.cost);
     if (micros <= 0) return;
     const { server, t, connection } = audit;
-    const block = effectiveBlock(this.#policy, server);
-    this.#ledger.set(server, addSpend(this.#volume(server, t), block, t, micros));
-    const pool = (this.#pools.get(connection) ?? 0) + micros;
-    this.#pools.set(connection, Math.min(pool, Number.MAX_SAFE_INTEGER));
+    const block = effectiveBlock(this._policy, server);
+    this.ledger.set(server, addSpend(this.volume(server, t), block, t, micros));
+    const pool = (this._pools.get(connection) ?? 0) + micros;
+    this._pools.set(connection, Math.min(pool, Number.MAX_SAFE_INTEGER));
   }
 
   /** The server's rate and budget windows as they stand at `now` (a breakpoint shows them). */
   volumeAt(server: string, now: number): VolumeState {
-    return this.#volume(server, now);
+    return this.volume(server, now);
   }
 
   /** Spent in the server's current budget window, in micro-units. */
   spentMicros(server: string): number {
-    return this.#ledger.get(server)?.budgetSpentMicros ?? 0;
+    return this.ledger.get(server)?.budgetSpentMicros ?? 0;
   }
 
   /** The per-call ceiling a host would advertise at initialize (RFC open question), if any. */
   advertisedCeiling(server: string): Money | null {
-    const cap = effectiveBlock(this.#policy, server).perCallCap;
+    const cap = effectiveBlock(this._policy, server).perCallCap;
     return cap && 'amount' in cap ? { amount: cap.amount, currency: cap.currency } : null;
   }
 }

@@ -420,7 +420,7 @@ export function startContext(table: MachineTable, input: AuthInput): { ctx: Ctx;
  * growing the copy's property array as it goes — about a kilobyte per copy, seven copies per
  * request, at thousands of requests a second. A literal is one allocation with one stable map.
  * A run whose first context was built by `firstContext` has the shape; a reducer that adds a key
- * turns it off (#run).
+ * turns it off (_run).
  */
 function copyContext(c: Ctx, shape: 1 | 2): Ctx {
   if (shape === 2)
@@ -483,7 +483,7 @@ function copyContext(c: Ctx, shape: 1 | 2): Ctx {
   } satisfies Record<Exclude<keyof Ctx, 'lane'>, unknown>;
 }
 
-/** The deferred side effects (`FastRun.#deferred`). */
+/** The deferred side effects (`FastRun.deferred`). */
 const START_CHILD = 0;
 const STOP_CHILD = 1;
 const SET_TIMER = 2;
@@ -502,26 +502,26 @@ export class FastRun implements TimerTarget {
   state: State;
   status: 'active' | 'done' | 'error' = 'active';
   /** The invoked step of the current state. */
-  #child: Child | null = null;
+  private child: Child | null = null;
   /** Pending `after:` timers by their event type. */
-  #timers = new Map<string, unknown>();
+  private timers = new Map<string, unknown>();
   /**
    * Timers reserved on the clock, not yet inserted (see `StepClock`): flat (event type,
    * reservation, event) triples in the order reserved. A waiting state has one or two; most are
    * cancelled in the same turn (a step that answers at once), so a Map and an entry object per
    * reservation was garbage made for nothing.
    */
-  #reserved: unknown[] = [];
+  private reserved: unknown[] = [];
   /** Events waiting while a step runs (an actor's mailbox); closed until `start()`. */
-  #queue: Ev[] = [];
-  #busy = true;
+  private queue: Ev[] = [];
+  private busy = true;
   /**
    * Side effects of a macrostep, run after it (XState's deferred actions), in order: flat
    * (effect, argument, argument) triples rather than a closure each — a request makes some twenty.
    */
-  #deferred: unknown[] = [];
-  #spare: unknown[] = [];
-  #initError: unknown = undefined;
+  private deferred: unknown[] = [];
+  private spare: unknown[] = [];
+  private initError: unknown = undefined;
   /**
    * True while `context` is a copy made in the current macrostep: later assignments of the same
    * macrostep write into it. Each macrostep's first assignment copies (XState's snapshots are
@@ -529,9 +529,9 @@ export class FastRun implements TimerTarget {
    * never changes under the reader; copying once per event rather than once per assignment
    * keeps a 30-key context from being cloned a dozen times per request.
    */
-  #owned = false;
+  private owned = false;
   /** The context's shape (see `copyContext`): how the next copy is made. */
-  #shape: Shape = 0;
+  private _shape: Shape = 0;
 
   constructor(
     private readonly table: MachineTable,
@@ -547,16 +547,16 @@ export class FastRun implements TimerTarget {
       // copies are spread (checking its shape would walk a dictionary-mode object per request).
       const first = startContext(table, input);
       this.context = first.ctx;
-      this.#shape = first.shape;
-      this.#owned = true;
-      this.#enter(table.initial, INIT);
-      this.#settle(INIT);
+      this._shape = first.shape;
+      this.owned = true;
+      this.enter(table.initial, INIT);
+      this.settle(INIT);
     } catch (e) {
       // As createActor: the machine is in error before it starts; start() reports it.
       this.context = undefined;
       this.status = 'error';
-      this.#initError = e;
-      this.#deferred = [];
+      this.initError = e;
+      this.deferred = [];
     }
   }
 
@@ -565,7 +565,7 @@ export class FastRun implements TimerTarget {
    * over the copies of its step logic (the host's), clock and observer.
    */
   clone(m: CloneMap): FastRun {
-    if (this.#busy || this.#queue.length || this.#deferred.length || this.#reserved.length)
+    if (this.busy || this.queue.length || this.deferred.length || this.reserved.length)
       throw new NotCloneable('a request is mid-step');
     const c = m.set(
       this,
@@ -577,173 +577,173 @@ export class FastRun implements TimerTarget {
     // represented presentations the record reads at the end: the copy's store's entry, then.
     const ctx = this.context;
     c.context = ctx?.stored ? { ...ctx, stored: m.box(ctx.stored) } : ctx;
-    c.#shape = this.#shape;
+    c._shape = this._shape;
     c.state = this.state;
     c.status = this.status;
-    c.#child = m.get(this.#child);
-    c.#timers = new Map(this.#timers);
-    c.#busy = false;
-    c.#initError = this.#initError;
-    c.#doneEvent = this.#doneEvent;
+    c.child = m.get(this.child);
+    c.timers = new Map(this.timers);
+    c.busy = false;
+    c.initError = this.initError;
+    c.doneEvent = this.doneEvent;
     return c;
   }
 
   /** As an actor's start: the resting state's step first, then the deferred timers, then events. */
   start(): void {
     if (this.status === 'error') {
-      this.observer.error(this.#initError, undefined);
+      this.observer.error(this.initError, undefined);
       return;
     }
-    if (this.#child && this.status === 'active') this.#startChild(this.#child);
-    this.#flush();
-    this.#busy = false;
-    if (this.status === 'done') this.#complete();
-    else if (this.#queue.length > 0) this.#drain();
-    this.#insertReserved();
+    if (this.child && this.status === 'active') this.startChild(this.child);
+    this.flush();
+    this.busy = false;
+    if (this.status === 'done') this._complete();
+    else if (this.queue.length > 0) this.drain();
+    this.insertReserved();
   }
 
   send(event: AuthEvent | Ev): void {
     if (this.status !== 'active') return;
-    this.#queue.push(event as Ev);
-    if (!this.#busy) this.#drain();
+    this.queue.push(event as Ev);
+    if (!this.busy) this.drain();
   }
 
-  #drain(): void {
-    this.#busy = true;
-    while (this.#queue.length > 0 && this.status === 'active') {
-      const ev = this.#queue.shift()!;
+  private drain(): void {
+    this.busy = true;
+    while (this.queue.length > 0 && this.status === 'active') {
+      const ev = this.queue.shift()!;
       const before = this.context;
-      this.#owned = false;
+      this.owned = false;
       try {
-        this.#macrostep(ev);
+        this.macrostep(ev);
       } catch (e) {
-        this.#fail(e, before);
+        this.fail(e, before);
         return;
       }
-      this.#flush();
+      this.flush();
       // The macrostep moved the status (TypeScript keeps the loop condition's narrowing).
       if ((this.status as FastRun['status']) === 'done') {
-        this.#busy = false;
-        this.#complete();
-        this.#insertReserved();
+        this.busy = false;
+        this._complete();
+        this.insertReserved();
         return;
       }
     }
-    this.#busy = false;
-    this.#insertReserved();
+    this.busy = false;
+    this.insertReserved();
   }
 
   /** The run rests: the timers it reserved and did not cancel go onto the clock. */
-  #insertReserved(): void {
-    const r = this.#reserved;
-    if (this.#busy || r.length === 0) return;
-    this.#reserved = [];
+  private insertReserved(): void {
+    const r = this.reserved;
+    if (this.busy || r.length === 0) return;
+    this.reserved = [];
     for (let i = 0; i < r.length; i += 3)
-      this.#timers.set(r[i] as string, this.clock.insertTimer!(r[i + 1], this, r[i + 2]));
+      this.timers.set(r[i] as string, this.clock.insertTimer!(r[i + 1], this, r[i + 2]));
   }
 
   /** A state's `after` timer fired (set with `setTimer` / `insertTimer`): its event. */
   timerFired(arg: unknown): void {
     const event = arg as Ev;
-    this.#timers.delete(event.type);
+    this.timers.delete(event.type);
     this.send(event);
   }
 
   /** Run the deferred side effects of the last macrostep, in order. */
-  #flush(): void {
-    const deferred = this.#deferred;
+  private flush(): void {
+    const deferred = this.deferred;
     if (deferred.length === 0) return;
     // The effects go on a fresh list; this one, run, is the next fresh list (two per run).
-    this.#deferred = this.#spare;
+    this.deferred = this.spare;
     try {
       for (let i = 0; i < deferred.length; i += 3)
-        this.#effect(deferred[i] as Effect, deferred[i + 1], deferred[i + 2]);
+        this.effect(deferred[i] as Effect, deferred[i + 1], deferred[i + 2]);
     } catch (e) {
-      this.#fail(e, this.context);
-      this.#spare = [];
+      this.fail(e, this.context);
+      this.spare = [];
       return;
     }
     deferred.length = 0;
-    this.#spare = deferred;
+    this.spare = deferred;
   }
 
-  #complete(): void {
-    this.#queue.length = 0;
-    this.observer.complete(this.table.output(this.context!, this.#doneEvent));
+  private _complete(): void {
+    this.queue.length = 0;
+    this.observer.complete(this.table.output(this.context!, this.doneEvent));
   }
 
-  #doneEvent: Ev = { type: 'xstate.done.state' };
+  private doneEvent: Ev = { type: 'xstate.done.state' };
 
-  #fail(e: unknown, before: Ctx | undefined): void {
+  private fail(e: unknown, before: Ctx | undefined): void {
     if (this.status === 'error') return;
     this.status = 'error';
-    this.#deferred = [];
-    this.#queue.length = 0;
-    this.#busy = false;
-    for (const id of this.#timers.values()) this.clock.clearTimeout(id);
-    this.#timers.clear();
-    this.#reserved = [];
-    if (this.#child) this.#stop(this.#child);
+    this.deferred = [];
+    this.queue.length = 0;
+    this.busy = false;
+    for (const id of this.timers.values()) this.clock.clearTimeout(id);
+    this.timers.clear();
+    this.reserved = [];
+    if (this.child) this._stop(this.child);
     this.observer.error(e, before);
   }
 
-  #select(list: Transition[] | undefined, ev: Ev): Transition | null {
+  private select(list: Transition[] | undefined, ev: Ev): Transition | null {
     if (!list) return null;
     for (const t of list) if (!t.guard || t.guard(this.context!, ev)) return t;
     return null;
   }
 
-  #macrostep(ev: Ev): void {
+  private macrostep(ev: Ev): void {
     const t =
-      this.#select(this.state.on.get(ev.type), ev) ??
-      this.#select(this.table.rootOn.get(ev.type), ev);
+      this.select(this.state.on.get(ev.type), ev) ??
+      this.select(this.table.rootOn.get(ev.type), ev);
     if (!t) return;
-    this.#microstep(t, ev);
-    this.#settle(ev);
+    this.microstep(t, ev);
+    this.settle(ev);
   }
 
   /** Eventless transitions until the state rests (or is final). */
-  #settle(ev: Ev): void {
+  private settle(ev: Ev): void {
     while (this.status === 'active') {
-      const t = this.#select(this.state.always, ev);
+      const t = this.select(this.state.always, ev);
       if (!t) return;
-      this.#microstep(t, ev);
+      this.microstep(t, ev);
     }
   }
 
-  #microstep(t: Transition, ev: Ev): void {
+  private microstep(t: Transition, ev: Ev): void {
     if (!t.target) {
-      this.#run(t.actions, ev);
+      this._run(t.actions, ev);
       return;
     }
     const from = this.state;
-    this.#run(from.exit, ev);
-    const child = this.#child;
+    this._run(from.exit, ev);
+    const child = this.child;
     if (from.invoke && child) {
-      this.#child = null;
+      this.child = null;
       // A step that never started is stopped at once; a running one after the macrostep.
       if (!child.started) child.stopped = true;
-      else this.#deferred.push(STOP_CHILD, child, null);
+      else this.deferred.push(STOP_CHILD, child, null);
     }
-    this.#run(t.actions, ev);
-    this.#enter(t.target, ev);
+    this._run(t.actions, ev);
+    this.enter(t.target, ev);
   }
 
-  #enter(s: State, ev: Ev): void {
+  private enter(s: State, ev: Ev): void {
     this.state = s;
-    this.#run(s.entry, ev);
+    this._run(s.entry, ev);
     if (s.invoke) {
       const child = new Child(this, s.invoke.id, s.invoke.src, s.invoke.input(this.context!, ev));
-      this.#child = child;
-      this.#deferred.push(START_CHILD, child, null);
+      this.child = child;
+      this.deferred.push(START_CHILD, child, null);
     }
     if (s.final) {
       this.status = 'done';
-      this.#doneEvent = { type: `xstate.done.state.${s.name}` };
+      this.doneEvent = { type: `xstate.done.state.${s.name}` };
     }
   }
 
-  #startChild(child: Child): void {
+  private startChild(child: Child): void {
     if (child.started || child.stopped) return;
     child.started = true;
     const logic = this.steps[child.src];
@@ -756,7 +756,7 @@ export class FastRun implements TimerTarget {
     }
   }
 
-  #stop(child: Child): void {
+  private _stop(child: Child): void {
     if (child.stopped) return;
     child.stopped = true;
     const d = child.dispose;
@@ -764,7 +764,7 @@ export class FastRun implements TimerTarget {
     if (d) d.stop();
   }
 
-  #run(actions: readonly Action[], ev: Ev): void {
+  private _run(actions: readonly Action[], ev: Ev): void {
     for (const a of actions) {
       if (a.kind === 'assign') {
         const ctx = this.context!;
@@ -773,40 +773,40 @@ export class FastRun implements TimerTarget {
         // key order. A spread of the whole context (then stores to existing keys), not
         // `Object.assign({}, ...)`: V8 copies a large object into an empty one far slower.
         let next = ctx;
-        if (!this.#owned) {
-          next = this.#shape === 0 ? { ...ctx } : copyContext(ctx, this.#shape);
-          this.#owned = true;
+        if (!this.owned) {
+          next = this._shape === 0 ? { ...ctx } : copyContext(ctx, this._shape);
+          this.owned = true;
         }
         for (const k in partial) {
           // A key the context did not have is added at the end, as a spread would: the copy's
           // literal no longer matches, so later copies spread.
-          if (this.#shape !== 0 && !(k in next)) this.#shape = 0;
+          if (this._shape !== 0 && !(k in next)) this._shape = 0;
           (next as unknown as Record<string, unknown>)[k] = (partial as Record<string, unknown>)[k];
         }
         this.context = next;
       } else if (a.kind === 'timer') {
-        this.#deferred.push(SET_TIMER, a.event, a.delay(this.context!));
+        this.deferred.push(SET_TIMER, a.event, a.delay(this.context!));
       } else {
-        this.#deferred.push(CANCEL_TIMER, a.type, null);
+        this.deferred.push(CANCEL_TIMER, a.type, null);
       }
     }
   }
 
-  /** One deferred side effect (see `#deferred`). */
-  #effect(effect: Effect, x: unknown, y: unknown): void {
+  /** One deferred side effect (see `deferred`). */
+  private effect(effect: Effect, x: unknown, y: unknown): void {
     switch (effect) {
       case START_CHILD:
-        this.#startChild(x as Child);
+        this.startChild(x as Child);
         return;
       case STOP_CHILD:
-        this.#stop(x as Child);
+        this._stop(x as Child);
         return;
       case SET_TIMER: {
         const event = x as Ev;
         const ms = y as number;
         if (this.clock.reserve && this.clock.insertTimer) {
           const reservation = this.clock.reserve(ms);
-          const r = this.#reserved;
+          const r = this.reserved;
           // As a Map's set: a type already reserved keeps its place.
           for (let i = 0; i < r.length; i += 3)
             if (r[i] === event.type) {
@@ -815,12 +815,12 @@ export class FastRun implements TimerTarget {
               return;
             }
           r.push(event.type, reservation, event);
-        } else this.#timers.set(event.type, this.clock.setTimer(ms, this, event));
+        } else this.timers.set(event.type, this.clock.setTimer(ms, this, event));
         return;
       }
       case CANCEL_TIMER: {
         const type = x as string;
-        const r = this.#reserved;
+        const r = this.reserved;
         for (let i = 0; i < r.length; i += 3)
           if (r[i] === type) {
             // As splice(i, 3), without the array of removed entries it returns.
@@ -828,9 +828,9 @@ export class FastRun implements TimerTarget {
             r.length -= 3;
             return;
           }
-        const id = this.#timers.get(type);
+        const id = this.timers.get(type);
         if (id === undefined) return;
-        this.#timers.delete(type);
+        this.timers.delete(type);
         this.clock.clearTimeout(id);
         return;
       }
