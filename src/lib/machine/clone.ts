@@ -61,16 +61,27 @@ export interface CopyRules<T extends object> {
    * many instances, and a checkpoint holds one copy of each.
    */
   blank?: () => T;
+  /**
+   * Copies, whole, each plain record held in the class's `nested` fields (a store's decisions),
+   * instead of a spread whose nested objects are then copied. Why: a spread at a site that sees
+   * records of many shapes (the whole engine's) makes an object that keeps its fields outside it
+   * and its numbers boxed — half again the memory of a literal of the record's own shape.
+   */
+  records?: (r: never) => object;
 }
 
 /** A class's rules, as the copier reads them. */
 interface How {
   fields: Map<string, FieldRule> | null;
   blank: (() => object) | undefined;
+  records: ((r: object) => object) | undefined;
 }
 
 /** Rules by prototype, as registered. */
-const RULES = new WeakMap<object, { fields: Map<string, FieldRule>; blank?: () => object }>();
+const RULES = new WeakMap<
+  object,
+  { fields: Map<string, FieldRule>; blank?: () => object; records?: (r: object) => object }
+>();
 /** Rules by prototype, merged over its ancestors' (null: the class is not copyable). */
 const RESOLVED = new WeakMap<object, How | null>();
 
@@ -91,7 +102,8 @@ export function copyable<T extends object>(
     : rules;
   RULES.set(cls.prototype as object, {
     fields: new Map(Object.entries(r.fields ?? {})),
-    blank: r.blank
+    blank: r.blank,
+    records: r.records as ((r: object) => object) | undefined
   });
 }
 
@@ -99,7 +111,7 @@ export function copyable<T extends object>(
 function howOf(proto: object): How | null {
   const known = RESOLVED.get(proto);
   if (known !== undefined) return known;
-  const chain: { fields: Map<string, FieldRule> }[] = [];
+  const chain: { fields: Map<string, FieldRule>; records?: (r: object) => object }[] = [];
   for (let p: object | null = proto; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
     const r = RULES.get(p);
     if (r) chain.unshift(r);
@@ -107,9 +119,13 @@ function howOf(proto: object): How | null {
   let how: How | null = null;
   if (chain.length) {
     const fields = new Map<string, FieldRule>();
-    for (const r of chain) for (const [k, v] of r.fields) fields.set(k, v);
+    let records: ((r: object) => object) | undefined;
+    for (const r of chain) {
+      for (const [k, v] of r.fields) fields.set(k, v);
+      records = r.records ?? records;
+    }
     // A base's blank would make an object of the base class: only the class's own counts.
-    how = { fields: fields.size ? fields : null, blank: RULES.get(proto)?.blank };
+    how = { fields: fields.size ? fields : null, blank: RULES.get(proto)?.blank, records };
   }
   RESOLVED.set(proto, how);
   return how;
@@ -129,8 +145,11 @@ export class CloneMap {
   /** Made and not yet filled: (original, copy, rules) triples, in the order they were made. */
   readonly #todo: unknown[] = [];
   #walking = false;
-  /** The class and field being filled, for an error's message. */
-  #where = '';
+  /** The object and field being filled, for an error's message. */
+  #owner: object | null = null;
+  #field = '';
+  /** How the plain records of the object being filled are copied (`CopyRules.records`). */
+  #records: ((r: object) => object) | undefined = undefined;
 
   /** Register `copy` as the copy of `original` (a substitute); returns `copy`. */
   set<T extends object>(original: T, copy: T): T {
@@ -158,6 +177,7 @@ export class CloneMap {
     if (x === null || x === undefined) return x;
     const known = this.#copies.get(x);
     if (known !== undefined) return known as T;
+    if (this.#walking) return this.#make(x);
     return this.walk(() => this.#make(x));
   }
 
@@ -176,6 +196,7 @@ export class CloneMap {
     } finally {
       this.#walking = false;
       this.#todo.length = 0;
+      this.#owner = null;
     }
   }
 
@@ -205,7 +226,7 @@ export class CloneMap {
     }
     const clone = (x as Partial<Cloneable<T>>).clone;
     if (typeof clone !== 'function')
-      throw new NotCloneable(`${describe(x)} is not copyable (${this.#where || 'asked'})`);
+      throw new NotCloneable(`${describe(x)} is not copyable (${this.#where() || 'asked'})`);
     const c = clone.call(x, this);
     if (!this.#copies.has(x)) this.#copies.set(x, c);
     return c;
@@ -223,18 +244,16 @@ export class CloneMap {
     const from = x as Record<string, unknown>;
     const to = c as Record<string, unknown>;
     const fields = how.fields;
+    this.#owner = x;
+    this.#records = how.records;
     for (const k of Object.keys(from)) {
       const v = from[k];
       const rule = fields?.get(k);
       if (rule === undefined || rule === 'nested') {
-        if (typeof v === 'object' && v !== null) {
-          this.#where = `${x.constructor.name}.${k}`;
+        if (isObject(v)) {
+          this.#field = k;
           to[k] = this.#value(v);
-        } else if (typeof v === 'function')
-          throw new NotCloneable(
-            `${x.constructor.name}.${k} holds a function (${v.name || 'a closure'})`
-          );
-        else to[k] = v;
+        } else to[k] = v;
       } else if (rule === 'shared') to[k] = v;
       else if (rule === 'shallow') to[k] = shallow(v);
       else if (rule === 'dropped') to[k] = undefined;
@@ -242,10 +261,15 @@ export class CloneMap {
     }
   }
 
+  /** Which class's field is being filled. */
+  #where(): string {
+    return this.#owner ? `${this.#owner.constructor.name}.${this.#field}` : '';
+  }
+
   /** A value's copy, deep (see {@link FieldRule} `nested`). */
   #value(v: unknown): unknown {
     if (typeof v === 'function')
-      throw new NotCloneable(`${this.#where} holds a function (${v.name || 'a closure'})`);
+      throw new NotCloneable(`${this.#where()} holds a function (${v.name || 'a closure'})`);
     if (typeof v !== 'object' || v === null) return v;
     // Every copy is an object: undefined means none yet.
     const known = this.#copies.get(v);
@@ -254,11 +278,16 @@ export class CloneMap {
     const proto = Object.getPrototypeOf(v) as object | null;
     if (proto === Array.prototype) {
       // slice, then the objects in it replaced: the copy is exactly as long as the original
-      // (pushing one by one leaves spare capacity), and a list of numbers (a chart's series) is
-      // copied at once.
-      const c = (v as unknown[]).slice();
+      // (pushing one by one leaves spare capacity), and a list of numbers (a chart's series, a
+      // history's times) is copied at once. Its elements are read only when one is an object
+      // (`findIndex` first): an element read here, where arrays of every kind pass, lets the
+      // optimiser turn an array of numbers into one of boxed numbers, twice the memory.
+      const a = v as unknown[];
+      const c = a.slice();
       this.#copies.set(v, c);
-      for (let i = 0; i < c.length; i++) if (isObject(c[i])) c[i] = this.#value(c[i]);
+      const first = a.findIndex(isObject);
+      if (first >= 0)
+        for (let i = first; i < c.length; i++) if (isObject(c[i])) c[i] = this.#value(c[i]);
       return c;
     }
     if (proto === Map.prototype) {
@@ -272,6 +301,11 @@ export class CloneMap {
       const c = new Set<unknown>();
       this.#copies.set(v, c);
       for (const e of v as Set<unknown>) c.add(isObject(e) ? this.#value(e) : e);
+      return c;
+    }
+    if (proto === Object.prototype && this.#records) {
+      const c = this.#records(v);
+      this.#copies.set(v, c);
       return c;
     }
     if (proto === Object.prototype || proto === null) {

@@ -170,5 +170,9 @@ export class ConnectionDecisionStore implements DecisionStore {
 
 // A copy has its own maps (same order, so `entries()` lists alike), heap and decisions: they are
 // mutable (a lookup bumps `represented`), so each is copied, once per copy — whoever else holds a
-// live entry (a lookup's result in flight) gets the same copy.
-copyable(ConnectionDecisionStore, { blank: () => new ConnectionDecisionStore() });
+// live entry (a lookup's result in flight) gets the same copy. Its only plain records are its
+// decisions, each copied whole as a literal of its own shape.
+copyable(ConnectionDecisionStore, {
+  blank: () => new ConnectionDecisionStore(),
+  records: toStoredDecision
+});

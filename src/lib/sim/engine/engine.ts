@@ -66,7 +66,7 @@ export class Simulation implements DialogWatcher {
     this.seed = opts.seed ?? scenario.seed;
     this.endAt = scenario.start + scenario.durationMs;
     this.clock = new VirtualClock(this.start);
-    this.clock.dispatch = (e) => step(this, e);
+    this.runsItsClock();
     this.consent = new ConsentDesk([], this);
     // Who answers from the start is on the timeline too: a reload re-simulates the run from its
     // actions alone (run-memory.ts), whatever the reloaded page's checkbox says.
@@ -131,8 +131,16 @@ export class Simulation implements DialogWatcher {
       }
       return m.get(this as Simulation);
     });
-    copy.clock.dispatch = (e) => step(copy, e);
+    copy.runsItsClock();
     return copy;
+  }
+
+  /**
+   * This engine runs the events of its clock. (A method, not a closure made in `clone`: that one
+   * would keep the whole clone map alive with every copy.)
+   */
+  private runsItsClock(): void {
+    this.clock.dispatch = (e) => step(this, e);
   }
 
   /** A consent dialog opened in `lane` (the desk tells of each: dialogs.ts). */
