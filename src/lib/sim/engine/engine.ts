@@ -6,6 +6,9 @@
  * `server:NAME`, `provider`, `user` — never by lane, so the two lanes draw the same numbers until
  * their configurations make them diverge. Nothing here reads the wall clock or Math.random: the
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
+ *
+ * Just over 400 lines: the run's position, its timeline of outside changes and its copy are one
+ * engine's, and split apart they would each reach into the others' private state.
  */
 import { VirtualClock } from '../world/clock';
 import { CloneMap, copyable } from '../../machine/clone';
