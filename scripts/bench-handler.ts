@@ -5,7 +5,8 @@
  * same round trip with a bare handler returning a fixed result, measured back to back in one run;
  * the CPU time per request of both (process.cpuUsage over the same interleaved rounds: the ratio
  * to read on a loaded machine) and the bytes allocated per request; the handler alone (its
- * `handle` called directly) in CPU time per request; and `fileStore` commits per second, one at a time and 64 in flight (fdatasync'd, grouped).
+ * `handle` called directly) in CPU time per request; and `fileStore` commits per second, one at
+ * a time and 64 in flight (fdatasync'd, grouped).
  *
  * The handler's requests are distinct (each its own identity, so each is hashed, evaluated,
  * consented to at once, sampled, committed to a memory store and audited to a callback) under a
