@@ -16,6 +16,10 @@
  * after the entry actions (and the timers) and stops after the exit actions; a step that throws
  * on start sends `xstate.error.actor.<src>`; side effects (timers, steps) run after the macrostep
  * that caused them; a state's own transitions are tried before the root's.
+ *
+ * One module past 400 lines on purpose: the table, the interpreter and its context handling
+ * (first context, copy-on-write, the undo log an error's context comes from) keep one set of
+ * invariants — XState's order and snapshots — that are read and changed together.
  */
 import type { AnyStateMachine } from 'xstate';
 import { copyable, NotCloneable, type CloneMap } from '../clone';
@@ -30,7 +34,8 @@ import {
   type FlowState,
   type FlowTransition,
   type GuardRef,
-  type StateName
+  type StateName,
+  reducers as flowReducers
 } from './flow';
 import { EMPTY_GEN } from './outcomes';
 import type { AuthContext, AuthEvent, AuthInput, AuthOutput } from './types';
@@ -79,6 +84,14 @@ type Reducer = (ctx: Ctx, ev: Ev, params: unknown) => Partial<Ctx>;
 
 type Action =
   | { kind: 'assign'; reduce: Reducer; params: unknown }
+  /**
+   * The flow's own `stamp`, `enter` and `trace` reducers, run inline (`FastRun._run`): three of
+   * every state's or event's actions, each of which would return a one-key object (and `trace` a
+   * copy of the whole path) only for the executor to copy that key over.
+   */
+  | { kind: 'stamp' }
+  | { kind: 'enter' }
+  | { kind: 'trace'; state: string }
   /** A state's `after` delay: the event it raises, and its length. */
   | { kind: 'timer'; event: Ev; delay: (ctx: Ctx) => number }
   /** The timer of that event type, cleared. */
@@ -156,6 +169,12 @@ export function tableOf(flow: Flow): MachineTable {
     const params = typeof a === 'string' ? undefined : a.params;
     const reduce = flow.reducers[name] as unknown as Reducer;
     if (typeof reduce !== 'function') unsupported(`action '${name}' (not implemented)`);
+    // Inline only the reducers this file knows (by identity): a flow with its own keeps them.
+    const own = flowReducers as unknown as Record<string, Reducer>;
+    if (reduce === own.stamp) return { kind: 'stamp' };
+    if (reduce === own.enter) return { kind: 'enter' };
+    if (reduce === own.trace && typeof (params as { state?: unknown })?.state === 'string')
+      return { kind: 'trace', state: (params as { state: string }).state };
     return { kind: 'assign', reduce, params };
   };
 
@@ -324,13 +343,15 @@ function inputShape(input: AuthInput): Shape {
  */
 function firstContext(input: AuthInput, shape: 1 | 2): Ctx {
   const at = input.request.receivedAt;
-  return copyContext(
-    {
+  // Two literals (without and with `lane`), so that the context is one allocation of the map
+  // `copyContext` gives its copies.
+  if (shape === 2)
+    return {
       request: input.request,
       config: input.config,
       policyHash: input.policyHash,
       cards: input.cards,
-      lane: shape === 2 ? input.lane : undefined,
+      lane: input.lane,
       identity: '',
       at,
       enteredAt: at,
@@ -340,7 +361,7 @@ function firstContext(input: AuthInput, shape: 1 | 2): Ctx {
       replayed: false,
       alert: false,
       evaluation: null,
-      consent: 'not-asked',
+      consent: 'not-asked' as const,
       gen: { ...EMPTY_GEN },
       denial: null,
       outcome: null,
@@ -353,9 +374,35 @@ function firstContext(input: AuthInput, shape: 1 | 2): Ctx {
       storeError: null,
       audit: null,
       path: []
-    },
-    shape
-  );
+    } satisfies Record<keyof Ctx, unknown>;
+  return {
+    request: input.request,
+    config: input.config,
+    policyHash: input.policyHash,
+    cards: input.cards,
+    identity: '',
+    at,
+    enteredAt: at,
+    stored: null,
+    joined: false,
+    waitingForFlight: false,
+    replayed: false,
+    alert: false,
+    evaluation: null,
+    consent: 'not-asked' as const,
+    gen: { ...EMPTY_GEN },
+    denial: null,
+    outcome: null,
+    frame: null,
+    toStore: null,
+    verdict: null,
+    budgetDecision: null,
+    costMicros: 0,
+    failure: null,
+    storeError: null,
+    audit: null,
+    path: []
+  } satisfies Record<Exclude<keyof Ctx, 'lane'>, unknown>;
 }
 
 /** Same keys in the same order, and equal values (JSON-equal objects, each made afresh). */
@@ -493,6 +540,9 @@ type Effect = typeof START_CHILD | typeof STOP_CHILD | typeof SET_TIMER | typeof
 /** The input of a run being copied (clone.ts): the copy is filled in, not started. */
 const COPY = Symbol('copy');
 
+/** In the undo log (`FastRun.undo`): the key was not in the context before it was written. */
+const ABSENT = Symbol('absent');
+
 /**
  * One request's run of the machine: `start()` it, `send()` it events; it reports through
  * `observer` when it reaches a final state or fails.
@@ -523,13 +573,23 @@ export class FastRun implements TimerTarget {
   private spare: unknown[] = [];
   private initError: unknown = undefined;
   /**
-   * True while `context` is a copy made in the current macrostep: later assignments of the same
-   * macrostep write into it. Each macrostep's first assignment copies (XState's snapshots are
-   * immutable), so a context read before it — an error's `before`, a host's `identity()` —
-   * never changes under the reader; copying once per event rather than once per assignment
-   * keeps a 30-key context from being cloned a dozen times per request.
+   * True while nothing but this run holds `context`: assignments then write into it. A copy of
+   * the run (`clone`) shares the context, so both turn this off, and the first assignment after
+   * that copies (copy-on-write). Why not XState's new object per assignment: a 30-key context
+   * copied for every event (and `trace` copying the path besides) was a tenth of a handler
+   * request's garbage. What a reader outside the run sees: `identity()` a string, `path()` a
+   * copy, an error's context a copy made from the undo log (`undo`), the output fresh values.
    */
   private owned = false;
+  /** True while `context.path` is an array only this run holds: `trace` then pushes onto it. */
+  private pathOwned = false;
+  /**
+   * The macrostep's writes, to give an error the context as it was before the event (as an
+   * actor's snapshot): flat (key, previous value) pairs, previous `ABSENT` for a key the context
+   * did not have; and the path's length before the first in-place push, or -1. Reset per event.
+   */
+  private undo: unknown[] = [];
+  private undoPath = -1;
   /** The context's shape (see `copyContext`): how the next copy is made. */
   private _shape: Shape = 0;
 
@@ -549,8 +609,11 @@ export class FastRun implements TimerTarget {
       this.context = first.ctx;
       this._shape = first.shape;
       this.owned = true;
+      this.pathOwned = first.shape !== 0;
       this.enter(table.initial, INIT);
       this.settle(INIT);
+      this.undo.length = 0;
+      this.undoPath = -1;
     } catch (e) {
       // As createActor: the machine is in error before it starts; start() reports it.
       this.context = undefined;
@@ -577,6 +640,9 @@ export class FastRun implements TimerTarget {
     // represented presentations the record reads at the end: the copy's store's entry, then.
     const ctx = this.context;
     c.context = ctx?.stored ? { ...ctx, stored: m.box(ctx.stored) } : ctx;
+    // Both hold the context (and its path) now: each copies before it writes (`owned`).
+    this.owned = this.pathOwned = false;
+    c.owned = c.pathOwned = false;
     c._shape = this._shape;
     c.state = this.state;
     c.status = this.status;
@@ -612,25 +678,42 @@ export class FastRun implements TimerTarget {
     this.busy = true;
     while (this.queue.length > 0 && this.status === 'active') {
       const ev = this.queue.shift()!;
-      const before = this.context;
-      this.owned = false;
+      this.undo.length = 0;
+      this.undoPath = -1;
       try {
         this.macrostep(ev);
       } catch (e) {
-        this.fail(e, before);
+        this.fail(e, this.contextBefore());
         return;
       }
       this.flush();
       // The macrostep moved the status (TypeScript keeps the loop condition's narrowing).
       if ((this.status as FastRun['status']) === 'done') {
         this.busy = false;
+        this.undo.length = 0;
         this._complete();
         this.insertReserved();
         return;
       }
     }
     this.busy = false;
+    this.undo.length = 0;
     this.insertReserved();
+  }
+
+  /** The context as it was before the current macrostep's writes (a copy; see `undo`). */
+  private contextBefore(): Ctx | undefined {
+    const cur = this.context;
+    if (!cur) return cur;
+    const b = { ...cur } as unknown as Record<string, unknown>;
+    if (this.undoPath >= 0) b.path = cur.path.slice(0, this.undoPath);
+    const u = this.undo;
+    for (let i = u.length - 2; i >= 0; i -= 2) {
+      const k = u[i] as string;
+      if (u[i + 1] === ABSENT) delete b[k];
+      else b[k] = u[i + 1];
+    }
+    return b as unknown as Ctx;
   }
 
   /** The run rests: the timers it reserved and did not cancel go onto the clock. */
@@ -764,30 +847,77 @@ export class FastRun implements TimerTarget {
     if (d) d.stop();
   }
 
+  /** The context to write into: this run's own (copied first if it is shared; see `owned`). */
+  private own(): Ctx {
+    let ctx = this.context!;
+    if (!this.owned) {
+      ctx = this.context = this._shape === 0 ? { ...ctx } : copyContext(ctx, this._shape);
+      this.owned = true;
+    }
+    return ctx;
+  }
+
+  /**
+   * As XState's assign of one key: the key written over (in place; `own`), a key the context did
+   * not have added at the end, as a spread would — the copy's literal then no longer matches,
+   * so later copies spread. The previous value goes to the undo log.
+   */
+  private _set(ctx: Ctx, k: string, v: unknown): void {
+    const c = ctx as unknown as Record<string, unknown>;
+    if (k in c) {
+      let old = c[k];
+      if (k === 'path') {
+        // A path pushed onto in this macrostep is logged as it was; the new one is not ours.
+        if (this.undoPath >= 0) old = (old as string[]).slice(0, this.undoPath);
+        this.undoPath = -1;
+        this.pathOwned = false;
+      }
+      this.undo.push(k, old);
+    } else {
+      this._shape = 0;
+      this.undo.push(k, ABSENT);
+    }
+    c[k] = v;
+  }
+
   private _run(actions: readonly Action[], ev: Ev): void {
     for (const a of actions) {
-      if (a.kind === 'assign') {
-        const ctx = this.context!;
-        const partial = a.reduce(ctx, ev, a.params);
-        // As XState's assign: a new object with the partial's keys written over, in the same
-        // key order. A spread of the whole context (then stores to existing keys), not
-        // `Object.assign({}, ...)`: V8 copies a large object into an empty one far slower.
-        let next = ctx;
-        if (!this.owned) {
-          next = this._shape === 0 ? { ...ctx } : copyContext(ctx, this._shape);
-          this.owned = true;
+      switch (a.kind) {
+        case 'assign': {
+          const partial = a.reduce(this.context!, ev, a.params);
+          const ctx = this.own();
+          for (const k in partial) this._set(ctx, k, (partial as Record<string, unknown>)[k]);
+          break;
         }
-        for (const k in partial) {
-          // A key the context did not have is added at the end, as a spread would: the copy's
-          // literal no longer matches, so later copies spread.
-          if (this._shape !== 0 && !(k in next)) this._shape = 0;
-          (next as unknown as Record<string, unknown>)[k] = (partial as Record<string, unknown>)[k];
+        case 'stamp': {
+          // flow.ts `stamp`: the event's clock reading, if it carries one.
+          const ctx = this.own();
+          const at = 'at' in ev && typeof ev.at === 'number' ? ev.at : ctx.at;
+          this._set(ctx, 'at', at);
+          break;
         }
-        this.context = next;
-      } else if (a.kind === 'timer') {
-        this.deferred.push(SET_TIMER, a.event, a.delay(this.context!));
-      } else {
-        this.deferred.push(CANCEL_TIMER, a.type, null);
+        case 'enter': {
+          const ctx = this.own();
+          this._set(ctx, 'enteredAt', ctx.at);
+          break;
+        }
+        case 'trace': {
+          // flow.ts `trace`: the path with the state appended — onto the run's own array.
+          const ctx = this.own();
+          if (this.pathOwned) {
+            if (this.undoPath < 0) this.undoPath = ctx.path.length;
+            ctx.path.push(a.state);
+          } else {
+            this._set(ctx, 'path', [...ctx.path, a.state]);
+            this.pathOwned = true;
+          }
+          break;
+        }
+        case 'timer':
+          this.deferred.push(SET_TIMER, a.event, a.delay(this.context!));
+          break;
+        default:
+          this.deferred.push(CANCEL_TIMER, a.type, null);
       }
     }
   }
