@@ -9,7 +9,13 @@
  * handler for `sampling/createMessage`.
  */
 import type { AuthOutput } from '../machine/authorize';
-import { depthExceeded, depthPathText, LONE_SURROGATE, loneSurrogateAt } from '../machine/identity';
+import {
+  depthExceeded,
+  depthPathText,
+  LONE_SURROGATE,
+  loneSurrogateAt,
+  MAX_PARAMS_DEPTH
+} from '../machine/identity';
 import { effectiveBlock } from '../machine/policy';
 import type { CreateMessageResult, JsonRpcId, Money, SamplingParams } from '../machine/types';
 import type { DecisionStore } from '../store/decision-store';
@@ -134,19 +140,22 @@ function errorText(e: unknown): string {
 }
 
 /**
- * True when every string in `v` — object keys and values, at any depth — is well-formed UTF-16:
- * what `loneSurrogateAt(v) === null` says, without building a path per value (the path is built
- * only for the rare request that has one). Recursive: run after the depth check, which bounds it.
+ * True when `v` is nested no deeper than `limit` and every string in it — object keys and values
+ * — is well-formed UTF-16: what `depthExceeded(v) === null && loneSurrogateAt(v) === null` say,
+ * in one walk and without building a path per value (the paths are built only for the rare
+ * request that fails, by those two). Recursive, but never deeper than `limit` + 1 calls.
  */
-function wellFormed(v: unknown): boolean {
+function sound(v: unknown, depth: number, limit: number): boolean {
   if (typeof v === 'string') return v.isWellFormed();
   if (typeof v !== 'object' || v === null) return true;
+  if (depth > limit) return false;
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) if (!wellFormed(v[i])) return false;
+    for (let i = 0; i < v.length; i++) if (!sound(v[i], depth + 1, limit)) return false;
     return true;
   }
   const o = v as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!k.isWellFormed() || !wellFormed(o[k])) return false;
+  for (const k in o)
+    if (Object.hasOwn(o, k) && (!k.isWellFormed() || !sound(o[k], depth + 1, limit))) return false;
   return true;
 }
 
@@ -178,10 +187,12 @@ class Pending {
 function validParams(request: SamplingRequestMessage): SamplingParams | string {
   const p = request?.params;
   if (typeof p !== 'object' || p === null || Array.isArray(p)) return '$.params: not an object';
-  const deep = depthExceeded(p);
-  if (deep) return `${depthPathText(deep, '$.params')}: nested too deep`;
-  const lone = wellFormed(p) ? null : loneSurrogateAt(p);
-  if (lone) return `${depthPathText(lone, '$.params')}: ${LONE_SURROGATE}`;
+  if (!sound(p, 1, MAX_PARAMS_DEPTH)) {
+    const deep = depthExceeded(p);
+    if (deep) return `${depthPathText(deep, '$.params')}: nested too deep`;
+    const lone = loneSurrogateAt(p);
+    if (lone) return `${depthPathText(lone, '$.params')}: ${LONE_SURROGATE}`;
+  }
   const params = p as SamplingParams;
   if (!Array.isArray(params.messages)) return '$.params.messages: not an array';
   if (!Number.isSafeInteger(params.maxTokens) || params.maxTokens < 0)
