@@ -562,6 +562,12 @@ export class FastRun implements TimerTarget {
    * reservation was garbage made for nothing.
    */
   private reserved: unknown[] = [];
+  /**
+   * How many of `reserved`'s (and `deferred`'s, `undo`'s) slots are in use. Why counts, not the
+   * arrays' lengths: setting a length to 0 lets V8 drop the array's store, so the next push
+   * allocates it again — a list used a few times per request was a fresh array each time.
+   */
+  private rn = 0;
   /** Events waiting while a step runs (an actor's mailbox); closed until `start()`. */
   private queue: Ev[] = [];
   private busy = true;
@@ -570,6 +576,7 @@ export class FastRun implements TimerTarget {
    * (effect, argument, argument) triples rather than a closure each — a request makes some twenty.
    */
   private deferred: unknown[] = [];
+  private dn = 0;
   private spare: unknown[] = [];
   private initError: unknown = undefined;
   /**
@@ -589,6 +596,7 @@ export class FastRun implements TimerTarget {
    * did not have; and the path's length before the first in-place push, or -1. Reset per event.
    */
   private undo: unknown[] = [];
+  private un = 0;
   private undoPath = -1;
   /** The context's shape (see `copyContext`): how the next copy is made. */
   private _shape: Shape = 0;
@@ -612,7 +620,7 @@ export class FastRun implements TimerTarget {
       this.pathOwned = first.shape !== 0;
       this.enter(table.initial, INIT);
       this.settle(INIT);
-      this.undo.length = 0;
+      this.un = 0;
       this.undoPath = -1;
     } catch (e) {
       // As createActor: the machine is in error before it starts; start() reports it.
@@ -620,6 +628,7 @@ export class FastRun implements TimerTarget {
       this.status = 'error';
       this.initError = e;
       this.deferred = [];
+      this.dn = 0;
     }
   }
 
@@ -628,7 +637,7 @@ export class FastRun implements TimerTarget {
    * over the copies of its step logic (the host's), clock and observer.
    */
   clone(m: CloneMap): FastRun {
-    if (this.busy || this.queue.length || this.deferred.length || this.reserved.length)
+    if (this.busy || this.queue.length || this.dn || this.rn)
       throw new NotCloneable('a request is mid-step');
     const c = m.set(
       this,
@@ -678,7 +687,7 @@ export class FastRun implements TimerTarget {
     this.busy = true;
     while (this.queue.length > 0 && this.status === 'active') {
       const ev = this.queue.shift()!;
-      this.undo.length = 0;
+      this.un = 0;
       this.undoPath = -1;
       try {
         this.macrostep(ev);
@@ -690,15 +699,22 @@ export class FastRun implements TimerTarget {
       // The macrostep moved the status (TypeScript keeps the loop condition's narrowing).
       if ((this.status as FastRun['status']) === 'done') {
         this.busy = false;
-        this.undo.length = 0;
+        this.clearUndo();
         this._complete();
         this.insertReserved();
         return;
       }
     }
     this.busy = false;
-    this.undo.length = 0;
+    this.clearUndo();
     this.insertReserved();
+  }
+
+  /** The log's entries go (a resting run holds nothing it logged); its store stays. */
+  private clearUndo(): void {
+    const u = this.undo;
+    for (let i = 0; i < this.un; i++) u[i] = undefined;
+    this.un = 0;
   }
 
   /** The context as it was before the current macrostep's writes (a copy; see `undo`). */
@@ -708,7 +724,7 @@ export class FastRun implements TimerTarget {
     const b = { ...cur } as unknown as Record<string, unknown>;
     if (this.undoPath >= 0) b.path = cur.path.slice(0, this.undoPath);
     const u = this.undo;
-    for (let i = u.length - 2; i >= 0; i -= 2) {
+    for (let i = this.un - 2; i >= 0; i -= 2) {
       const k = u[i] as string;
       if (u[i + 1] === ABSENT) delete b[k];
       else b[k] = u[i + 1];
@@ -719,10 +735,16 @@ export class FastRun implements TimerTarget {
   /** The run rests: the timers it reserved and did not cancel go onto the clock. */
   private insertReserved(): void {
     const r = this.reserved;
-    if (this.busy || r.length === 0) return;
-    this.reserved = [];
-    for (let i = 0; i < r.length; i += 3)
-      this.timers.set(r[i] as string, this.clock.insertTimer!(r[i + 1], this, r[i + 2]));
+    const n = this.rn;
+    if (this.busy || n === 0) return;
+    this.rn = 0;
+    for (let i = 0; i < n; i += 3) {
+      const type = r[i] as string;
+      const reservation = r[i + 1];
+      const event = r[i + 2];
+      r[i] = r[i + 1] = r[i + 2] = undefined;
+      this.timers.set(type, this.clock.insertTimer!(reservation, this, event));
+    }
   }
 
   /** A state's `after` timer fired (set with `setTimer` / `insertTimer`): its event. */
@@ -735,18 +757,20 @@ export class FastRun implements TimerTarget {
   /** Run the deferred side effects of the last macrostep, in order. */
   private flush(): void {
     const deferred = this.deferred;
-    if (deferred.length === 0) return;
+    const n = this.dn;
+    if (n === 0) return;
     // The effects go on a fresh list; this one, run, is the next fresh list (two per run).
     this.deferred = this.spare;
+    this.dn = 0;
     try {
-      for (let i = 0; i < deferred.length; i += 3)
+      for (let i = 0; i < n; i += 3)
         this.effect(deferred[i] as Effect, deferred[i + 1], deferred[i + 2]);
     } catch (e) {
       this.fail(e, this.context);
       this.spare = [];
       return;
     }
-    deferred.length = 0;
+    for (let i = 0; i < n; i++) deferred[i] = undefined;
     this.spare = deferred;
   }
 
@@ -761,11 +785,13 @@ export class FastRun implements TimerTarget {
     if (this.status === 'error') return;
     this.status = 'error';
     this.deferred = [];
+    this.dn = 0;
     this.queue.length = 0;
     this.busy = false;
     for (const id of this.timers.values()) this.clock.clearTimeout(id);
     this.timers.clear();
     this.reserved = [];
+    this.rn = 0;
     if (this.child) this._stop(this.child);
     this.observer.error(e, before);
   }
@@ -806,7 +832,7 @@ export class FastRun implements TimerTarget {
       this.child = null;
       // A step that never started is stopped at once; a running one after the macrostep.
       if (!child.started) child.stopped = true;
-      else this.deferred.push(STOP_CHILD, child, null);
+      else this.defer(STOP_CHILD, child, null);
     }
     this._run(t.actions, ev);
     this.enter(t.target, ev);
@@ -818,7 +844,7 @@ export class FastRun implements TimerTarget {
     if (s.invoke) {
       const child = new Child(this, s.invoke.id, s.invoke.src, s.invoke.input(this.context!, ev));
       this.child = child;
-      this.deferred.push(START_CHILD, child, null);
+      this.defer(START_CHILD, child, null);
     }
     if (s.final) {
       this.status = 'done';
@@ -872,12 +898,28 @@ export class FastRun implements TimerTarget {
         this.undoPath = -1;
         this.pathOwned = false;
       }
-      this.undo.push(k, old);
+      this.log(k, old);
     } else {
       this._shape = 0;
-      this.undo.push(k, ABSENT);
+      this.log(k, ABSENT);
     }
     c[k] = v;
+  }
+
+  private log(k: string, old: unknown): void {
+    const n = this.un;
+    this.undo[n] = k;
+    this.undo[n + 1] = old;
+    this.un = n + 2;
+  }
+
+  private defer(effect: Effect, x: unknown, y: unknown): void {
+    const d = this.deferred;
+    const n = this.dn;
+    d[n] = effect;
+    d[n + 1] = x;
+    d[n + 2] = y;
+    this.dn = n + 3;
   }
 
   private _run(actions: readonly Action[], ev: Ev): void {
@@ -914,10 +956,10 @@ export class FastRun implements TimerTarget {
           break;
         }
         case 'timer':
-          this.deferred.push(SET_TIMER, a.event, a.delay(this.context!));
+          this.defer(SET_TIMER, a.event, a.delay(this.context!));
           break;
         default:
-          this.deferred.push(CANCEL_TIMER, a.type, null);
+          this.defer(CANCEL_TIMER, a.type, null);
       }
     }
   }
@@ -937,25 +979,31 @@ export class FastRun implements TimerTarget {
         if (this.clock.reserve && this.clock.insertTimer) {
           const reservation = this.clock.reserve(ms);
           const r = this.reserved;
+          const n = this.rn;
           // As a Map's set: a type already reserved keeps its place.
-          for (let i = 0; i < r.length; i += 3)
+          for (let i = 0; i < n; i += 3)
             if (r[i] === event.type) {
               r[i + 1] = reservation;
               r[i + 2] = event;
               return;
             }
-          r.push(event.type, reservation, event);
+          r[n] = event.type;
+          r[n + 1] = reservation;
+          r[n + 2] = event;
+          this.rn = n + 3;
         } else this.timers.set(event.type, this.clock.setTimer(ms, this, event));
         return;
       }
       case CANCEL_TIMER: {
         const type = x as string;
         const r = this.reserved;
-        for (let i = 0; i < r.length; i += 3)
+        const n = this.rn;
+        for (let i = 0; i < n; i += 3)
           if (r[i] === type) {
-            // As splice(i, 3), without the array of removed entries it returns.
-            for (let j = i + 3; j < r.length; j++) r[j - 3] = r[j];
-            r.length -= 3;
+            // As splice(i, 3), keeping the array's store (see `rn`).
+            for (let j = i + 3; j < n; j++) r[j - 3] = r[j];
+            r[n - 3] = r[n - 2] = r[n - 1] = undefined;
+            this.rn = n - 3;
             return;
           }
         const id = this.timers.get(type);
