@@ -173,17 +173,10 @@ export function consentSource(
       reply = 'deny';
     }
     let settled = false;
-    // An answer given at once is taken in a microtask, as a resolved promise's would be, but
-    // without the two promises.
-    if (isThenable(reply))
-      Promise.resolve(reply).then(
-        (a) => ((settled = true), answer(a === 'allow')),
-        () => ((settled = true), answer(false))
-      );
-    else {
-      const a = reply;
-      queueMicrotask(() => ((settled = true), answer(a === 'allow')));
-    }
+    Promise.resolve(reply).then(
+      (a) => ((settled = true), answer(a === 'allow')),
+      () => ((settled = true), answer(false))
+    );
     // Abort only a dialog still open (an abort builds a DOMException: not on every request).
     return () => {
       if (!settled) ctl.abort();
@@ -221,54 +214,39 @@ export function providerSource(
 ): ProviderSource {
   return (input: ProviderInput, emit) => {
     const ctl = new LazyAbort();
-    let settled = false;
-    const done = (result: SampleResult) => {
-      settled = true;
-      if (ctl.aborted) return;
-      const read = readResult(result);
-      if (typeof read === 'string') return failed(ctl, emit, new Error(read));
-      seen(input.params, result);
-      const stop = result.stopReason;
-      emit({ type: 'provider.started', cachedInputTokens: 0 });
-      emit({ type: 'provider.chunk', text: read.text, tokens: read.tokens });
-      emit({
-        type: 'provider.done',
-        stopReason:
-          stop && STOP_REASONS.has(stop)
-            ? (stop as 'endTurn' | 'maxTokens' | 'stopSequence')
-            : 'endTurn'
-      });
-    };
-    const fail = (e: unknown) => {
-      settled = true;
-      failed(ctl, emit, e);
-    };
-    // A result (or a throw) given at once is taken in a microtask, as a settled promise's would
-    // be, but without the promises.
-    let result: SampleResult | Promise<SampleResult>;
+    let call: Promise<SampleResult>;
     try {
-      result = sample(input.params, new SampleOptionsObject(input, ctl));
+      call = Promise.resolve(sample(input.params, new SampleOptionsObject(input, ctl)));
     } catch (e) {
-      const error = e instanceof Error ? e : new Error(String(e));
-      queueMicrotask(() => fail(error));
-      return cancel(ctl, () => settled);
+      call = Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
-    if (isThenable(result)) Promise.resolve(result).then(done, fail);
-    else {
-      const r = result;
-      queueMicrotask(() => done(r));
-    }
-    return cancel(ctl, () => settled);
+    let settled = false;
+    call.then(
+      (result) => {
+        settled = true;
+        if (ctl.aborted) return;
+        const read = readResult(result);
+        if (typeof read === 'string') return failed(ctl, emit, new Error(read));
+        seen(input.params, result);
+        const stop = result.stopReason;
+        emit({ type: 'provider.started', cachedInputTokens: 0 });
+        emit({ type: 'provider.chunk', text: read.text, tokens: read.tokens });
+        emit({
+          type: 'provider.done',
+          stopReason:
+            stop && STOP_REASONS.has(stop)
+              ? (stop as 'endTurn' | 'maxTokens' | 'stopSequence')
+              : 'endTurn'
+        });
+      },
+      (e: unknown) => {
+        settled = true;
+        failed(ctl, emit, e);
+      }
+    );
+    // Abort only a call still running (an abort builds a DOMException: not on every request).
+    return () => {
+      if (!settled) ctl.abort();
+    };
   };
-}
-
-/** Abort only a call still running (an abort builds a DOMException: not on every request). */
-function cancel(ctl: LazyAbort, settled: () => boolean): () => void {
-  return () => {
-    if (!settled()) ctl.abort();
-  };
-}
-
-function isThenable<T>(v: T | PromiseLike<T>): v is PromiseLike<T> {
-  return typeof (v as PromiseLike<T> | null)?.then === 'function';
 }
