@@ -39,6 +39,12 @@ export interface WriteListener {
   failed(error: unknown): void;
 }
 
+/**
+ * What a batch is scheduled on: a microtask, as `RESOLVED.then(fn)`. Not `queueMicrotask`,
+ * which in Node makes an AsyncResource and a bound function per call (about a kilobyte).
+ */
+const RESOLVED = Promise.resolve();
+
 function isPromise(v: unknown): v is Promise<unknown> {
   return typeof (v as Promise<unknown> | undefined)?.then === 'function';
 }
@@ -69,6 +75,8 @@ export class AuditSink implements AuditLog {
   /** Records appended and not yet written (or failed): the audit queue. */
   #pending = 0;
   #append: ((path: string, data: string) => Promise<void>) | null = null;
+  /** `#writeQueue`, bound once: scheduled as a resolved promise's reaction (see `RESOLVED`). */
+  readonly #write = () => this.#writeQueue();
 
   constructor(target: AuditTarget | undefined, shadow: boolean) {
     if (target !== undefined && typeof target !== 'string' && typeof target !== 'function')
@@ -83,7 +91,7 @@ export class AuditSink implements AuditLog {
     this.#queue.push(r, null);
     if (!this.#scheduled && !this.#busy) {
       this.#scheduled = true;
-      queueMicrotask(() => this.#writeQueue());
+      void RESOLVED.then(this.#write);
     }
   }
 
@@ -181,7 +189,7 @@ export class AuditSink implements AuditLog {
     if (this.#queue.length > 0) {
       if (!this.#scheduled) {
         this.#scheduled = true;
-        queueMicrotask(() => this.#writeQueue());
+        void RESOLVED.then(this.#write);
       }
     } else this.#idle();
   }
