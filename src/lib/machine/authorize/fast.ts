@@ -107,6 +107,8 @@ interface Transition {
 interface State {
   name: string;
   final: boolean;
+  /** A final state's done event (made once: the output reads the context, not the event). */
+  done: Ev | null;
   entry: Action[];
   exit: Action[];
   invoke: { id: string; src: string; input: (ctx: Ctx, ev: Ev) => unknown } | null;
@@ -217,6 +219,7 @@ export function tableOf(flow: Flow): MachineTable {
     states.set(name, {
       name,
       final: s.type === 'final',
+      done: s.type === 'final' ? { type: `xstate.done.state.${name}` } : null,
       entry,
       exit,
       invoke: inv
@@ -278,6 +281,8 @@ class Child implements StepPort {
 copyable(Child, ['input']);
 
 const INIT: Ev = { type: 'xstate.init' };
+/** A run's done event before it is done (one object for every run). */
+const NOT_DONE: Ev = { type: 'xstate.done.state' };
 
 /**
  * The context's keys in the order `flow.context` writes them (AuthInput's, then the flow's own),
@@ -779,7 +784,7 @@ export class FastRun implements TimerTarget {
     this.observer.complete(this.table.output(this.context!, this.doneEvent));
   }
 
-  private doneEvent: Ev = { type: 'xstate.done.state' };
+  private doneEvent: Ev = NOT_DONE;
 
   private fail(e: unknown, before: Ctx | undefined): void {
     if (this.status === 'error') return;
@@ -848,7 +853,7 @@ export class FastRun implements TimerTarget {
     }
     if (s.final) {
       this.status = 'done';
-      this.doneEvent = { type: `xstate.done.state.${s.name}` };
+      this.doneEvent = s.done ?? { type: `xstate.done.state.${s.name}` };
     }
   }
 
@@ -890,8 +895,9 @@ export class FastRun implements TimerTarget {
    */
   private _set(ctx: Ctx, k: string, v: unknown): void {
     const c = ctx as unknown as Record<string, unknown>;
-    if (k in c) {
-      let old = c[k];
+    let old = c[k];
+    // Nearly every key holds a value: `in` only for one that reads undefined.
+    if (old !== undefined || k in c) {
       if (k === 'path') {
         // A path pushed onto in this macrostep is logged as it was; the new one is not ours.
         if (this.undoPath >= 0) old = (old as string[]).slice(0, this.undoPath);
