@@ -59,10 +59,20 @@ function ascii(s: string): void {
   for (let i = 0; i < s.length; i++) buf[at++] = s.charCodeAt(i);
 }
 
-/** Any well-formed text, UTF-8 encoded. */
+/**
+ * Any well-formed text, UTF-8 encoded: its ASCII start byte by byte, the rest (if any) by the
+ * encoder — which takes a view of the buffer, an object per call, so not for a member name.
+ */
 function text(s: string): void {
   room(s.length * 3);
-  at += encoder.encodeInto(s, buf.subarray(at)).written;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0x80) {
+      at += encoder.encodeInto(i === 0 ? s : s.slice(i), buf.subarray(at)).written;
+      return;
+    }
+    buf[at++] = c;
+  }
 }
 
 /** A string as canonical.ts's `quote` writes it: NFC, then RFC 8785's escapes. */
