@@ -558,8 +558,13 @@ export class FastRun implements TimerTarget {
   status: 'active' | 'done' | 'error' = 'active';
   /** The invoked step of the current state. */
   private child: Child | null = null;
-  /** Pending `after:` timers by their event type. */
-  private timers = new Map<string, unknown>();
+  /**
+   * Pending `after:` timers: flat (event type, clock id) pairs in the order set, `tn` slots in
+   * use — a Map's semantics (a type set again keeps its place) for the one or two a waiting
+   * state has, without a Map per run and the rehash a Map does as it empties (see `rn`).
+   */
+  private timers: unknown[] = [];
+  private tn = 0;
   /**
    * Timers reserved on the clock, not yet inserted (see `StepClock`): flat (event type,
    * reservation, event) triples in the order reserved. A waiting state has one or two; most are
@@ -661,7 +666,8 @@ export class FastRun implements TimerTarget {
     c.state = this.state;
     c.status = this.status;
     c.child = m.get(this.child);
-    c.timers = new Map(this.timers);
+    c.timers = this.timers.slice(0, this.tn);
+    c.tn = this.tn;
     c.busy = false;
     c.initError = this.initError;
     c.doneEvent = this.doneEvent;
@@ -748,14 +754,14 @@ export class FastRun implements TimerTarget {
       const reservation = r[i + 1];
       const event = r[i + 2];
       r[i] = r[i + 1] = r[i + 2] = undefined;
-      this.timers.set(type, this.clock.insertTimer!(reservation, this, event));
+      this.setTimerId(type, this.clock.insertTimer!(reservation, this, event));
     }
   }
 
   /** A state's `after` timer fired (set with `setTimer` / `insertTimer`): its event. */
   timerFired(arg: unknown): void {
     const event = arg as Ev;
-    this.timers.delete(event.type);
+    this.takeTimerId(event.type);
     this.send(event);
   }
 
@@ -793,8 +799,11 @@ export class FastRun implements TimerTarget {
     this.dn = 0;
     this.queue.length = 0;
     this.busy = false;
-    for (const id of this.timers.values()) this.clock.clearTimeout(id);
-    this.timers.clear();
+    const t = this.timers;
+    const n = this.tn;
+    this.timers = [];
+    this.tn = 0;
+    for (let i = 0; i < n; i += 2) this.clock.clearTimeout(t[i + 1]);
     this.reserved = [];
     this.rn = 0;
     if (this.child) this._stop(this.child);
@@ -912,6 +921,35 @@ export class FastRun implements TimerTarget {
     c[k] = v;
   }
 
+  /** As `timers.set(type, id)` of a Map. */
+  private setTimerId(type: string, id: unknown): void {
+    const t = this.timers;
+    const n = this.tn;
+    for (let i = 0; i < n; i += 2)
+      if (t[i] === type) {
+        t[i + 1] = id;
+        return;
+      }
+    t[n] = type;
+    t[n + 1] = id;
+    this.tn = n + 2;
+  }
+
+  /** As a Map's `get(type)` then `delete(type)`: the timer's clock id, or undefined. */
+  private takeTimerId(type: string): unknown {
+    const t = this.timers;
+    const n = this.tn;
+    for (let i = 0; i < n; i += 2)
+      if (t[i] === type) {
+        const id = t[i + 1];
+        for (let j = i + 2; j < n; j++) t[j - 2] = t[j];
+        t[n - 2] = t[n - 1] = undefined;
+        this.tn = n - 2;
+        return id;
+      }
+    return undefined;
+  }
+
   private log(k: string, old: unknown): void {
     const n = this.un;
     this.undo[n] = k;
@@ -997,7 +1035,7 @@ export class FastRun implements TimerTarget {
           r[n + 1] = reservation;
           r[n + 2] = event;
           this.rn = n + 3;
-        } else this.timers.set(event.type, this.clock.setTimer(ms, this, event));
+        } else this.setTimerId(event.type, this.clock.setTimer(ms, this, event));
         return;
       }
       case CANCEL_TIMER: {
@@ -1012,9 +1050,8 @@ export class FastRun implements TimerTarget {
             this.rn = n - 3;
             return;
           }
-        const id = this.timers.get(type);
+        const id = this.takeTimerId(type);
         if (id === undefined) return;
-        this.timers.delete(type);
         this.clock.clearTimeout(id);
         return;
       }
