@@ -17,7 +17,9 @@
  *                                   alone
  *
  * `handler` (scripts/bench-handler.ts): the shipped handler through a real SDK round trip against
- * a bare handler, the handler alone in CPU µs per request, and fileStore commits per second.
+ * a bare handler (wall-clock rates, and CPU µs per request of both with their ratio: the figure
+ * to read on a loaded machine; bytes allocated per request), the handler alone in CPU µs and bytes
+ * per request, and fileStore commits per second.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';

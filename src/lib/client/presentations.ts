@@ -29,19 +29,25 @@ export interface PresentationResult {
 
 /** An alert config a learner typed can be nonsense: zero, negative or NaN fall back to the SPEC's numbers. */
 export function saneAlert(alert: Partial<AlertConfig> | undefined): AlertConfig {
-  const threshold = alert?.threshold;
-  const windowMs = alert?.windowMs;
-  return {
-    threshold:
-      typeof threshold === 'number' && Number.isFinite(threshold) && threshold >= 1
-        ? Math.floor(threshold)
-        : 40,
-    windowMs:
-      typeof windowMs === 'number' && Number.isFinite(windowMs) && windowMs > 0 ? windowMs : 600_000
-  };
+  return { threshold: saneThreshold(alert), windowMs: saneWindow(alert) };
 }
 
-/** Times kept per identity even under a lower threshold, so a raised threshold has some past. */
+/** `saneAlert(alert).threshold`, without the object (read once per presentation). */
+function saneThreshold(alert: Partial<AlertConfig> | undefined): number {
+  const threshold = alert?.threshold;
+  return typeof threshold === 'number' && Number.isFinite(threshold) && threshold >= 1
+    ? Math.floor(threshold)
+    : 40;
+}
+
+/** `saneAlert(alert).windowMs`, without the object. */
+function saneWindow(alert: Partial<AlertConfig> | undefined): number {
+  const windowMs = alert?.windowMs;
+  return typeof windowMs === 'number' && Number.isFinite(windowMs) && windowMs > 0
+    ? windowMs
+    : 600_000;
+}
+
 export const RETAIN_AT_LEAST = 64;
 
 /** A map entry with its array of times, before the times themselves (engine-size.ts). */
@@ -64,10 +70,18 @@ export class PresentationHistory {
 
   /** Record one presentation of `key` at `now` under the alert settings current at `now`. */
   record(key: string, now: number, settings: Partial<AlertConfig> | undefined): PresentationResult {
-    const { threshold, windowMs } = saneAlert(settings);
-    const times = this.times.get(key) ?? [];
-    this.times.delete(key);
-    times.push(now);
+    const threshold = saneThreshold(settings);
+    const windowMs = saneWindow(settings);
+    let times = this.times.get(key);
+    if (times === undefined) {
+      // A literal of one: `[]` then a push gives the array room for 17 (V8's first growth), and
+      // most identities are presented once — 10,000 of them held, each promoted to the old heap.
+      times = [now];
+    } else {
+      // Moved to the end of the Map's order (least recently presented first).
+      this.times.delete(key);
+      times.push(now);
+    }
     // The same retention as the loop guarantee's own count (loops.ts), so the two agree.
     const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
     if (times.length > keep) times.splice(0, times.length - keep);

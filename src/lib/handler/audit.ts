@@ -1,9 +1,9 @@
 /**
  * Where the handler's audit records go: a callback, or a file path appended as JSON Lines (the
  * lab's audit JSONL: keys in the lab's order, one record a line, what the lab's audit import
- * reads). Writes are serial, so the file's order is the decisions' order; every request's frame
- * waits for its own record to be written (nothing reaches a server unrecorded), and a record that
- * cannot be written fails that request closed (handler.ts).
+ * reads). Writes are serial and batched (`AuditSink`), so the file's order is the decisions'
+ * order; every request's frame waits for its own record to be written (nothing reaches a server
+ * unrecorded), and a record that cannot be written fails that request closed (handler.ts).
  */
 import { orderRecord } from '../store/audit-export';
 import type { AuditLog } from '../store/audit-log';
@@ -33,25 +33,50 @@ function line(r: HandlerAuditRecord): string {
   return JSON.stringify(ordered) + '\n';
 }
 
+/** Told once when a record's write ends (handler.ts's request: it then answers, or fails). */
+export interface WriteListener {
+  written(): void;
+  failed(error: unknown): void;
+}
+
+/**
+ * What a batch is scheduled on: a microtask, as `RESOLVED.then(fn)`. Not `queueMicrotask`,
+ * which in Node makes an AsyncResource and a bound function per call (about a kilobyte).
+ */
+const RESOLVED = Promise.resolve();
+
+function isPromise(v: unknown): v is Promise<unknown> {
+  return typeof (v as Promise<unknown> | undefined)?.then === 'function';
+}
+
+/**
+ * Records are queued as they are appended and written in batches: the records of one turn in
+ * one go (a microtask after the turn that appended them — the handler may still mark a record,
+ * `failedClosed`, in that turn), and a file's in one append per batch, the next batch queueing
+ * while one is being written (a group write). A callback gets the records one at a time, in
+ * order, each after the one before it was written (a promise it returns is waited for). Why
+ * batches: a chain of promises per record (the write, its bookkeeping, the request's wait on it)
+ * was a measurable share of a handler request; now a record costs a queue slot and its
+ * listener's call. Order and content are as before: the decisions' order, each record as the
+ * lab writes it.
+ */
 export class AuditSink implements AuditLog {
   readonly #target: AuditTarget | undefined;
   readonly #shadow: boolean;
-  /**
-   * Each record's write, by the host's record object (the frame waits for it). The latest
-   * append's is kept aside: the handler asks for it in the same turn the host appended it (the
-   * host appends, then hands the record over), so a record asked for before the next append
-   * never enters the weak map — an entry per request in a WeakMap is garbage the collector has
-   * to trace specially. One not asked for by then moves into the map.
-   */
-  #writes = new WeakMap<object, Promise<void>>();
-  #lastRecord: object | null = null;
-  #lastWrite: Promise<void> | null = null;
-  #lastAsked = false;
-  #tail: Promise<void> = Promise.resolve();
+  /** Appended, not yet being written: flat (record, listener or null) pairs, in order. */
+  #queue: unknown[] = [];
+  /** A microtask to write the queue is due. */
+  #scheduled = false;
+  /** A batch is being written (a file append, or a callback's promise): the queue waits. */
+  #busy = false;
+  /** Resolved when nothing is queued or being written (`flush`); made only when asked for. */
+  #drained: { promise: Promise<void>; resolve: () => void } | null = null;
   #written = 0;
   /** Records appended and not yet written (or failed): the audit queue. */
   #pending = 0;
   #append: ((path: string, data: string) => Promise<void>) | null = null;
+  /** `#writeQueue`, bound once: scheduled as a resolved promise's reaction (see `RESOLVED`). */
+  readonly #write = () => this.#writeQueue();
 
   constructor(target: AuditTarget | undefined, shadow: boolean) {
     if (target !== undefined && typeof target !== 'string' && typeof target !== 'function')
@@ -61,33 +86,29 @@ export class AuditSink implements AuditLog {
   }
 
   append(r: AuditRecord): void {
-    const target = this.#target;
-    if (target === undefined) return;
+    if (this.#target === undefined) return;
     this.#pending++;
-    // Read when written, not now (`#record`): the handler may still mark the record
-    // (failedClosed) in the turn the host appended it.
-    const write =
-      typeof target === 'string'
-        ? this.#tail.then(() => this.#appendFile(target, line(this.#record(r))))
-        : this.#tail.then(() => target(this.#record(r)));
-    const done = write.then(
-      () => {
-        this.#pending--;
-        this.#written++;
-      },
-      (e: unknown) => {
-        this.#pending--;
-        throw e;
+    this.#queue.push(r, null);
+    if (!this.#scheduled && !this.#busy) {
+      this.#scheduled = true;
+      void RESOLVED.then(this.#write);
+    }
+  }
+
+  /**
+   * Tell `listener` when the record the host appended has been written (at once when there is
+   * no target). Ask in the turn the host appended it, as handler.ts does; a record not queued
+   * any more (asked for late) counts as written.
+   */
+  whenWritten(r: AuditRecord, listener: WriteListener): void {
+    const q = this.#queue;
+    // The record asked for is nearly always the last one appended.
+    for (let i = q.length - 2; i >= 0; i -= 2)
+      if (q[i] === r) {
+        q[i + 1] = listener;
+        return;
       }
-    );
-    if (this.#lastRecord !== null && !this.#lastAsked)
-      this.#writes.set(this.#lastRecord, this.#lastWrite!);
-    this.#lastRecord = r;
-    this.#lastWrite = done;
-    this.#lastAsked = false;
-    // The chain goes on after a failed write: the failure is that record's request's, not every
-    // later one's.
-    this.#tail = done.catch(() => {});
+    listener.written();
   }
 
   /** The record as written: in shadow mode, with what the policy would have done. */
@@ -97,17 +118,87 @@ export class AuditSink implements AuditLog {
       : r;
   }
 
-  /**
-   * The write of the record the host appended (resolved when there is no target). Ask once per
-   * record: handler.ts does, in the turn the host hands the record over. A record asked for a
-   * second time after a later append is no longer known, and gets a resolved promise.
-   */
-  written(r: AuditRecord): Promise<void> {
-    if (r === this.#lastRecord) {
-      this.#lastAsked = true;
-      return this.#lastWrite!;
+  /** Write what is queued: one batch (see the class's comment). */
+  #writeQueue(): void {
+    this.#scheduled = false;
+    const batch = this.#queue;
+    if (batch.length === 0) return this.#idle();
+    this.#queue = [];
+    const target = this.#target!;
+    if (typeof target === 'string') {
+      let data = '';
+      for (let i = 0; i < batch.length; i += 2) data += line(this.#record(batch[i] as AuditRecord));
+      this.#busy = true;
+      this.#appendFile(target, data).then(
+        () => this.#batchDone(batch, 0, undefined, false),
+        (e: unknown) => this.#batchDone(batch, 0, e, true)
+      );
+      return;
     }
-    return this.#writes.get(r) ?? Promise.resolve();
+    this.#callbacks(target, batch, 0);
+  }
+
+  /** Hand `batch` from `i` on to the callback, waiting for a promise it returns. */
+  #callbacks(
+    target: (record: HandlerAuditRecord) => void | Promise<void>,
+    batch: unknown[],
+    i: number
+  ): void {
+    for (; i < batch.length; i += 2) {
+      let result: unknown;
+      try {
+        result = target(this.#record(batch[i] as AuditRecord));
+      } catch (e) {
+        this.#ended(batch, i, e, true);
+        continue;
+      }
+      if (isPromise(result)) {
+        this.#busy = true;
+        const at = i;
+        result.then(
+          () => (this.#ended(batch, at, undefined, false), this.#callbacks(target, batch, at + 2)),
+          (e: unknown) => (this.#ended(batch, at, e, true), this.#callbacks(target, batch, at + 2))
+        );
+        return;
+      }
+      this.#ended(batch, i, undefined, false);
+    }
+    this.#busy = false;
+    this.#next();
+  }
+
+  /** A file batch's append ended: every record in it was written, or none was. */
+  #batchDone(batch: unknown[], from: number, error: unknown, failed: boolean): void {
+    for (let i = from; i < batch.length; i += 2) this.#ended(batch, i, error, failed);
+    this.#busy = false;
+    this.#next();
+  }
+
+  /** The record at `i` was written (or failed): its request is told. */
+  #ended(batch: unknown[], i: number, error: unknown, failed: boolean): void {
+    this.#pending--;
+    if (!failed) this.#written++;
+    const listener = batch[i + 1] as WriteListener | null;
+    if (listener === null) return;
+    if (failed) listener.failed(error);
+    else listener.written();
+  }
+
+  /** A batch is done: the next one, if records queued meanwhile; else say so to `flush`. */
+  #next(): void {
+    if (this.#queue.length > 0) {
+      if (!this.#scheduled) {
+        this.#scheduled = true;
+        void RESOLVED.then(this.#write);
+      }
+    } else this.#idle();
+  }
+
+  #idle(): void {
+    if (this.#busy || this.#scheduled || this.#queue.length > 0) return;
+    const d = this.#drained;
+    this.#drained = null;
+    d?.resolve();
   }
 
   /** Records waiting to be written. */
@@ -115,9 +206,15 @@ export class AuditSink implements AuditLog {
     return this.#pending;
   }
 
-  /** Every write started so far has finished (failed ones included). */
+  /** Every record appended so far has been written (or failed). */
   flush(): Promise<void> {
-    return this.#tail;
+    if (!this.#busy && !this.#scheduled && this.#queue.length === 0) return Promise.resolve();
+    if (!this.#drained) {
+      let resolve!: () => void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      this.#drained = { promise, resolve };
+    }
+    return this.#drained.promise;
   }
 
   async #appendFile(path: string, data: string): Promise<void> {

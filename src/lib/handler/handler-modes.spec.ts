@@ -112,6 +112,29 @@ describe('the audit file', () => {
     }
   });
 
+  it('holds concurrent decisions in their order, each once', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'handler-audit-'));
+    try {
+      const file = join(dir, 'audit.jsonl');
+      const lab = createSamplingPolicy(base({ audit: file }));
+      const p = await pair(lab);
+      const outs = await Promise.all(
+        Array.from({ length: 20 }, (_, i) =>
+          outcome(p.server.createMessage(ask(`Summarise ${i}.`)))
+        )
+      );
+      expect(outs.every((o) => o.result)).toBe(true);
+      await p.close();
+      await lab.close();
+      const parsed = parseAuditJsonl(await readFile(file, 'utf8'));
+      expect(parsed.ok).toBe(true);
+      if (!parsed.ok) return;
+      expect(parsed.records.map((r) => r.seq)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
   it('a record that cannot be written fails its request closed (-32603), never a silent answer', async () => {
     const lab = createSamplingPolicy(
       base({
@@ -126,6 +149,39 @@ describe('the audit file', () => {
     expect(got.error?.message).toContain('disk full');
     await p.close();
     await lab.close();
+  });
+});
+
+describe('the audit callback', () => {
+  it('gets the records in order, one at a time, and a record it rejects fails only its own request', async () => {
+    const got: number[] = [];
+    let writing = 0;
+    let most = 0;
+    const lab = createSamplingPolicy(
+      base({
+        audit: async (r) => {
+          writing++;
+          most = Math.max(most, writing);
+          await new Promise((resolve) => setTimeout(resolve, 1));
+          writing--;
+          got.push(r.seq);
+          if (r.seq === 3) throw new Error('disk full');
+        }
+      })
+    );
+    const p = await pair(lab);
+    const outs = await Promise.all(
+      [1, 2, 3, 4, 5].map((i) => outcome(p.server.createMessage(ask(`Summarise ${i}.`))))
+    );
+    await lab.close();
+    expect(got).toEqual([1, 2, 3, 4, 5]);
+    expect(most).toBe(1);
+    const failedClosed = outs.filter((o) => o.error);
+    expect(failedClosed).toHaveLength(1);
+    expect(failedClosed[0]!.error?.code).toBe(-32603);
+    expect(failedClosed[0]!.error?.message).toContain('disk full');
+    expect(outs.filter((o) => o.result)).toHaveLength(4);
+    await p.close();
   });
 });
 

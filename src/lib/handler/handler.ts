@@ -9,12 +9,18 @@
  * handler for `sampling/createMessage`.
  */
 import type { AuthOutput } from '../machine/authorize';
-import { depthExceeded, depthPathText, LONE_SURROGATE, loneSurrogateAt } from '../machine/identity';
+import {
+  depthExceeded,
+  depthPathText,
+  LONE_SURROGATE,
+  loneSurrogateAt,
+  MAX_PARAMS_DEPTH
+} from '../machine/identity';
 import { effectiveBlock } from '../machine/policy';
 import type { CreateMessageResult, JsonRpcId, Money, SamplingParams } from '../machine/types';
 import type { DecisionStore } from '../store/decision-store';
-import { ClientHost, type RunHandle } from '../client/host';
-import { AuditSink, type AuditTarget, type HandlerAuditRecord } from './audit';
+import { ClientHost, type DecisionListener, type RunHandle } from '../client/host';
+import { AuditSink, type AuditTarget, type HandlerAuditRecord, type WriteListener } from './audit';
 import { unwatchAbort, watchAbort } from './abort-watch';
 import { RealClock } from './clock';
 import { validClient, validPolicy, validRateCards, HandlerConfigError } from './options';
@@ -134,40 +140,65 @@ function errorText(e: unknown): string {
 }
 
 /**
- * True when every string in `v` — object keys and values, at any depth — is well-formed UTF-16:
- * what `loneSurrogateAt(v) === null` says, without building a path per value (the path is built
- * only for the rare request that has one). Recursive: run after the depth check, which bounds it.
+ * True when `v` is nested no deeper than `limit` and every string in it — object keys and values
+ * — is well-formed UTF-16: what `depthExceeded(v) === null && loneSurrogateAt(v) === null` say,
+ * in one walk and without building a path per value (the paths are built only for the rare
+ * request that fails, by those two). Recursive, but never deeper than `limit` + 1 calls.
  */
-function wellFormed(v: unknown): boolean {
+function sound(v: unknown, depth: number, limit: number): boolean {
   if (typeof v === 'string') return v.isWellFormed();
   if (typeof v !== 'object' || v === null) return true;
+  if (depth > limit) return false;
   if (Array.isArray(v)) {
-    for (let i = 0; i < v.length; i++) if (!wellFormed(v[i])) return false;
+    for (let i = 0; i < v.length; i++) if (!sound(v[i], depth + 1, limit)) return false;
     return true;
   }
   const o = v as Record<string, unknown>;
-  for (const k of Object.keys(o)) if (!k.isWellFormed() || !wellFormed(o[k])) return false;
+  for (const k in o)
+    if (Object.hasOwn(o, k) && (!k.isWellFormed() || !sound(o[k], depth + 1, limit))) return false;
   return true;
+}
+
+/** What a request's answer is made by: its connection's (see `connect`). */
+interface Answerer {
+  /** The request's run ended with `out`. */
+  finished(req: Pending, out: AuthOutput): void;
+  /** Its record was written (or `failed`): its promise is settled. */
+  deliver(req: Pending, error: unknown, failed: boolean): void;
 }
 
 /**
  * One request on a connection, from its arrival to its answer: the promise's settle functions,
- * the run, and — as an EventListener object (`handleEvent`) — the listener that cancels the run
- * when the server's abort signal fires. One object per request rather than a closure per role.
+ * the run, its outcome; as an EventListener object (`handleEvent`), the listener that cancels the
+ * run when the server's abort signal fires; and as the audit's WriteListener, what answers once
+ * its record is written. One object per request rather than a closure (or promise) per role.
  */
-class Pending {
+class Pending implements WriteListener, DecisionListener {
   run: RunHandle | undefined = undefined;
   /** The run has ended (it may end inside `authorize`: a stored decision answers at once). */
   ended = false;
   /** The abort listener is on the signal (abort-watch.ts). */
   listening = false;
+  /** The run's outcome, once it ended. */
+  out: AuthOutput | null = null;
   constructor(
-    readonly resolve: (v: CreateMessageResult) => void,
+    readonly resolve: (v: CreateMessageResult | Promise<CreateMessageResult>) => void,
     readonly reject: (e: unknown) => void,
-    readonly signal: AbortSignal | undefined
+    readonly signal: AbortSignal | undefined,
+    readonly params: SamplingParams,
+    readonly answerer: Answerer
   ) {}
   handleEvent(): void {
     this.run?.cancel();
+  }
+  decided(out: AuthOutput): void {
+    this.answerer.finished(this, out);
+  }
+  written(): void {
+    this.answerer.deliver(this, undefined, false);
+  }
+  failed(error: unknown): void {
+    this.answerer.deliver(this, error, true);
   }
 }
 
@@ -178,10 +209,12 @@ class Pending {
 function validParams(request: SamplingRequestMessage): SamplingParams | string {
   const p = request?.params;
   if (typeof p !== 'object' || p === null || Array.isArray(p)) return '$.params: not an object';
-  const deep = depthExceeded(p);
-  if (deep) return `${depthPathText(deep, '$.params')}: nested too deep`;
-  const lone = wellFormed(p) ? null : loneSurrogateAt(p);
-  if (lone) return `${depthPathText(lone, '$.params')}: ${LONE_SURROGATE}`;
+  if (!sound(p, 1, MAX_PARAMS_DEPTH)) {
+    const deep = depthExceeded(p);
+    if (deep) return `${depthPathText(deep, '$.params')}: nested too deep`;
+    const lone = loneSurrogateAt(p);
+    if (lone) return `${depthPathText(lone, '$.params')}: ${LONE_SURROGATE}`;
+  }
   const params = p as SamplingParams;
   if (!Array.isArray(params.messages)) return '$.params.messages: not an array';
   if (!Number.isSafeInteger(params.maxTokens) || params.maxTokens < 0)
@@ -299,26 +332,17 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
     };
   }
 
-  /** The one frame as the SDK wants it: a result returned, an error thrown. */
-  async function answer(
+  /**
+   * The one frame as the SDK wants it, once the request's record is written: a result returned,
+   * an error thrown. Synchronous but for shadow mode's model call: the request's promise is
+   * settled in the turn its record's write ended.
+   */
+  function answer(
     server: string,
     params: SamplingParams,
     out: AuthOutput,
     signal: AbortSignal | undefined
-  ): Promise<CreateMessageResult> {
-    try {
-      await audit.written(out.audit);
-    } catch (e) {
-      // Nothing reaches a server unrecorded: a record that could not be written fails its request.
-      const message = `the audit record could not be written: ${errorText(e)}`;
-      report(new Error(message), {
-        kind: 'audit',
-        server,
-        connection: out.audit.connection,
-        requestId: out.audit.requestId
-      });
-      throw new SamplingError(INTERNAL, message);
-    }
+  ): CreateMessageResult | Promise<CreateMessageResult> {
     const lost = (out.audit as HandlerAuditRecord).failedClosed;
     if (lost) throw new SamplingError(lost.code, lost.message);
     if (shadow && REFUSALS.has(out.audit.outcome)) return serveAnyway(server, params, out, signal);
@@ -327,6 +351,18 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
     if ('error' in frame)
       throw new SamplingError(frame.error.code, frame.error.message, frame.error.data);
     return frame.result;
+  }
+
+  /** Nothing reaches a server unrecorded: a record that could not be written fails its request. */
+  function unrecorded(server: string, out: AuthOutput, e: unknown): SamplingError {
+    const message = `the audit record could not be written: ${errorText(e)}`;
+    report(new Error(message), {
+      kind: 'audit',
+      server,
+      connection: out.audit.connection,
+      requestId: out.audit.requestId
+    });
+    return new SamplingError(INTERNAL, message);
   }
 
   function connect(server: string): Connection {
@@ -345,30 +381,44 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
       pending--;
       inFlight--;
     };
-    /** A request's run ended with `out`: fail it closed if its decision was lost, then answer. */
-    const finished = (req: Pending, params: SamplingParams, out: AuthOutput): void => {
-      req.ended = true;
-      if (req.run) running.delete(req.run);
-      // The run is over: what it holds goes, whoever still holds this request.
-      req.run = undefined;
-      unwatchAbort(req);
-      // The decision this request made could not be kept: fail closed, and say so in its
-      // record (written after this turn) and the log.
-      const lost = store.takeFailure(id, server, out.audit.identity);
-      if (lost) {
-        const message = `the decision could not be stored: ${errorText(lost)}`;
-        (out.audit as HandlerAuditRecord).failedClosed = { code: INTERNAL, message };
-        report(new Error(message), {
-          kind: 'store',
-          server,
-          connection: id,
-          requestId: out.audit.requestId
-        });
+    /** A request's record was written (or not): settle its promise. */
+    const answerer: Answerer = {
+      /** Fail it closed if its decision was lost, then answer once its record is written. */
+      finished(req, out) {
+        req.ended = true;
+        if (req.run) running.delete(req.run);
+        // The run is over: what it holds goes, whoever still holds this request.
+        req.run = undefined;
+        unwatchAbort(req);
+        // The decision this request made could not be kept: fail closed, and say so in its
+        // record (written after this turn) and the log.
+        const lost = store.takeFailure(id, server, out.audit.identity);
+        if (lost) {
+          const message = `the decision could not be stored: ${errorText(lost)}`;
+          (out.audit as HandlerAuditRecord).failedClosed = { code: INTERNAL, message };
+          report(new Error(message), {
+            kind: 'store',
+            server,
+            connection: id,
+            requestId: out.audit.requestId
+          });
+        }
+        req.out = out;
+        audit.whenWritten(out.audit, req);
+      },
+      deliver(req, error, failed) {
+        settled();
+        const out = req.out!;
+        if (failed) {
+          req.reject(unrecorded(server, out, error));
+          return;
+        }
+        try {
+          req.resolve(answer(server, req.params, out, req.signal));
+        } catch (e) {
+          req.reject(e);
+        }
       }
-      answer(server, params, out, req.signal).then(
-        (v) => (settled(), req.resolve(v)),
-        (e: unknown) => (settled(), req.reject(e))
-      );
     };
     const conn: Connection = {
       server,
@@ -410,7 +460,13 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
           const params: SamplingParams = { ...valid };
           pending++;
           inFlight++;
-          const req = new Pending(resolve, reject, extra?.signal ?? extra?.mcpReq?.signal);
+          const req = new Pending(
+            resolve,
+            reject,
+            extra?.signal ?? extra?.mcpReq?.signal,
+            params,
+            answerer
+          );
           const requestId = extra?.requestId ?? extra?.mcpReq?.id;
           let started: RunHandle;
           try {
@@ -423,7 +479,7 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
                 receivedAt: clock.now(),
                 fresh: true
               },
-              (out: AuthOutput) => finished(req, params, out)
+              req
             );
           } catch (e) {
             // The host answers its own failures with a frame; this is a bug outside it.

@@ -298,14 +298,14 @@ function selection(p: Record<string, unknown>, fields: readonly string[]): Recor
  */
 const orders = new WeakMap<readonly string[], Order>();
 
-interface Order {
+export interface Order {
   /** The field list as it was when the order was worked out (an array can change). */
   fields: string[];
   names: string[];
   sources: string[];
 }
 
-function canonicalOrder(fields: readonly string[]): Order {
+export function canonicalOrder(fields: readonly string[]): Order {
   let order = orders.get(fields);
   if (order === undefined || !sameList(order.fields, fields)) {
     const source = new Map<string, string>();

@@ -8,9 +8,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { resolveClientConfig } from '../config';
-import { buildTable, startContext, tableOf } from './fast';
+import { buildTable, FastRun, startContext, tableOf, type StepClock } from './fast';
 import { authorizationFlow } from './flow';
 import { authorizationMachine } from './machine';
+import type { StoredDecision } from '../types';
 import type { AuthContext, AuthInput } from './types';
 
 const config = resolveClientConfig({});
@@ -129,3 +130,59 @@ const sampleInput: Generated = {
   policyHash: '0123456789abcdef',
   lane: undefined
 };
+
+/**
+ * A run writes into its own context (fast.ts, `owned`) and pushes onto its own path; an action
+ * that throws must still report the context as it was before the event (as an XState actor's
+ * snapshot), not one with the event's first writes in it.
+ */
+describe("the table executor's context on a failing event", () => {
+  const clock: StepClock = { setTimer: () => 0, clearTimeout: () => {} };
+  const denied = { verdict: 'denied', reason: 'user.denied' } as StoredDecision;
+
+  function failOnReplay(lane: string | undefined) {
+    // The replay's own reducer throws, after the event's `stamp` and `rememberLookup` and the
+    // new state's `trace` have written.
+    const flow = {
+      ...authorizationFlow,
+      reducers: {
+        ...authorizationFlow.reducers,
+        prepareReplay: (): never => {
+          throw new Error('replay broke');
+        }
+      }
+    };
+    let seen: AuthContext | undefined;
+    let reported: { error: unknown; ctx: AuthContext | undefined } | undefined;
+    const run = new FastRun(
+      tableOf(flow),
+      {
+        lookupDecision: ({ port }) => {
+          // The context as it stands before the hit: what the failure must report.
+          seen = { ...run.context!, path: [...run.context!.path] };
+          port.send({ type: 'store.hit', decision: denied, alert: true, at: 5_000 });
+        }
+      },
+      clock,
+      inputOf({ ...sampleInput, lane }),
+      {
+        complete: () => {},
+        error: (error, ctx) => (reported = { error, ctx })
+      }
+    );
+    run.start();
+    return { seen, reported };
+  }
+
+  it('reports the context before the event, without its writes', () => {
+    for (const lane of [undefined, 'lane-a']) {
+      const { seen, reported } = failOnReplay(lane);
+      expect(String(reported?.error)).toContain('replay broke');
+      expect(seen?.path).toEqual(['identifying', 'lookingUp']);
+      expect(reported?.ctx).toEqual(seen);
+      expect(Object.keys(reported!.ctx!)).toEqual(Object.keys(seen!));
+      expect(reported?.ctx?.at).toBe(sampleInput.receivedAt);
+      expect(reported?.ctx?.stored).toBe(null);
+    }
+  });
+});

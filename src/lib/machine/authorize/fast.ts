@@ -16,6 +16,10 @@
  * after the entry actions (and the timers) and stops after the exit actions; a step that throws
  * on start sends `xstate.error.actor.<src>`; side effects (timers, steps) run after the macrostep
  * that caused them; a state's own transitions are tried before the root's.
+ *
+ * One module past 400 lines on purpose: the table, the interpreter and its context handling
+ * (first context, copy-on-write, the undo log an error's context comes from) keep one set of
+ * invariants — XState's order and snapshots — that are read and changed together.
  */
 import type { AnyStateMachine } from 'xstate';
 import { copyable, NotCloneable, type CloneMap } from '../clone';
@@ -30,7 +34,8 @@ import {
   type FlowState,
   type FlowTransition,
   type GuardRef,
-  type StateName
+  type StateName,
+  reducers as flowReducers
 } from './flow';
 import { EMPTY_GEN } from './outcomes';
 import type { AuthContext, AuthEvent, AuthInput, AuthOutput } from './types';
@@ -79,6 +84,14 @@ type Reducer = (ctx: Ctx, ev: Ev, params: unknown) => Partial<Ctx>;
 
 type Action =
   | { kind: 'assign'; reduce: Reducer; params: unknown }
+  /**
+   * The flow's own `stamp`, `enter` and `trace` reducers, run inline (`FastRun._run`): three of
+   * every state's or event's actions, each of which would return a one-key object (and `trace` a
+   * copy of the whole path) only for the executor to copy that key over.
+   */
+  | { kind: 'stamp' }
+  | { kind: 'enter' }
+  | { kind: 'trace'; state: string }
   /** A state's `after` delay: the event it raises, and its length. */
   | { kind: 'timer'; event: Ev; delay: (ctx: Ctx) => number }
   /** The timer of that event type, cleared. */
@@ -94,6 +107,8 @@ interface Transition {
 interface State {
   name: string;
   final: boolean;
+  /** A final state's done event (made once: the output reads the context, not the event). */
+  done: Ev | null;
   entry: Action[];
   exit: Action[];
   invoke: { id: string; src: string; input: (ctx: Ctx, ev: Ev) => unknown } | null;
@@ -156,6 +171,12 @@ export function tableOf(flow: Flow): MachineTable {
     const params = typeof a === 'string' ? undefined : a.params;
     const reduce = flow.reducers[name] as unknown as Reducer;
     if (typeof reduce !== 'function') unsupported(`action '${name}' (not implemented)`);
+    // Inline only the reducers this file knows (by identity): a flow with its own keeps them.
+    const own = flowReducers as unknown as Record<string, Reducer>;
+    if (reduce === own.stamp) return { kind: 'stamp' };
+    if (reduce === own.enter) return { kind: 'enter' };
+    if (reduce === own.trace && typeof (params as { state?: unknown })?.state === 'string')
+      return { kind: 'trace', state: (params as { state: string }).state };
     return { kind: 'assign', reduce, params };
   };
 
@@ -198,6 +219,7 @@ export function tableOf(flow: Flow): MachineTable {
     states.set(name, {
       name,
       final: s.type === 'final',
+      done: s.type === 'final' ? { type: `xstate.done.state.${name}` } : null,
       entry,
       exit,
       invoke: inv
@@ -259,6 +281,8 @@ class Child implements StepPort {
 copyable(Child, ['input']);
 
 const INIT: Ev = { type: 'xstate.init' };
+/** A run's done event before it is done (one object for every run). */
+const NOT_DONE: Ev = { type: 'xstate.done.state' };
 
 /**
  * The context's keys in the order `flow.context` writes them (AuthInput's, then the flow's own),
@@ -324,13 +348,15 @@ function inputShape(input: AuthInput): Shape {
  */
 function firstContext(input: AuthInput, shape: 1 | 2): Ctx {
   const at = input.request.receivedAt;
-  return copyContext(
-    {
+  // Two literals (without and with `lane`), so that the context is one allocation of the map
+  // `copyContext` gives its copies.
+  if (shape === 2)
+    return {
       request: input.request,
       config: input.config,
       policyHash: input.policyHash,
       cards: input.cards,
-      lane: shape === 2 ? input.lane : undefined,
+      lane: input.lane,
       identity: '',
       at,
       enteredAt: at,
@@ -340,7 +366,7 @@ function firstContext(input: AuthInput, shape: 1 | 2): Ctx {
       replayed: false,
       alert: false,
       evaluation: null,
-      consent: 'not-asked',
+      consent: 'not-asked' as const,
       gen: { ...EMPTY_GEN },
       denial: null,
       outcome: null,
@@ -353,9 +379,35 @@ function firstContext(input: AuthInput, shape: 1 | 2): Ctx {
       storeError: null,
       audit: null,
       path: []
-    },
-    shape
-  );
+    } satisfies Record<keyof Ctx, unknown>;
+  return {
+    request: input.request,
+    config: input.config,
+    policyHash: input.policyHash,
+    cards: input.cards,
+    identity: '',
+    at,
+    enteredAt: at,
+    stored: null,
+    joined: false,
+    waitingForFlight: false,
+    replayed: false,
+    alert: false,
+    evaluation: null,
+    consent: 'not-asked' as const,
+    gen: { ...EMPTY_GEN },
+    denial: null,
+    outcome: null,
+    frame: null,
+    toStore: null,
+    verdict: null,
+    budgetDecision: null,
+    costMicros: 0,
+    failure: null,
+    storeError: null,
+    audit: null,
+    path: []
+  } satisfies Record<Exclude<keyof Ctx, 'lane'>, unknown>;
 }
 
 /** Same keys in the same order, and equal values (JSON-equal objects, each made afresh). */
@@ -493,6 +545,9 @@ type Effect = typeof START_CHILD | typeof STOP_CHILD | typeof SET_TIMER | typeof
 /** The input of a run being copied (clone.ts): the copy is filled in, not started. */
 const COPY = Symbol('copy');
 
+/** In the undo log (`FastRun.undo`): the key was not in the context before it was written. */
+const ABSENT = Symbol('absent');
+
 /**
  * One request's run of the machine: `start()` it, `send()` it events; it reports through
  * `observer` when it reaches a final state or fails.
@@ -503,8 +558,13 @@ export class FastRun implements TimerTarget {
   status: 'active' | 'done' | 'error' = 'active';
   /** The invoked step of the current state. */
   private child: Child | null = null;
-  /** Pending `after:` timers by their event type. */
-  private timers = new Map<string, unknown>();
+  /**
+   * Pending `after:` timers: flat (event type, clock id) pairs in the order set, `tn` slots in
+   * use — a Map's semantics (a type set again keeps its place) for the one or two a waiting
+   * state has, without a Map per run and the rehash a Map does as it empties (see `rn`).
+   */
+  private timers: unknown[] = [];
+  private tn = 0;
   /**
    * Timers reserved on the clock, not yet inserted (see `StepClock`): flat (event type,
    * reservation, event) triples in the order reserved. A waiting state has one or two; most are
@@ -512,6 +572,12 @@ export class FastRun implements TimerTarget {
    * reservation was garbage made for nothing.
    */
   private reserved: unknown[] = [];
+  /**
+   * How many of `reserved`'s (and `deferred`'s, `undo`'s) slots are in use. Why counts, not the
+   * arrays' lengths: setting a length to 0 lets V8 drop the array's store, so the next push
+   * allocates it again — a list used a few times per request was a fresh array each time.
+   */
+  private rn = 0;
   /** Events waiting while a step runs (an actor's mailbox); closed until `start()`. */
   private queue: Ev[] = [];
   private busy = true;
@@ -520,16 +586,28 @@ export class FastRun implements TimerTarget {
    * (effect, argument, argument) triples rather than a closure each — a request makes some twenty.
    */
   private deferred: unknown[] = [];
+  private dn = 0;
   private spare: unknown[] = [];
   private initError: unknown = undefined;
   /**
-   * True while `context` is a copy made in the current macrostep: later assignments of the same
-   * macrostep write into it. Each macrostep's first assignment copies (XState's snapshots are
-   * immutable), so a context read before it — an error's `before`, a host's `identity()` —
-   * never changes under the reader; copying once per event rather than once per assignment
-   * keeps a 30-key context from being cloned a dozen times per request.
+   * True while nothing but this run holds `context`: assignments then write into it. A copy of
+   * the run (`clone`) shares the context, so both turn this off, and the first assignment after
+   * that copies (copy-on-write). Why not XState's new object per assignment: a 30-key context
+   * copied for every event (and `trace` copying the path besides) was a tenth of a handler
+   * request's garbage. What a reader outside the run sees: `identity()` a string, `path()` a
+   * copy, an error's context a copy made from the undo log (`undo`), the output fresh values.
    */
   private owned = false;
+  /** True while `context.path` is an array only this run holds: `trace` then pushes onto it. */
+  private pathOwned = false;
+  /**
+   * The macrostep's writes, to give an error the context as it was before the event (as an
+   * actor's snapshot): flat (key, previous value) pairs, previous `ABSENT` for a key the context
+   * did not have; and the path's length before the first in-place push, or -1. Reset per event.
+   */
+  private undo: unknown[] = [];
+  private un = 0;
+  private undoPath = -1;
   /** The context's shape (see `copyContext`): how the next copy is made. */
   private _shape: Shape = 0;
 
@@ -549,14 +627,18 @@ export class FastRun implements TimerTarget {
       this.context = first.ctx;
       this._shape = first.shape;
       this.owned = true;
+      this.pathOwned = first.shape !== 0;
       this.enter(table.initial, INIT);
       this.settle(INIT);
+      this.un = 0;
+      this.undoPath = -1;
     } catch (e) {
       // As createActor: the machine is in error before it starts; start() reports it.
       this.context = undefined;
       this.status = 'error';
       this.initError = e;
       this.deferred = [];
+      this.dn = 0;
     }
   }
 
@@ -565,7 +647,7 @@ export class FastRun implements TimerTarget {
    * over the copies of its step logic (the host's), clock and observer.
    */
   clone(m: CloneMap): FastRun {
-    if (this.busy || this.queue.length || this.deferred.length || this.reserved.length)
+    if (this.busy || this.queue.length || this.dn || this.rn)
       throw new NotCloneable('a request is mid-step');
     const c = m.set(
       this,
@@ -577,11 +659,15 @@ export class FastRun implements TimerTarget {
     // represented presentations the record reads at the end: the copy's store's entry, then.
     const ctx = this.context;
     c.context = ctx?.stored ? { ...ctx, stored: m.box(ctx.stored) } : ctx;
+    // Both hold the context (and its path) now: each copies before it writes (`owned`).
+    this.owned = this.pathOwned = false;
+    c.owned = c.pathOwned = false;
     c._shape = this._shape;
     c.state = this.state;
     c.status = this.status;
     c.child = m.get(this.child);
-    c.timers = new Map(this.timers);
+    c.timers = this.timers.slice(0, this.tn);
+    c.tn = this.tn;
     c.busy = false;
     c.initError = this.initError;
     c.doneEvent = this.doneEvent;
@@ -612,58 +698,90 @@ export class FastRun implements TimerTarget {
     this.busy = true;
     while (this.queue.length > 0 && this.status === 'active') {
       const ev = this.queue.shift()!;
-      const before = this.context;
-      this.owned = false;
+      this.un = 0;
+      this.undoPath = -1;
       try {
         this.macrostep(ev);
       } catch (e) {
-        this.fail(e, before);
+        this.fail(e, this.contextBefore());
         return;
       }
       this.flush();
       // The macrostep moved the status (TypeScript keeps the loop condition's narrowing).
       if ((this.status as FastRun['status']) === 'done') {
         this.busy = false;
+        this.clearUndo();
         this._complete();
         this.insertReserved();
         return;
       }
     }
     this.busy = false;
+    this.clearUndo();
     this.insertReserved();
+  }
+
+  /** The log's entries go (a resting run holds nothing it logged); its store stays. */
+  private clearUndo(): void {
+    const u = this.undo;
+    for (let i = 0; i < this.un; i++) u[i] = undefined;
+    this.un = 0;
+  }
+
+  /** The context as it was before the current macrostep's writes (a copy; see `undo`). */
+  private contextBefore(): Ctx | undefined {
+    const cur = this.context;
+    if (!cur) return cur;
+    const b = { ...cur } as unknown as Record<string, unknown>;
+    if (this.undoPath >= 0) b.path = cur.path.slice(0, this.undoPath);
+    const u = this.undo;
+    for (let i = this.un - 2; i >= 0; i -= 2) {
+      const k = u[i] as string;
+      if (u[i + 1] === ABSENT) delete b[k];
+      else b[k] = u[i + 1];
+    }
+    return b as unknown as Ctx;
   }
 
   /** The run rests: the timers it reserved and did not cancel go onto the clock. */
   private insertReserved(): void {
     const r = this.reserved;
-    if (this.busy || r.length === 0) return;
-    this.reserved = [];
-    for (let i = 0; i < r.length; i += 3)
-      this.timers.set(r[i] as string, this.clock.insertTimer!(r[i + 1], this, r[i + 2]));
+    const n = this.rn;
+    if (this.busy || n === 0) return;
+    this.rn = 0;
+    for (let i = 0; i < n; i += 3) {
+      const type = r[i] as string;
+      const reservation = r[i + 1];
+      const event = r[i + 2];
+      r[i] = r[i + 1] = r[i + 2] = undefined;
+      this.setTimerId(type, this.clock.insertTimer!(reservation, this, event));
+    }
   }
 
   /** A state's `after` timer fired (set with `setTimer` / `insertTimer`): its event. */
   timerFired(arg: unknown): void {
     const event = arg as Ev;
-    this.timers.delete(event.type);
+    this.takeTimerId(event.type);
     this.send(event);
   }
 
   /** Run the deferred side effects of the last macrostep, in order. */
   private flush(): void {
     const deferred = this.deferred;
-    if (deferred.length === 0) return;
+    const n = this.dn;
+    if (n === 0) return;
     // The effects go on a fresh list; this one, run, is the next fresh list (two per run).
     this.deferred = this.spare;
+    this.dn = 0;
     try {
-      for (let i = 0; i < deferred.length; i += 3)
+      for (let i = 0; i < n; i += 3)
         this.effect(deferred[i] as Effect, deferred[i + 1], deferred[i + 2]);
     } catch (e) {
       this.fail(e, this.context);
       this.spare = [];
       return;
     }
-    deferred.length = 0;
+    for (let i = 0; i < n; i++) deferred[i] = undefined;
     this.spare = deferred;
   }
 
@@ -672,17 +790,22 @@ export class FastRun implements TimerTarget {
     this.observer.complete(this.table.output(this.context!, this.doneEvent));
   }
 
-  private doneEvent: Ev = { type: 'xstate.done.state' };
+  private doneEvent: Ev = NOT_DONE;
 
   private fail(e: unknown, before: Ctx | undefined): void {
     if (this.status === 'error') return;
     this.status = 'error';
     this.deferred = [];
+    this.dn = 0;
     this.queue.length = 0;
     this.busy = false;
-    for (const id of this.timers.values()) this.clock.clearTimeout(id);
-    this.timers.clear();
+    const t = this.timers;
+    const n = this.tn;
+    this.timers = [];
+    this.tn = 0;
+    for (let i = 0; i < n; i += 2) this.clock.clearTimeout(t[i + 1]);
     this.reserved = [];
+    this.rn = 0;
     if (this.child) this._stop(this.child);
     this.observer.error(e, before);
   }
@@ -723,7 +846,7 @@ export class FastRun implements TimerTarget {
       this.child = null;
       // A step that never started is stopped at once; a running one after the macrostep.
       if (!child.started) child.stopped = true;
-      else this.deferred.push(STOP_CHILD, child, null);
+      else this.defer(STOP_CHILD, child, null);
     }
     this._run(t.actions, ev);
     this.enter(t.target, ev);
@@ -735,11 +858,11 @@ export class FastRun implements TimerTarget {
     if (s.invoke) {
       const child = new Child(this, s.invoke.id, s.invoke.src, s.invoke.input(this.context!, ev));
       this.child = child;
-      this.deferred.push(START_CHILD, child, null);
+      this.defer(START_CHILD, child, null);
     }
     if (s.final) {
       this.status = 'done';
-      this.doneEvent = { type: `xstate.done.state.${s.name}` };
+      this.doneEvent = s.done ?? { type: `xstate.done.state.${s.name}` };
     }
   }
 
@@ -764,30 +887,123 @@ export class FastRun implements TimerTarget {
     if (d) d.stop();
   }
 
+  /** The context to write into: this run's own (copied first if it is shared; see `owned`). */
+  private own(): Ctx {
+    let ctx = this.context!;
+    if (!this.owned) {
+      ctx = this.context = this._shape === 0 ? { ...ctx } : copyContext(ctx, this._shape);
+      this.owned = true;
+    }
+    return ctx;
+  }
+
+  /**
+   * As XState's assign of one key: the key written over (in place; `own`), a key the context did
+   * not have added at the end, as a spread would — the copy's literal then no longer matches,
+   * so later copies spread. The previous value goes to the undo log.
+   */
+  private _set(ctx: Ctx, k: string, v: unknown): void {
+    const c = ctx as unknown as Record<string, unknown>;
+    let old = c[k];
+    // Nearly every key holds a value: `in` only for one that reads undefined.
+    if (old !== undefined || k in c) {
+      if (k === 'path') {
+        // A path pushed onto in this macrostep is logged as it was; the new one is not ours.
+        if (this.undoPath >= 0) old = (old as string[]).slice(0, this.undoPath);
+        this.undoPath = -1;
+        this.pathOwned = false;
+      }
+      this.log(k, old);
+    } else {
+      this._shape = 0;
+      this.log(k, ABSENT);
+    }
+    c[k] = v;
+  }
+
+  /** As `timers.set(type, id)` of a Map. */
+  private setTimerId(type: string, id: unknown): void {
+    const t = this.timers;
+    const n = this.tn;
+    for (let i = 0; i < n; i += 2)
+      if (t[i] === type) {
+        t[i + 1] = id;
+        return;
+      }
+    t[n] = type;
+    t[n + 1] = id;
+    this.tn = n + 2;
+  }
+
+  /** As a Map's `get(type)` then `delete(type)`: the timer's clock id, or undefined. */
+  private takeTimerId(type: string): unknown {
+    const t = this.timers;
+    const n = this.tn;
+    for (let i = 0; i < n; i += 2)
+      if (t[i] === type) {
+        const id = t[i + 1];
+        for (let j = i + 2; j < n; j++) t[j - 2] = t[j];
+        t[n - 2] = t[n - 1] = undefined;
+        this.tn = n - 2;
+        return id;
+      }
+    return undefined;
+  }
+
+  private log(k: string, old: unknown): void {
+    const n = this.un;
+    this.undo[n] = k;
+    this.undo[n + 1] = old;
+    this.un = n + 2;
+  }
+
+  private defer(effect: Effect, x: unknown, y: unknown): void {
+    const d = this.deferred;
+    const n = this.dn;
+    d[n] = effect;
+    d[n + 1] = x;
+    d[n + 2] = y;
+    this.dn = n + 3;
+  }
+
   private _run(actions: readonly Action[], ev: Ev): void {
     for (const a of actions) {
-      if (a.kind === 'assign') {
-        const ctx = this.context!;
-        const partial = a.reduce(ctx, ev, a.params);
-        // As XState's assign: a new object with the partial's keys written over, in the same
-        // key order. A spread of the whole context (then stores to existing keys), not
-        // `Object.assign({}, ...)`: V8 copies a large object into an empty one far slower.
-        let next = ctx;
-        if (!this.owned) {
-          next = this._shape === 0 ? { ...ctx } : copyContext(ctx, this._shape);
-          this.owned = true;
+      switch (a.kind) {
+        case 'assign': {
+          const partial = a.reduce(this.context!, ev, a.params);
+          const ctx = this.own();
+          for (const k in partial) this._set(ctx, k, (partial as Record<string, unknown>)[k]);
+          break;
         }
-        for (const k in partial) {
-          // A key the context did not have is added at the end, as a spread would: the copy's
-          // literal no longer matches, so later copies spread.
-          if (this._shape !== 0 && !(k in next)) this._shape = 0;
-          (next as unknown as Record<string, unknown>)[k] = (partial as Record<string, unknown>)[k];
+        case 'stamp': {
+          // flow.ts `stamp`: the event's clock reading, if it carries one.
+          const ctx = this.own();
+          const at = 'at' in ev && typeof ev.at === 'number' ? ev.at : ctx.at;
+          this._set(ctx, 'at', at);
+          break;
         }
-        this.context = next;
-      } else if (a.kind === 'timer') {
-        this.deferred.push(SET_TIMER, a.event, a.delay(this.context!));
-      } else {
-        this.deferred.push(CANCEL_TIMER, a.type, null);
+        case 'enter': {
+          const ctx = this.own();
+          this._set(ctx, 'enteredAt', ctx.at);
+          break;
+        }
+        case 'trace': {
+          // flow.ts `trace`: the path with the state appended — onto the run's own array.
+          const ctx = this.own();
+          if (this.pathOwned) {
+            if (this.undoPath < 0) this.undoPath = ctx.path.length;
+            ctx.path.push(a.state);
+          } else {
+            this._set(ctx, 'path', [...ctx.path, a.state]);
+            this.pathOwned = true;
+          }
+          break;
+        }
+        case 'timer':
+          this.defer(SET_TIMER, a.event, a.delay(this.context!));
+          break;
+        default:
+          this.defer(CANCEL_TIMER, a.type, null);
       }
     }
   }
@@ -807,30 +1023,35 @@ export class FastRun implements TimerTarget {
         if (this.clock.reserve && this.clock.insertTimer) {
           const reservation = this.clock.reserve(ms);
           const r = this.reserved;
+          const n = this.rn;
           // As a Map's set: a type already reserved keeps its place.
-          for (let i = 0; i < r.length; i += 3)
+          for (let i = 0; i < n; i += 3)
             if (r[i] === event.type) {
               r[i + 1] = reservation;
               r[i + 2] = event;
               return;
             }
-          r.push(event.type, reservation, event);
-        } else this.timers.set(event.type, this.clock.setTimer(ms, this, event));
+          r[n] = event.type;
+          r[n + 1] = reservation;
+          r[n + 2] = event;
+          this.rn = n + 3;
+        } else this.setTimerId(event.type, this.clock.setTimer(ms, this, event));
         return;
       }
       case CANCEL_TIMER: {
         const type = x as string;
         const r = this.reserved;
-        for (let i = 0; i < r.length; i += 3)
+        const n = this.rn;
+        for (let i = 0; i < n; i += 3)
           if (r[i] === type) {
-            // As splice(i, 3), without the array of removed entries it returns.
-            for (let j = i + 3; j < r.length; j++) r[j - 3] = r[j];
-            r.length -= 3;
+            // As splice(i, 3), keeping the array's store (see `rn`).
+            for (let j = i + 3; j < n; j++) r[j - 3] = r[j];
+            r[n - 3] = r[n - 2] = r[n - 1] = undefined;
+            this.rn = n - 3;
             return;
           }
-        const id = this.timers.get(type);
+        const id = this.takeTimerId(type);
         if (id === undefined) return;
-        this.timers.delete(type);
         this.clock.clearTimeout(id);
         return;
       }

@@ -37,8 +37,8 @@ import { fromMicros } from '../money';
 import { styleFrame } from '../refusal-styles';
 import { DEFAULT_RETRY_AFTER_MS, type ReasonCode } from '../reasons';
 import type { AuditRecord, Frame, Outcome } from '../types';
-import { requestIdentity } from '../identity';
 import { memoisedIdentity } from './fast-identity';
+import { freshIdentity } from './fresh-identity';
 import {
   EMPTY_GEN,
   allowedDecision,
@@ -164,7 +164,7 @@ export const reducers = {
     };
     return {
       identity: r.fresh
-        ? requestIdentity(r.server, r.params, opts)
+        ? freshIdentity(r.server, r.params, opts)
         : memoisedIdentity(r.server, r.params, opts)
     };
   },
