@@ -1,8 +1,9 @@
 /**
- * Helpers the playground's Playwright tests share: a row of the audit log by its reason, and the
- * run the tab remembers for a reload (sessionStorage, run-memory.ts).
+ * Helpers the playground's Playwright tests share: a row of the audit log by its reason, the run
+ * the tab remembers for a reload (sessionStorage, run-memory.ts), and the parts of the page that
+ * arrive after the first load (issue #24): the charts with the run's first move.
  */
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import type { TimelineAction } from '../src/lib/sim/engine/engine';
 import type { TimelineFork } from '../src/lib/sim/session/protocol';
 
@@ -29,4 +30,16 @@ export function rememberedRun(page: Page): Promise<RememberedRun | null> {
         sessionStorage.getItem('sampling-policy-lab-run') ?? 'null'
       ) as RememberedRun | null
   );
+}
+
+/**
+ * Plays the ready playground until its charts are drawn, then pauses: uPlot loads when the run's
+ * clock first moves (Charts.svelte), so a test that looks at the drawn charts plays first.
+ */
+export async function drawCharts(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Play' }).click();
+  const charts = page.getByRole('region', { name: 'Charts' });
+  await charts.scrollIntoViewIfNeeded();
+  await expect(charts.locator('.uplot canvas').first()).toBeVisible();
+  await page.getByRole('button', { name: 'Pause' }).click();
 }
