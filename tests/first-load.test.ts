@@ -8,6 +8,7 @@
  * back by accident.
  */
 import { expect, test, type Page } from '@playwright/test';
+import { scrollToStatechart } from './run-helpers';
 
 /** A string only the XState runtime carries (our table interpreter names no spawned actors). */
 const XSTATE = 'xstate.spawn';
@@ -104,6 +105,21 @@ test("uPlot is not fetched before the run's clock moves: the charts draw with th
   await expect(charts.locator('canvas').first()).toBeVisible();
   expect((await Promise.all(bodies)).some((t) => t.includes(UPLOT))).toBe(true);
   expect((await plot.boundingBox())!.height).toBe(box!.height);
+});
+
+test('the statechart is drawn when it is scrolled to, in the place held for it', async ({
+  page
+}) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await page.waitForLoadState('networkidle');
+  const section = page.getByRole('region', { name: 'Authorisation machine' });
+  const drawing = section.getByRole('img', { name: /^Statechart of the authorisation machine/ });
+  await expect(drawing).toHaveCount(0);
+  const held = (await section.boundingBox())!.height;
+  await scrollToStatechart(page);
+  await expect(drawing).toBeVisible();
+  expect((await section.boundingBox())!.height).toBeCloseTo(held, 0);
 });
 
 test('the XState marker is one the runtime carries: the /single/ page, which runs actors, has it', async ({

@@ -1,7 +1,8 @@
 /**
  * Helpers the playground's Playwright tests share: a row of the audit log by its reason, the run
  * the tab remembers for a reload (sessionStorage, run-memory.ts), and the parts of the page that
- * arrive after the first load (issue #24): the charts with the run's first move.
+ * arrive after the first load (issue #24): the charts with the run's first move, the statechart
+ * when seen.
  */
 import { expect, type Page } from '@playwright/test';
 import type { TimelineAction } from '../src/lib/sim/engine/engine';
@@ -42,4 +43,16 @@ export async function drawCharts(page: Page): Promise<void> {
   await charts.scrollIntoViewIfNeeded();
   await expect(charts.locator('.uplot canvas').first()).toBeVisible();
   await page.getByRole('button', { name: 'Pause' }).click();
+}
+
+/**
+ * Scrolls the statechart into the window, which mounts it (the playground fetches its code when
+ * it is seen or the run starts, when-seen.ts), and waits for the drawing.
+ */
+export async function scrollToStatechart(page: Page): Promise<void> {
+  const section = page.getByRole('region', { name: 'Authorisation machine' });
+  await section.scrollIntoViewIfNeeded();
+  await expect(
+    section.getByRole('img', { name: /^Statechart of the authorisation machine/ })
+  ).toBeVisible();
 }

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { authorizationMachine } from '../machine/authorize';
+import { STATECHART_BOX } from './statechart-box';
+import { STATECHART_LAYOUT } from './statechart-drawing';
 import { STATECHART_GRAPH } from './statechart-graph';
 import { layoutGraph, machineGraph, overlaps, place, type Rect } from './statechart-layout';
 
@@ -49,6 +51,12 @@ describe('machineGraph', () => {
 });
 
 describe('layoutGraph', () => {
+  it('gives the drawing the size the playground holds for it before it arrives (statechart-box.ts)', () => {
+    expect({ width: STATECHART_LAYOUT.width, height: STATECHART_LAYOUT.height }).toEqual(
+      STATECHART_BOX
+    );
+  });
+
   it('contains every state and every transition with a target', () => {
     expect(layout.nodes.map((n) => n.id).sort()).toEqual(
       Object.keys(authorizationMachine.root.states).sort()
