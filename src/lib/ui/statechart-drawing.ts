@@ -4,7 +4,8 @@
  * playground reserves for it before its code arrives (statechart-box.ts).
  */
 import { CODES } from '../machine/types';
-import { STATECHART_GRAPH } from './statechart-graph';
+import { authorizationFlow } from '../machine/authorize/flow';
+import { flowGraph } from './flow-graph';
 import { layoutGraph } from './statechart-layout';
 
 /** What each terminal state sends: the server's whole view of the request. */
@@ -13,5 +14,6 @@ export const STATECHART_NOTES: Record<string, string> = {
   silenced: 'no frame (silence)'
 };
 
-export const STATECHART_GRAPH_DRAWN = STATECHART_GRAPH;
-export const STATECHART_LAYOUT = layoutGraph(STATECHART_GRAPH_DRAWN, { notes: STATECHART_NOTES });
+/** Read from the flow description (flow-graph.ts): the page loads neither XState nor the machine. */
+export const STATECHART_GRAPH = flowGraph(authorizationFlow);
+export const STATECHART_LAYOUT = layoutGraph(STATECHART_GRAPH, { notes: STATECHART_NOTES });
