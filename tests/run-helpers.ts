@@ -1,7 +1,7 @@
 /**
  * Helpers the playground's Playwright tests share: a row of the audit log by its reason, the run
  * the tab remembers for a reload (sessionStorage, run-memory.ts), and the parts of the page that
- * arrive after the first load (issue #24): the charts with the run's first move, the statechart
+ * arrive after the first load (issue #24): the charts with the run's first move, the lower panels
  * when seen.
  */
 import { expect, type Page } from '@playwright/test';
@@ -46,13 +46,33 @@ export async function drawCharts(page: Page): Promise<void> {
 }
 
 /**
- * Scrolls the statechart into the window, which mounts it (the playground fetches its code when
- * it is seen or the run starts, when-seen.ts), and waits for the drawing.
+ * Scrolls a lazily mounted part's place into the window, which mounts it (the playground fetches
+ * the code of its statechart, time-travel panel, audit log and frame inspector when they are
+ * seen or the run starts: Lazy.svelte, when-seen.ts); nothing when it is mounted already.
  */
+async function scrollToLazy(page: Page, name: string): Promise<void> {
+  const place = page.locator(`[data-lazy="${name}"]`);
+  if (await place.count()) await place.scrollIntoViewIfNeeded();
+}
+
+/** The statechart, scrolled to and drawn. */
 export async function scrollToStatechart(page: Page): Promise<void> {
-  const section = page.getByRole('region', { name: 'Authorisation machine' });
-  await section.scrollIntoViewIfNeeded();
-  await expect(
-    section.getByRole('img', { name: /^Statechart of the authorisation machine/ })
-  ).toBeVisible();
+  await scrollToLazy(page, 'statechart');
+  const drawing = page
+    .getByRole('region', { name: 'Authorisation machine' })
+    .getByRole('img', { name: /^Statechart of the authorisation machine/ });
+  await drawing.scrollIntoViewIfNeeded();
+  await expect(drawing).toBeVisible();
+}
+
+/** The time-travel panel (fork, breakpoints), scrolled to and mounted. */
+export async function scrollToTravel(page: Page): Promise<void> {
+  await scrollToLazy(page, 'time-travel');
+  await expect(page.getByRole('region', { name: 'Time travel' })).toBeVisible();
+}
+
+/** The audit log's table, scrolled to and mounted. */
+export async function scrollToAudit(page: Page): Promise<void> {
+  await scrollToLazy(page, 'audit-log');
+  await expect(page.getByRole('region', { name: 'Audit log' })).toBeVisible();
 }

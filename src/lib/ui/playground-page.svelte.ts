@@ -9,7 +9,6 @@ import { fromMicros } from '$lib/machine/money';
 import type { LaneId } from '$lib/sim/input/scenario';
 import { nextSpeed, type Playground } from './playground.svelte';
 import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
-import { seedFromText } from '$lib/sim/world/rng';
 // The link codec (lz-string, the JSON reader) loads when a link is opened or written: the
 // default scenario's first load does without it.
 import { HASH_PREFIX, TRACE_PREFIX } from './share-prefixes';
@@ -344,7 +343,10 @@ export class PlaygroundPage {
   }
 
   /** The seed field was changed: a valid seed restarts the run with it, anything else is undone. */
-  commitSeed(): void {
+  async commitSeed(): Promise<void> {
+    // The seed reader (sim/world/rng.ts, which brings the engine's copy machinery) loads with the
+    // first seed typed, not with the page.
+    const { seedFromText } = await import('$lib/sim/world/rng');
     const n = seedFromText(this.seedText.trim());
     if (n !== null) void this.pg.setSeed(n);
     else this.seedText = String(this.pg.seed);

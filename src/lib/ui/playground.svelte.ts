@@ -23,7 +23,7 @@ import type {
 import type { LaneId, ScenarioError } from '$lib/sim/input/scenario';
 import type { TraceEvent } from '$lib/sim/input/trace';
 import { AuditTableState } from './audit-table.svelte';
-import { focusOf, type AuditFocus } from './guarantees';
+import type { AuditFocus } from './guarantees';
 import { SimClient } from './worker/client';
 import { RunMemory } from './run-memory';
 import type { RestartReport } from '$lib/sim/engine/restart';
@@ -354,8 +354,14 @@ export class Playground {
   }
 
   /** Show the audit rows behind a guarantee; the same one again shows every row. */
-  focusGuarantee(g: InvariantResult): void {
-    this.auditFocus = this.auditFocus?.id === g.id ? null : focusOf(g);
+  /** Show the rows behind `g` in the audit log, or every row again (guarantee-focus.ts, loaded then). */
+  async focusGuarantee(g: InvariantResult): Promise<void> {
+    if (this.auditFocus?.id === g.id) {
+      this.auditFocus = null;
+      return;
+    }
+    const { focusOf } = await import('./guarantee-focus');
+    this.auditFocus = focusOf(g);
   }
 
   laneClient(lane: LaneId): ClientConfigInput {
