@@ -12,7 +12,7 @@ import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
 // The link codec (lz-string, the JSON reader) loads when a link is opened or written: the
 // default scenario's first load does without it.
 import { HASH_PREFIX, TRACE_PREFIX } from './share-prefixes';
-import { readLink, type LinkRead } from './link-run';
+import type { LinkRead } from './link-run';
 import { TraceImport, type ImportLoad } from './trace-import.svelte';
 import { parseTraceRef, readyLog, type TraceRef } from './traces/trace-link';
 
@@ -207,6 +207,7 @@ export class PlaygroundPage {
       let err = d.ok ? null : d.error;
       if (d.ok) {
         // The sender's timeline (issue #18), and the forks when it does not hold them.
+        const { readLink } = await import('./link-run');
         const link = await readLink(hash);
         this.onLinkFork?.(d.data, link.fork);
         // The scenario is the link's, not a ready-made one (the address written for the log says so).

@@ -30,7 +30,6 @@ import type { RestartReport } from '$lib/sim/engine/restart';
 import { LivePlay } from './playground/live-play.svelte';
 import { PlaygroundReplies } from './playground/replies';
 import { RunLoader, type LoadOptions } from './playground/run-loader';
-import { leftOut } from './link-run';
 import type { RunTimeline } from '$lib/sim/timeline/link-timeline';
 import { travelRequest } from './playground/travel-request';
 import { configWords, laneHeading, storeWords, type LaneHeading } from './lane-summary';
@@ -200,6 +199,8 @@ export class Playground {
     const t = client ? await client.request({ type: 'timeline' }, 'timeline') : this.timeline;
     const start = this.snapshot?.start ?? 0;
     const now = this.snapshot?.now ?? start;
+    // What a link leaves out, in words: loaded with the first link made (link-run.ts).
+    const { leftOut } = await import('./link-run');
     const words = leftOut(
       {
         trace: this.trace !== null && !traceCarried,
