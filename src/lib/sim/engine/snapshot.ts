@@ -14,7 +14,13 @@
  * - an immutable value the run's inputs hold (its scenario, policies, rate cards) may be named
  *   by the caller (`externals`): it is left out and re-attached on decoding;
  * - a function cannot be a snapshot: it throws {@link SnapshotError} naming the class and the
- *   path of the field, unless the class's rules drop the field (and re-make it when revived).
+ *   path of the field, unless it is one of the caller's hooks (`hooks`: stored by name and the
+ *   new run's hook of that name attached instead) or the class's rules drop the field (and
+ *   re-make it when revived).
+ *
+ * A WeakSet or WeakMap is decoded empty: nothing can list what it holds, so nothing can rely on
+ * it for more than a cache (the lifetime tracker's "key states I own already", say — an empty one
+ * makes it copy a state before its next change, which changes nothing it reports).
  *
  * The walk is iterative (a work list, not recursion): a long chain of objects cannot overflow the
  * stack.
@@ -33,6 +39,10 @@ export const EXTERNAL = '\u0000external';
 const BARE = '\u0000bare';
 /** The wrapper of a frozen array or record (frozen again when decoded). */
 const FROZEN = '\u0000frozen';
+/** The tag of a weak collection (decoded empty). */
+const WEAK = '\u0000weak';
+/** The tag of a function that is one of the caller's hooks, by its name there. */
+export const HOOK = '\u0000hook';
 
 /** A snapshot cannot be made, or read back. */
 export class SnapshotError extends Error {
@@ -51,6 +61,12 @@ export interface ClassRules<T extends object = object> {
    * dropped. `context` is the caller's (decode's `context`).
    */
   revive?: (obj: T, context: unknown) => void;
+  /**
+   * Make the instance instead of `Object.create(prototype)` (its fields are then assigned over
+   * it): for a class whose constructor makes closures over `this`. `field` gives the decoded
+   * object a field of the record will hold (made now, filled later).
+   */
+  make?: (field: (name: string) => unknown) => T;
 }
 
 interface Entry {
@@ -58,6 +74,7 @@ interface Entry {
   proto: object;
   drop: ReadonlySet<string>;
   revive: ((obj: object, context: unknown) => void) | undefined;
+  make: ((field: (name: string) => unknown) => object) | undefined;
 }
 
 /**
@@ -86,10 +103,42 @@ export class SnapshotRegistry {
       name,
       proto: cls.prototype as object,
       drop: new Set(rules.drop ?? []),
-      revive: rules.revive as Entry['revive']
+      revive: rules.revive as Entry['revive'],
+      make: rules.make as Entry['make']
     };
     this.#byProto.set(e.proto, e);
     this.#byName.set(name, e);
+    return this;
+  }
+
+  /**
+   * Register every object reachable from `root` (not through functions) as a constant named by
+   * its path: a structure built once per program and shared by everything that points into it
+   * (a transition table and its states).
+   */
+  constantGraph(prefix: string, root: object): this {
+    const seen = new Set<object>();
+    const work: [object, string][] = [[root, prefix]];
+    for (let i = 0; i < work.length; i++) {
+      const [o, path] = work[i]!;
+      if (seen.has(o) || this.#constants.has(o)) continue;
+      seen.add(o);
+      this.constant(path, o);
+      const at = (v: unknown, k: string) => {
+        if (typeof v === 'object' && v !== null) work.push([v, `${path}${k}`]);
+      };
+      if (o instanceof Map) {
+        let j = 0;
+        for (const [k, v] of o) {
+          at(k, `.key(${j})`);
+          at(v, `.get(${typeof k === 'string' ? k : j})`);
+          j++;
+        }
+      } else if (o instanceof Set) {
+        let j = 0;
+        for (const v of o) at(v, `.values(${j++})`);
+      } else for (const k of Object.keys(o)) at((o as Rec)[k], `.${k}`);
+    }
     return this;
   }
 
@@ -145,12 +194,25 @@ export interface Snapshot<Meta = unknown> {
 export interface EncodeOptions {
   /** Immutable values left out, by name (decode gets them back by the same names). */
   externals?: ReadonlyMap<object, string>;
+  /** The run's hooks, by name: a field holding one is stored as its name. */
+  hooks?: Readonly<Record<string, unknown>>;
+  /**
+   * What to store instead of an object of a class the registry does not know (a store the page
+   * keeps in IndexedDB, say: its decisions in memory), or undefined to refuse it. `same` pairs
+   * objects it holds with the ones the replacement holds instead (shared elsewhere too).
+   */
+  substitute?: (obj: object) => { value: object; same?: [object, object][] } | undefined;
 }
 
 export interface DecodeOptions {
   externals?: ReadonlyMap<string, object>;
-  /** Handed to every class's `revive`. */
-  context?: unknown;
+}
+
+/** Decoded objects waiting for their hooks and revivers ({@link Decoded.attach}). */
+export interface Decoded<T> {
+  value: T;
+  /** Put the run's `hooks` where the snapshot named them, then run each class's `revive`. */
+  attach(hooks: Readonly<Record<string, unknown>>, context?: unknown): T;
 }
 
 /** Where a value sits, for an error message (made only when one is thrown). */
@@ -182,10 +244,14 @@ export function encode<Meta>(
   opts: EncodeOptions = {}
 ): Snapshot<Meta> {
   const externals = opts.externals ?? new Map<object, string>();
+  const hooks = new Map<unknown, string>();
+  for (const [k, f] of Object.entries(opts.hooks ?? {}))
+    if (typeof f === 'function' && !hooks.has(f)) hooks.set(f, k);
   const done = new Map<object, unknown>();
   const work: { from: object; to: object; at: Place | null; entry: Entry | null }[] = [];
 
   const value = (v: unknown, at: Place | null): unknown => {
+    if (typeof v === 'function' && hooks.has(v)) return { [HOOK]: hooks.get(v) };
     if (typeof v === 'function')
       throw new SnapshotError(
         `${ownerOf(at)} holds a function at ${pathOf(at)} (${(v as { name?: string }).name || 'anonymous'}): a snapshot holds data only — drop the field in its snapshot rules and re-make it when revived`
@@ -218,7 +284,16 @@ export function encode<Meta>(
     if (proto === Set.prototype) return later(v, new Set(), at, null);
     if (proto === null) return later(v, { [BARE]: true }, at, null);
     if (ArrayBuffer.isView(v)) return remember(v, (v as unknown as Uint8Array).slice());
+    if (v instanceof WeakSet || v instanceof WeakMap)
+      return remember(v, { [WEAK]: v instanceof WeakSet ? 'set' : 'map' });
     const entry = registry.entryOf(proto);
+    const sub = entry ? undefined : opts.substitute?.(v);
+    if (sub) {
+      const to = value(sub.value, at);
+      done.set(v, to);
+      for (const [a, b] of sub.same ?? []) done.set(a, value(b, at));
+      return to;
+    }
     if (!entry) {
       const name = (v as { constructor?: { name?: string } }).constructor?.name ?? '?';
       throw new SnapshotError(
@@ -265,7 +340,15 @@ export function encode<Meta>(
       const f = from as Rec;
       for (const k of Object.keys(f)) {
         if (entry?.drop.has(k)) continue;
-        if (k === CLASS || k === CONST || k === EXTERNAL || k === BARE || k === FROZEN)
+        if (
+          k === CLASS ||
+          k === CONST ||
+          k === EXTERNAL ||
+          k === BARE ||
+          k === FROZEN ||
+          k === HOOK ||
+          k === WEAK
+        )
           throw new SnapshotError(`a record at ${pathOf(at)} has a reserved field name`);
         const e = f[k];
         r[k] =
@@ -286,8 +369,20 @@ export function encode<Meta>(
 export function decode<T = unknown>(
   registry: SnapshotRegistry,
   snapshot: Snapshot,
-  opts: DecodeOptions = {}
+  opts: DecodeOptions & { hooks?: Readonly<Record<string, unknown>>; context?: unknown } = {}
 ): T {
+  return decodeLater<T>(registry, snapshot, opts).attach(opts.hooks ?? {}, opts.context);
+}
+
+/**
+ * {@link decode} in two steps: the objects first, then (`attach`) the hooks and revivers — for a
+ * caller whose hooks are made by decoded objects (an invariant guard's, say).
+ */
+export function decodeLater<T = unknown>(
+  registry: SnapshotRegistry,
+  snapshot: Snapshot,
+  opts: DecodeOptions = {}
+): Decoded<T> {
   if (!snapshot || typeof snapshot !== 'object')
     throw new SnapshotError('not a snapshot: ' + typeof snapshot);
   if (snapshot.version !== SNAPSHOT_VERSION)
@@ -299,6 +394,8 @@ export function decode<T = unknown>(
   const work: { from: object; to: object; entry: Entry | null; bare: boolean }[] = [];
   const revive: { obj: object; entry: Entry }[] = [];
   const frozen: object[] = [];
+  /** Where a hook goes: holder, key, the hook's name. */
+  const hooked: [Rec | unknown[], string | number, string][] = [];
 
   const value = (v: unknown): unknown => {
     if (typeof v !== 'object' || v === null) return v;
@@ -316,6 +413,13 @@ export function decode<T = unknown>(
       const entry = registry.entryNamed(String(r[CLASS]));
       if (!entry)
         throw new SnapshotError(`the snapshot names class '${String(r[CLASS])}', unknown here`);
+      if (entry.make) {
+        const obj = entry.make((name) => value(r[name]));
+        done.set(v, obj);
+        work.push({ from: v, to: obj, entry, bare: false });
+        if (entry.revive) revive.push({ obj, entry });
+        return obj;
+      }
       const obj = Object.create(entry.proto) as object;
       if (entry.revive) revive.push({ obj, entry });
       return later(v, obj, entry);
@@ -332,6 +436,8 @@ export function decode<T = unknown>(
         throw new SnapshotError(`the snapshot needs '${String(r[EXTERNAL])}', which was not given`);
       return remember(v, x);
     }
+    if (WEAK in r) return remember(v, r[WEAK] === 'set' ? new WeakSet() : new WeakMap());
+    if (HOOK in r) throw new SnapshotError('a hook where only a field may hold one');
     if (FROZEN in r) {
       const inner = value(r[FROZEN]) as object;
       frozen.push(inner);
@@ -357,7 +463,8 @@ export function decode<T = unknown>(
       const a = to as unknown[];
       for (let j = 0; j < from.length; j++) {
         const e = from[j] as unknown;
-        a[j] = typeof e === 'object' ? value(e) : e;
+        if (isHook(e)) hooked.push([a, j, e[HOOK]]);
+        else a[j] = typeof e === 'object' ? value(e) : e;
       }
     } else if (from instanceof Map) {
       for (const [k, e] of from) (to as Map<unknown, unknown>).set(value(k), value(e));
@@ -369,11 +476,24 @@ export function decode<T = unknown>(
       for (const k of Object.keys(f)) {
         if ((entry && k === CLASS) || (bare && k === BARE)) continue;
         const e = f[k];
-        r[k] = typeof e === 'object' ? value(e) : e;
+        if (isHook(e)) {
+          r[k] = undefined; // keeps the field's place in the object's shape
+          hooked.push([r, k, e[HOOK]]);
+        } else r[k] = typeof e === 'object' ? value(e) : e;
       }
     }
   }
   for (const f of frozen) Object.freeze(f);
-  for (const { obj, entry } of revive) entry.revive!(obj, opts.context);
-  return out;
+  return {
+    value: out,
+    attach(hooks, context) {
+      for (const [holder, k, name] of hooked) (holder as Rec)[k as string] = hooks[name];
+      for (const { obj, entry } of revive) entry.revive!(obj, context);
+      return out;
+    }
+  };
+}
+
+function isHook(v: unknown): v is { [HOOK]: string } {
+  return typeof v === 'object' && v !== null && HOOK in v;
 }

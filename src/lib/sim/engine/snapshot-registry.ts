@@ -1,0 +1,301 @@
+/**
+ * The engine's snapshot registry (snapshot.ts): every class a running engine and its invariant
+ * guard hold, by the name a snapshot stores, with what each needs beyond its fields — in one
+ * place, beside the classes rather than in them.
+ *
+ * - Closures an engine makes over its own objects (the clock's dispatcher, the consent desk's
+ *   listener, a lane's audit sink and store tap, a provider's callback source, a host's steps)
+ *   are dropped and made again over the decoded objects, as the classes' constructors make them.
+ * - The run's hooks (its options' functions: the page's sinks, the guard's checks) are stored by
+ *   name and the new run's attached instead.
+ * - The scenario and everything in it are left out and re-attached from the run's inputs; the
+ *   flow's transition table is a constant (the states a request is in point into it).
+ * - A few classes are not exported by their modules; their prototypes are taken from a probe
+ *   engine of the same scenario, where they first appear (a request in flight, a provider call).
+ * - A durable store the page keeps (IndexedDB) is stored as its decisions in memory: a run
+ *   restored from a snapshot is then given the page's store back, as a reload's re-simulation is
+ *   (session.ts).
+ */
+import { ConsentDesk } from '../actors/dialogs';
+import { SimProvider, DEFAULT_PROVIDER, type ProviderSpec } from '../actors/provider';
+import { SimUser } from '../actors/user';
+import { BehaviourParams } from '../actors/servers/base';
+import {
+  BudgetShrinker,
+  ContextGreedy,
+  TimeoutSensitive,
+  WellBehaved
+} from '../actors/servers/polite';
+import {
+  NaiveRetrier,
+  PromptMutator,
+  Reconnector,
+  SerialiserVariant,
+  TightLoop
+} from '../actors/servers/retriers';
+import { RunGuard } from '../checks/guard';
+import { InvariantChecker } from '../checks/invariants/checker';
+import { Tally } from '../checks/invariants/catalogue';
+import { LifetimeTracker } from '../checks/lifetimes';
+import { LoopTracker } from '../checks/loops';
+import { VirtualClock } from '../world/clock';
+import { Rng } from '../world/rng';
+import { ClientHost, type ClientHostOptions } from '../../client/host';
+import { HostStep, TableHandle } from '../../client/host-steps';
+import { PresentationHistory } from '../../client/presentations';
+import { FastRun } from '../../machine/authorize/fast';
+import type { ConsentInput, ProviderInput } from '../../machine/authorize/types';
+import { toMicros } from '../../machine/money';
+import type { AuditRecord } from '../../machine/types';
+import { ConnectionDecisionStore } from '../../store/connection-store';
+import type { DecisionStore } from '../../store/decision-store';
+import { ExpiryHeap } from '../../store/expiry';
+import { SharedDecisionStore } from '../../store/shared-store';
+import { LANE_IDS } from '../input/lanes';
+import type { LaneId, Scenario } from '../input/scenario';
+import type { SimEvent } from '../world/events';
+import { Simulation, LaneRuntime, type SimulationOptions } from './engine';
+import { ServerRuntime } from './lane';
+import { LaneMetrics } from './metrics';
+import { step } from './step';
+import { TappedStore, type StoreObserver } from './store-tap';
+import { SnapshotError, SnapshotRegistry, type EncodeOptions } from './snapshot';
+
+/** What the revivers are handed: the restored run's options (its hooks). */
+export interface ReviveContext {
+  opts: SimulationOptions;
+}
+
+type Fields = Record<string, unknown>;
+
+const PROBE_PARAMS = {
+  messages: [{ role: 'user' as const, content: { type: 'text' as const, text: 'probe' } }],
+  maxTokens: 16
+};
+
+/** The own values of `o` (a Map's values too), one level down. */
+function ownValues(o: object): unknown[] {
+  const out: unknown[] = [];
+  for (const v of Object.values(o)) {
+    if (v instanceof Map) out.push(...v.values());
+    else out.push(v);
+  }
+  return out;
+}
+
+function protoOf(v: unknown): object | null {
+  return typeof v === 'object' && v !== null ? (Object.getPrototypeOf(v) as object) : null;
+}
+
+/** A provider call of a probe provider: the object it keeps for the call (a stream, a failure). */
+function probeCall(failing: boolean): object | null {
+  const spec: ProviderSpec = {
+    ...DEFAULT_PROVIDER,
+    transportFailureRate: failing ? 1 : 0,
+    providerErrorRate: 0
+  };
+  const p = new SimProvider(spec, new VirtualClock(0), new Rng(1));
+  const input: ProviderInput = {
+    server: 'probe',
+    model: DEFAULT_PROVIDER.cards[0]!.model,
+    params: PROBE_PARAMS,
+    inputTokens: 10,
+    maxTokens: 16,
+    contextApplied: 'none',
+    now: 0
+  };
+  p.call(input, { emit() {} } as never);
+  for (const v of ownValues(p))
+    if (typeof v === 'object' && v !== null && (v as { call?: unknown }).call === 1)
+      return protoOf(v);
+  return null;
+}
+
+/** Prototypes of the classes their modules keep to themselves, from a probe engine. */
+function probe(scenario: Scenario): Record<string, object | null> {
+  const sim = new Simulation(scenario, {});
+  const lane = sim.lanes.A;
+  const host = lane.host as unknown as Fields;
+  const found: Record<string, object | null> = {
+    SinkAuditLog: protoOf(lane.host.audit),
+    LaneConsent: protoOf((host.opts as ClientHostOptions).consent),
+    Stream: probeCall(false),
+    Failing: probeCall(true),
+    Flying: null,
+    HostRequest: null,
+    Child: null,
+    table: null
+  };
+  // A request in flight: the lane's record of it, the host's, the run's invoked step.
+  let n = 0;
+  for (const id of LANE_IDS)
+    for (const server of sim.lanes[id].servers.values()) {
+      if (found.Flying && found.Child) break;
+      sim.lanes[id].receive(server, `probe-${n++}`, PROBE_PARAMS);
+      for (const f of sim.lanes[id].inFlight.values()) {
+        const handle = (f as unknown as Fields).handle as Fields | null;
+        if (!(handle?.run instanceof FastRun)) continue;
+        const run = handle.run as unknown as Fields;
+        found.Flying ??= protoOf(f);
+        found.HostRequest ??= protoOf(run.observer);
+        found.table ??= run.table as object;
+        if (run.child) found.Child ??= protoOf(run.child);
+      }
+    }
+  return found;
+}
+
+/** A lane's audit sink, as the lane's constructor makes it. */
+function auditSink(lane: LaneRuntime, opts: SimulationOptions): (r: AuditRecord) => void {
+  const sink = opts.onAudit;
+  return (r) => {
+    lane.metrics.charge(toMicros(r.cost));
+    sink?.({ ...r, lane: lane.id });
+  };
+}
+
+const registries = new WeakMap<Scenario, SnapshotRegistry>();
+
+/**
+ * The registry for engines of `scenario` (made once per scenario object). Throws
+ * {@link SnapshotError} when a class cannot be snapshotted (one with `#private` state).
+ */
+export function engineRegistry(scenario: Scenario): SnapshotRegistry {
+  const known = registries.get(scenario);
+  if (known) return known;
+  const r = new SnapshotRegistry()
+    .add('Simulation', Simulation, {
+      drop: ['opts'],
+      revive: (sim, ctx) => {
+        const opts = (ctx as ReviveContext).opts;
+        (sim as unknown as { opts: SimulationOptions }).opts = opts;
+        sim.clock.dispatch = (e: SimEvent) => step(sim, e);
+        (sim.consent as unknown as Fields).asked = (lane: LaneId, input: ConsentInput) =>
+          sim.lanes[lane].asked(input);
+      }
+    })
+    .add('ConsentDesk', ConsentDesk, { drop: ['asked'] })
+    .add('VirtualClock', VirtualClock, { drop: ['dispatch'] })
+    .add('LaneRuntime', LaneRuntime, {
+      revive: (lane, ctx) => {
+        const opts = (ctx as ReviveContext).opts;
+        const host = lane.host as unknown as Fields;
+        const hostOpts = host.opts as Fields;
+        for (const log of new Set([host.audit, hostOpts.audit]) as Set<Fields>)
+          if (log && log.sink === undefined) log.sink = auditSink(lane, opts);
+        const observe = opts.onStore;
+        for (const s of new Set([host.store, hostOpts.store]) as Set<Fields>)
+          if (s instanceof TappedStore && s.observe === undefined)
+            (s as unknown as { observe: StoreObserver }).observe = (e) => observe!(lane.id, e);
+      }
+    })
+    .add('ServerRuntime', ServerRuntime)
+    .add('SimUser', SimUser)
+    .add('SimProvider', SimProvider, {
+      drop: ['source'],
+      revive: (p) => {
+        (p as unknown as Fields).source = (
+          input: ProviderInput,
+          emit: (e: unknown) => void
+        ): (() => void) => {
+          const n = p.call(input, { emit } as never);
+          return () => p.stop(n);
+        };
+      }
+    })
+    .add('Rng', Rng)
+    .add('LaneMetrics', LaneMetrics)
+    .add('ClientHost', ClientHost, {
+      drop: ['steps', '_card'],
+      // Its steps and rate-card lookup are closures over the host and its options.
+      make: (field) => new ClientHost(field('opts') as ClientHostOptions)
+    })
+    .add('FastRun', FastRun, {
+      drop: ['steps'],
+      revive: (run) => {
+        const f = run as unknown as Fields;
+        f.steps = ((f.observer as Fields).host as Fields).steps;
+      }
+    })
+    .add('HostStep', HostStep)
+    .add('TableHandle', TableHandle)
+    .add('PresentationHistory', PresentationHistory)
+    .add('TappedStore', TappedStore, { drop: ['observe'] })
+    .add('ConnectionDecisionStore', ConnectionDecisionStore)
+    .add('SharedDecisionStore', SharedDecisionStore)
+    .add('ExpiryHeap', ExpiryHeap)
+    .add('BehaviourParams', BehaviourParams)
+    .add('WellBehaved', WellBehaved)
+    .add('ContextGreedy', ContextGreedy)
+    .add('BudgetShrinker', BudgetShrinker)
+    .add('TimeoutSensitive', TimeoutSensitive)
+    .add('NaiveRetrier', NaiveRetrier)
+    .add('TightLoop', TightLoop)
+    .add('Reconnector', Reconnector)
+    .add('PromptMutator', PromptMutator)
+    .add('SerialiserVariant', SerialiserVariant)
+    .add('RunGuard', RunGuard)
+    .add('InvariantChecker', InvariantChecker)
+    .add('Tally', Tally)
+    .add('LifetimeTracker', LifetimeTracker)
+    .add('LoopTracker', LoopTracker);
+  const found = probe(scenario);
+  for (const name of ['SinkAuditLog', 'LaneConsent', 'Stream', 'Failing', 'Flying'] as const) {
+    const proto = found[name];
+    if (proto) r.add(name, proto.constructor as new () => object, rulesOf(name));
+  }
+  if (found.HostRequest) r.add('HostRequest', found.HostRequest.constructor as new () => object);
+  if (found.Child) r.add('Child', found.Child.constructor as new () => object);
+  if (found.table) r.constantGraph('table', found.table);
+  registries.set(scenario, r);
+  return r;
+}
+
+function rulesOf(name: string) {
+  return name === 'SinkAuditLog' ? { drop: ['sink'] } : {};
+}
+
+/**
+ * What {@link encode} needs for an engine of `scenario` run with `opts`: the scenario left out
+ * (every object in it, by path), the options' functions as hooks, and a durable store the page
+ * keeps stored as its decisions in memory.
+ */
+export function engineEncodeOptions(
+  scenario: Scenario,
+  hooks: Readonly<Record<string, unknown>>
+): EncodeOptions {
+  return { externals: scenarioObjects(scenario), hooks, substitute: memoryStore };
+}
+
+/** Every object of the scenario, by its path: left out of a snapshot, re-attached on decoding. */
+export function scenarioObjects(scenario: Scenario): Map<object, string> {
+  const out = new Map<object, string>();
+  const work: [unknown, string][] = [[scenario, 'scenario']];
+  for (let i = 0; i < work.length; i++) {
+    const [o, path] = work[i]!;
+    if (typeof o !== 'object' || o === null || out.has(o)) continue;
+    out.set(o, path);
+    for (const k of Object.keys(o)) work.push([(o as Fields)[k], `${path}.${k}`]);
+  }
+  return out;
+}
+
+/** The same paths the other way: names to objects (decode's externals). */
+export function scenarioByName(scenario: Scenario): Map<string, object> {
+  const out = new Map<string, object>();
+  for (const [o, name] of scenarioObjects(scenario)) out.set(name, o);
+  return out;
+}
+
+/** A durable store kept elsewhere (the page's IndexedDB): its decisions, in memory. */
+function memoryStore(obj: object): { value: object; same: [object, object][] } | undefined {
+  const s = obj as Partial<DecisionStore>;
+  if (s.scope !== 'durable' || typeof s.entries !== 'function') return undefined;
+  const all = s.entries();
+  if (!Array.isArray(all)) throw new SnapshotError('a store that answers later: no snapshot');
+  const copy = new SharedDecisionStore();
+  for (const d of all) void copy.commit('*', d);
+  const copies = copy.entries() as typeof all;
+  if (copies.length !== all.length) throw new SnapshotError('a store copy lost decisions');
+  return { value: copy, same: all.map((d, i) => [d, copies[i]!] as [object, object]) };
+}
