@@ -220,7 +220,12 @@ export function engineRegistry(scenario: Scenario): SnapshotRegistry {
     .add('HostStep', HostStep)
     .add('TableHandle', TableHandle)
     .add('PresentationHistory', PresentationHistory)
-    .add('TappedStore', TappedStore, { drop: ['observe'] })
+    .add('TappedStore', TappedStore, {
+      drop: ['observe', 'status'],
+      // Its `status` is a closure over the store it wraps (made by its constructor); its
+      // observer is the lane's, re-made by the lane (above).
+      make: (field) => new TappedStore(field('inner') as DecisionStore, undefined as never)
+    })
     .add('ConnectionDecisionStore', ConnectionDecisionStore)
     .add('SharedDecisionStore', SharedDecisionStore)
     .add('ExpiryHeap', ExpiryHeap)
