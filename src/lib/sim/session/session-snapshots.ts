@@ -133,11 +133,24 @@ export function unusable(
   timeline: ReloadTimeline,
   logRows: number | null
 ): string | null {
-  const at = saved.snapshot?.meta?.at;
-  if (!at || typeof at.t !== 'number') return 'it is damaged';
+  const at = saved?.snapshot?.meta?.at;
+  const damaged =
+    !at ||
+    typeof at.t !== 'number' ||
+    typeof at.events !== 'number' ||
+    typeof saved.actions !== 'string' ||
+    !Array.isArray(saved.views) ||
+    typeof saved.counts?.auditRows !== 'number';
+  if (damaged) return 'it is damaged';
   if (timeline.fork) return 'the run is on a fork';
   if (at.t > timeline.t) return 'it is ahead of the run';
-  const mine = JSON.parse(saved.actions) as unknown[];
+  let mine: unknown[];
+  try {
+    mine = JSON.parse(saved.actions) as unknown[];
+  } catch {
+    return 'it is damaged';
+  }
+  if (!Array.isArray(mine)) return 'it is damaged';
   const theirs = timeline.actions.slice(0, mine.length);
   if (canonicalJson(theirs) !== saved.actions) return 'the run left its timeline since';
   const next = timeline.actions[mine.length];

@@ -144,7 +144,13 @@ export class RunLoader {
     // A new run's log: ask again, so nothing of the old one is shown (the filters stay).
     pg.auditTable.focus = null;
     pg.inspection = null;
-    pg.notice = [unresumable, opts.note, refused, link ? linkedNotice(link, r.start) : '']
+    pg.notice = [
+      unresumable,
+      r.snapshotNote ?? '',
+      opts.note,
+      refused,
+      link ? linkedNotice(link, r.start) : ''
+    ]
       .filter(Boolean)
       .join(' ');
     pg.snapshot = await client.request({ type: 'advance', to: r.start }, 'snapshot');

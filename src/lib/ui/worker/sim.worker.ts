@@ -113,6 +113,19 @@ listenStorage({
 });
 auditRows.onMissing = () => auditReadBackFailed();
 
+/**
+ * The run stopped (a pause, a fast-forward's or the run's end, a command done): save its snapshot
+ * for a reload (issue #21; the session saves during long runs by itself). A snapshot is a
+ * convenience: whatever goes wrong with it, the run goes on, and a reload re-simulates.
+ */
+function saveSnapshot(): void {
+  try {
+    session.saveSnapshot();
+  } catch {
+    // The reload re-simulates instead.
+  }
+}
+
 async function retryStorage(): Promise<void> {
   if (await reopenStorage()) postStorage();
 }
@@ -155,6 +168,7 @@ function pump() {
     // An engine error ends the fast-forward in the session, with what broke (as live play's).
     post(session.fastForwardSlice(sliceEvents), fastForwardRe);
     takeAudit(session.drainAudit());
+    if (!session.fastForwarding) saveSnapshot();
     if (session.fastForwarding && performance.now() - lastFfSnapshot >= FF_SNAPSHOT_MS) {
       lastFfSnapshot = performance.now();
       post([session.snapshot()], null);
@@ -304,6 +318,7 @@ function liveBatch(): void {
     if (snap.done || snap.paused) {
       stopLive();
       post([snap], l.re);
+      saveSnapshot();
     } else if (l.credit) {
       l.credit = false;
       const withView = t0 - l.viewAt >= LIVE_VIEW_MS;
@@ -354,6 +369,7 @@ function handleLive(cmd: LiveCommand, id: number): void {
     case 'liveStop':
       stopLive();
       if (session.sim) post([session.snapshot()], id);
+      saveSnapshot();
       void flush();
       return;
   }
@@ -521,6 +537,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
           }
         }
       post(replies, id);
+      if (!session.fastForwarding && !live) saveSnapshot();
       // Its snapshot told what was on disk before the restore's writes: say it again after them
       // (the next group commit posts the storage even if it equals the last one posted).
       if (inPlace) lastStorage = '';
