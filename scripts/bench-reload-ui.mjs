@@ -3,7 +3,8 @@
 // as the argument) is opened from a scenario link (a reload keeps the link, so the tab's run is
 // resumed), simulated to 2 h and, in a second tab, to 12 h; then the page is reloaded and the wall
 // time measured from the reload to the run being ready again: the clock showing the same simulated
-// time and Play enabled. Figures, not assertions. BENCH_UI_PORT sets the port; BENCH_RELOAD_HOURS
+// time and Play enabled — from the run's saved snapshot where there is one (it says whether).
+// Figures, not assertions. BENCH_UI_PORT sets the port; BENCH_RELOAD_HOURS
 // the points (comma-separated, default "2,12").
 import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -52,6 +53,23 @@ try {
     // The run's writes settle (the saved-decisions counter stops moving) before the reload.
     await page.waitForTimeout(1500);
     const shown = await time.textContent();
+    // Whether the run's snapshot is saved (issue #21): a reload then resumes from it.
+    const saved = await page.evaluate(
+      () =>
+        new Promise((resolve) => {
+          const run = JSON.parse(sessionStorage.getItem('sampling-policy-lab-run') ?? 'null');
+          const req = indexedDB.open('sampling-policy-lab-run-snapshots', 1);
+          req.onupgradeneeded = () => req.result.createObjectStore('snapshots');
+          req.onerror = () => resolve(null);
+          req.onsuccess = () => {
+            const get = req.result.transaction('snapshots').objectStore('snapshots').get(run?.id);
+            get.onsuccess = () => {
+              req.result.close();
+              resolve(get.result?.snapshot?.meta?.at?.t === run?.t ? 'at the run’s time' : null);
+            };
+          };
+        })
+    );
     const r0 = performance.now();
     await page.reload();
     await page.waitForFunction(
@@ -62,7 +80,7 @@ try {
     await play.waitFor(LONG);
     const ready = performance.now() - r0;
     console.log(
-      `  ${h} h: simulated in ${(ran / 1000).toFixed(1)} s; reload → ready (clock ${shown}, Play enabled): ${(ready / 1000).toFixed(1)} s`
+      `  ${h} h: simulated in ${(ran / 1000).toFixed(1)} s; snapshot saved: ${saved ?? 'none'}; reload → ready (clock ${shown}, Play enabled): ${(ready / 1000).toFixed(1)} s`
     );
     await context.close();
   }
