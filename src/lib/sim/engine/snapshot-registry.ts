@@ -17,6 +17,7 @@
  *   (session.ts).
  */
 import { ConsentDesk } from '../actors/dialogs';
+import { callDirect } from '../actors/direct';
 import { SimProvider, DEFAULT_PROVIDER, type ProviderSpec } from '../actors/provider';
 import { SimUser } from '../actors/user';
 import { BehaviourParams } from '../actors/servers/base';
@@ -111,6 +112,25 @@ function probeCall(failing: boolean): object | null {
   return null;
 }
 
+/** A direct call's stream (SEP-2577's baseline), from a call to a provider that only records. */
+function probeDirect(): object | null {
+  let reply: unknown = null;
+  const recorder = {
+    call(_input: unknown, r: unknown) {
+      reply = r;
+      return 1;
+    },
+    stop() {}
+  };
+  callDirect(
+    recorder as never,
+    DEFAULT_PROVIDER.cards,
+    { server: 'probe', connection: 'probe#0', id: 1, params: PROBE_PARAMS, now: 0 },
+    {} as never
+  );
+  return protoOf(reply);
+}
+
 /** Prototypes of the classes their modules keep to themselves, from a probe engine. */
 function probe(scenario: Scenario): Record<string, object | null> {
   const sim = new Simulation(scenario, {});
@@ -121,6 +141,7 @@ function probe(scenario: Scenario): Record<string, object | null> {
     LaneConsent: protoOf((host.opts as ClientHostOptions).consent),
     Stream: probeCall(false),
     Failing: probeCall(true),
+    DirectStream: probeDirect(),
     Flying: null,
     HostRequest: null,
     Child: null,
@@ -245,7 +266,8 @@ export function engineRegistry(scenario: Scenario): SnapshotRegistry {
     .add('LifetimeTracker', LifetimeTracker)
     .add('LoopTracker', LoopTracker);
   const found = probe(scenario);
-  for (const name of ['SinkAuditLog', 'LaneConsent', 'Stream', 'Failing', 'Flying'] as const) {
+  const probed = ['SinkAuditLog', 'LaneConsent', 'Stream', 'Failing', 'DirectStream', 'Flying'];
+  for (const name of probed) {
     const proto = found[name];
     if (proto) r.add(name, proto.constructor as new () => object, rulesOf(name));
   }

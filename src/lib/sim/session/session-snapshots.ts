@@ -20,6 +20,7 @@ import type { RunPosition, Simulation, TimelineAction } from '../engine/engine';
 import type { RunGuard } from '../checks/guard';
 import { restoreEngine, snapshotEngine, type EngineSnapshot } from '../engine/snapshot-engine';
 import { SnapshotError } from '../engine/snapshot';
+import { engineRegistry } from '../engine/snapshot-registry';
 import type { Scenario } from '../input/scenario';
 
 /** Clock events between saves at least (about a third of a second of engine work). */
@@ -67,6 +68,8 @@ export class SnapshotSaver {
   #last: RunPosition | null = null;
   /** Why this run cannot be saved (a class of the engine cannot be), or null. */
   unavailable: string | null = null;
+  /** Why the last save failed (something of the moment, a call of a kind not stored), or null. */
+  failed: string | null = null;
 
   /** A new run (a load, a seek, a fork): save afresh. */
   reset(at: RunPosition | null = null): void {
@@ -99,12 +102,23 @@ export class SnapshotSaver {
     if (newest && newest.t === at.t && newest.events === at.events) return false;
     let snapshot: EngineSnapshot;
     try {
-      snapshot = snapshotEngine(sim, guard);
+      engineRegistry(sim.scenario);
     } catch (e) {
+      // A class of the engine cannot be stored at all: not for this run, then.
       if (!(e instanceof SnapshotError)) throw e;
       this.unavailable = e.message;
       return false;
     }
+    try {
+      snapshot = snapshotEngine(sim, guard);
+    } catch (e) {
+      // Something of this moment cannot be stored: try again at the next save.
+      if (!(e instanceof SnapshotError)) throw e;
+      this.failed = e.message;
+      this.#last = at;
+      return false;
+    }
+    this.failed = null;
     const n = views.findIndex((v) => v.t > at.t || (v.t === at.t && v.events > at.events));
     slot.save({
       snapshot,
