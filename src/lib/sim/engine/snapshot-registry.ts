@@ -3,15 +3,17 @@
  * guard hold, by the name a snapshot stores, with what each needs beyond its fields — in one
  * place, beside the classes rather than in them.
  *
- * - Closures an engine makes over its own objects (the clock's dispatcher, the consent desk's
- *   listener, a lane's audit sink and store tap, a provider's callback source, a host's steps)
- *   are dropped and made again over the decoded objects, as the classes' constructors make them.
+ * - Closures an engine makes over its own objects (the clock's dispatcher, a lane's store tap, a
+ *   host's steps; in builds that have them, the consent desk's listener and a provider's callback
+ *   source) are dropped and made again over the decoded objects, as the classes' constructors
+ *   make them — only where the original had them.
  * - The run's hooks (its options' functions: the page's sinks, the guard's checks) are stored by
  *   name and the new run's attached instead.
  * - The scenario and everything in it are left out and re-attached from the run's inputs; the
  *   flow's transition table is a constant (the states a request is in point into it).
- * - A few classes are not exported by their modules; their prototypes are taken from a probe
- *   engine of the same scenario, where they first appear (a request in flight, a provider call).
+ * - Classes their modules do not export (a clock's entries, a lane's record of a request, a
+ *   provider's stream…) are learned from a probe engine of the same scenario, with a request in
+ *   flight on every server, and probe provider calls: named by where they are first met.
  * - A durable store the page keeps (IndexedDB) is stored as its decisions in memory: a run
  *   restored from a snapshot is then given the page's store back, as a reload's re-simulation is
  *   (session.ts).
@@ -46,8 +48,6 @@ import { HostStep, TableHandle } from '../../client/host-steps';
 import { PresentationHistory } from '../../client/presentations';
 import { FastRun } from '../../machine/authorize/fast';
 import type { ConsentInput, ProviderInput } from '../../machine/authorize/types';
-import { toMicros } from '../../machine/money';
-import type { AuditRecord } from '../../machine/types';
 import { ConnectionDecisionStore } from '../../store/connection-store';
 import type { DecisionStore } from '../../store/decision-store';
 import { ExpiryHeap } from '../../store/expiry';
@@ -69,27 +69,17 @@ export interface ReviveContext {
 
 type Fields = Record<string, unknown>;
 
+/** The probe engine runs this many slices of this many events, learning after each. */
+const PROBE_STEPS = 8;
+const PROBE_EVENTS = 400;
+
 const PROBE_PARAMS = {
   messages: [{ role: 'user' as const, content: { type: 'text' as const, text: 'probe' } }],
   maxTokens: 16
 };
 
-/** The own values of `o` (a Map's values too), one level down. */
-function ownValues(o: object): unknown[] {
-  const out: unknown[] = [];
-  for (const v of Object.values(o)) {
-    if (v instanceof Map) out.push(...v.values());
-    else out.push(v);
-  }
-  return out;
-}
-
-function protoOf(v: unknown): object | null {
-  return typeof v === 'object' && v !== null ? (Object.getPrototypeOf(v) as object) : null;
-}
-
-/** A provider call of a probe provider: the object it keeps for the call (a stream, a failure). */
-function probeCall(failing: boolean): object | null {
+/** A provider call of a probe provider: what it keeps for the call (a stream, a failure). */
+function probeProvider(failing: boolean): object {
   const spec: ProviderSpec = {
     ...DEFAULT_PROVIDER,
     transportFailureRate: failing ? 1 : 0,
@@ -106,18 +96,15 @@ function probeCall(failing: boolean): object | null {
     now: 0
   };
   p.call(input, { emit() {} } as never);
-  for (const v of ownValues(p))
-    if (typeof v === 'object' && v !== null && (v as { call?: unknown }).call === 1)
-      return protoOf(v);
-  return null;
+  return p;
 }
 
 /** A direct call's stream (SEP-2577's baseline), from a call to a provider that only records. */
-function probeDirect(): object | null {
-  let reply: unknown = null;
+function probeDirect(): object {
+  const got: unknown[] = [];
   const recorder = {
     call(_input: unknown, r: unknown) {
-      reply = r;
+      got.push(r);
       return 1;
     },
     stop() {}
@@ -128,51 +115,61 @@ function probeDirect(): object | null {
     { server: 'probe', connection: 'probe#0', id: 1, params: PROBE_PARAMS, now: 0 },
     {} as never
   );
-  return protoOf(reply);
+  return got;
 }
 
-/** Prototypes of the classes their modules keep to themselves, from a probe engine. */
-function probe(scenario: Scenario): Record<string, object | null> {
+/**
+ * A probe engine of `scenario` with a request in flight on each server of each lane (as far as
+ * its policy keeps one waiting), and the flow table its requests run on.
+ */
+function probeEngine(scenario: Scenario): { sim: Simulation; table: object | null } {
   const sim = new Simulation(scenario, {});
-  const lane = sim.lanes.A;
-  const host = lane.host as unknown as Fields;
-  const found: Record<string, object | null> = {
-    SinkAuditLog: protoOf(lane.host.audit),
-    LaneConsent: protoOf((host.opts as ClientHostOptions).consent),
-    Stream: probeCall(false),
-    Failing: probeCall(true),
-    DirectStream: probeDirect(),
-    Flying: null,
-    HostRequest: null,
-    Child: null,
-    table: null
-  };
-  // A request in flight: the lane's record of it, the host's, the run's invoked step.
+  let table: object | null = null;
   let n = 0;
   for (const id of LANE_IDS)
     for (const server of sim.lanes[id].servers.values()) {
-      if (found.Flying && found.Child) break;
       sim.lanes[id].receive(server, `probe-${n++}`, PROBE_PARAMS);
       for (const f of sim.lanes[id].inFlight.values()) {
         const handle = (f as unknown as Fields).handle as Fields | null;
-        if (!(handle?.run instanceof FastRun)) continue;
-        const run = handle.run as unknown as Fields;
-        found.Flying ??= protoOf(f);
-        found.HostRequest ??= protoOf(run.observer);
-        found.table ??= run.table as object;
-        if (run.child) found.Child ??= protoOf(run.child);
+        if (handle?.run instanceof FastRun)
+          table ??= (handle.run as unknown as Fields).table as object;
       }
     }
-  return found;
+  return { sim, table };
 }
 
-/** A lane's audit sink, as the lane's constructor makes it. */
-function auditSink(lane: LaneRuntime, opts: SimulationOptions): (r: AuditRecord) => void {
-  const sink = opts.onAudit;
-  return (r) => {
-    lane.metrics.charge(toMicros(r.cost));
-    sink?.({ ...r, lane: lane.id });
-  };
+/**
+ * Register every class met in `roots`' graphs that the registry does not know — the ones their
+ * modules keep to themselves (a clock's entries, a lane's record of a request, a provider's
+ * stream…) — by the path where the walk first meets it, which is the same in every run of the
+ * same build (snapshots are read by the build that wrote them: another build's may not decode,
+ * and is then re-simulated). A class met nowhere here is refused when a snapshot holds one.
+ */
+function learn(r: SnapshotRegistry, roots: [string, unknown][], skip: ReadonlySet<object>): void {
+  const seen = new Set<object>();
+  const work: [unknown, string][] = roots.map(([name, v]) => [v, name]);
+  for (let i = 0; i < work.length; i++) {
+    const [v, path] = work[i]!;
+    if (typeof v !== 'object' || v === null || seen.has(v) || skip.has(v)) continue;
+    seen.add(v);
+    if (ArrayBuffer.isView(v) || v instanceof WeakMap || v instanceof WeakSet) continue;
+    if (v instanceof Map) {
+      for (const [k, e] of v) work.push([k, `${path}.key`], [e, `${path}.get()`]);
+      continue;
+    }
+    if (v instanceof Set) {
+      for (const e of v) work.push([e, `${path}.values`]);
+      continue;
+    }
+    if (Array.isArray(v)) {
+      for (const e of v) work.push([e, `${path}[]`]);
+      continue;
+    }
+    const proto = Object.getPrototypeOf(v) as object | null;
+    if (proto && proto !== Object.prototype && !r.entryOf(proto))
+      r.add(`auto:${path}`, (proto as { constructor: new () => object }).constructor);
+    for (const k of Object.keys(v)) work.push([(v as Fields)[k], `${path}.${k}`]);
+  }
 }
 
 const registries = new WeakMap<Scenario, SnapshotRegistry>();
@@ -187,26 +184,23 @@ export function engineRegistry(scenario: Scenario): SnapshotRegistry {
   const r = new SnapshotRegistry()
     .add('Simulation', Simulation, {
       drop: ['opts'],
-      revive: (sim, ctx) => {
-        const opts = (ctx as ReviveContext).opts;
-        (sim as unknown as { opts: SimulationOptions }).opts = opts;
-        sim.clock.dispatch = (e: SimEvent) => step(sim, e);
-        (sim.consent as unknown as Fields).asked = (lane: LaneId, input: ConsentInput) =>
-          sim.lanes[lane].asked(input);
+      revive: (sim, ctx, had) => {
+        (sim as unknown as { opts: SimulationOptions }).opts = (ctx as ReviveContext).opts;
+        // The closures a new engine makes over itself, where this build's engine has them.
+        if (had(sim.clock, 'dispatch')) sim.clock.dispatch = (e: SimEvent) => step(sim, e);
+        if (had(sim.consent, 'asked'))
+          (sim.consent as unknown as Fields).asked = (lane: LaneId, input: ConsentInput) =>
+            sim.lanes[lane].asked(input);
       }
     })
     .add('ConsentDesk', ConsentDesk, { drop: ['asked'] })
     .add('VirtualClock', VirtualClock, { drop: ['dispatch'] })
     .add('LaneRuntime', LaneRuntime, {
-      revive: (lane, ctx) => {
-        const opts = (ctx as ReviveContext).opts;
+      revive: (lane, ctx, had) => {
+        const observe = (ctx as ReviveContext).opts.onStore;
         const host = lane.host as unknown as Fields;
-        const hostOpts = host.opts as Fields;
-        for (const log of new Set([host.audit, hostOpts.audit]) as Set<Fields>)
-          if (log && log.sink === undefined) log.sink = auditSink(lane, opts);
-        const observe = opts.onStore;
-        for (const s of new Set([host.store, hostOpts.store]) as Set<Fields>)
-          if (s instanceof TappedStore && s.observe === undefined)
+        for (const s of new Set([host.store, (host.opts as Fields).store]))
+          if (s instanceof TappedStore && had(s, 'observe'))
             (s as unknown as { observe: StoreObserver }).observe = (e) => observe!(lane.id, e);
       }
     })
@@ -214,7 +208,8 @@ export function engineRegistry(scenario: Scenario): SnapshotRegistry {
     .add('SimUser', SimUser)
     .add('SimProvider', SimProvider, {
       drop: ['source'],
-      revive: (p) => {
+      revive: (p, _ctx, had) => {
+        if (!had(p, 'source')) return;
         (p as unknown as Fields).source = (
           input: ProviderInput,
           emit: (e: unknown) => void
@@ -265,21 +260,26 @@ export function engineRegistry(scenario: Scenario): SnapshotRegistry {
     .add('Tally', Tally)
     .add('LifetimeTracker', LifetimeTracker)
     .add('LoopTracker', LoopTracker);
-  const found = probe(scenario);
-  const probed = ['SinkAuditLog', 'LaneConsent', 'Stream', 'Failing', 'DirectStream', 'Flying'];
-  for (const name of probed) {
-    const proto = found[name];
-    if (proto) r.add(name, proto.constructor as new () => object, rulesOf(name));
+  const { sim, table } = probeEngine(scenario);
+  const skip = new Set(scenarioObjects(scenario).keys());
+  learn(
+    r,
+    [
+      ['engine', sim],
+      ['provider', probeProvider(false)],
+      ['failing', probeProvider(true)],
+      ['direct', probeDirect()]
+    ],
+    skip
+  );
+  // What the servers and the user make only once the run goes (a task's state, a timing).
+  for (let i = 0; i < PROBE_STEPS && !sim.done; i++) {
+    sim.advanceTo(sim.end, PROBE_EVENTS);
+    learn(r, [['engine', sim]], skip);
   }
-  if (found.HostRequest) r.add('HostRequest', found.HostRequest.constructor as new () => object);
-  if (found.Child) r.add('Child', found.Child.constructor as new () => object);
-  if (found.table) r.constantGraph('table', found.table);
+  if (table) r.constantGraph('table', table);
   registries.set(scenario, r);
   return r;
-}
-
-function rulesOf(name: string) {
-  return name === 'SinkAuditLog' ? { drop: ['sink'] } : {};
 }
 
 /**

@@ -39,6 +39,8 @@ export const EXTERNAL = '\u0000external';
 const BARE = '\u0000bare';
 /** The wrapper of a frozen array or record (frozen again when decoded). */
 const FROZEN = '\u0000frozen';
+/** The dropped fields an encoded instance had (its class's `revive` re-makes those only). */
+const DROPPED = '\u0000dropped';
 /** The tag of a weak collection (decoded empty). */
 const WEAK = '\u0000weak';
 /** The tag of a function that is one of the caller's hooks, by its name there. */
@@ -58,9 +60,11 @@ export interface ClassRules<T extends object = object> {
   drop?: readonly string[];
   /**
    * Called once the whole graph is decoded, in the order the objects were met: re-make what was
-   * dropped. `context` is the caller's (decode's `context`).
+   * dropped. `context` is the caller's (decode's `context`); `had(o, field)` says whether the
+   * original of decoded object `o` had the dropped `field` (a version of the class without it
+   * must not be given one).
    */
-  revive?: (obj: T, context: unknown) => void;
+  revive?: (obj: T, context: unknown, had: (o: object, field: string) => boolean) => void;
   /**
    * Make the instance instead of `Object.create(prototype)` (its fields are then assigned over
    * it): for a class whose constructor makes closures over `this`. `field` gives the decoded
@@ -73,7 +77,8 @@ interface Entry {
   name: string;
   proto: object;
   drop: ReadonlySet<string>;
-  revive: ((obj: object, context: unknown) => void) | undefined;
+  revive:
+    ((obj: object, context: unknown, had: (o: object, f: string) => boolean) => void) | undefined;
   make: ((field: (name: string) => unknown) => object) | undefined;
 }
 
@@ -338,8 +343,12 @@ export function encode<Meta>(
     } else {
       const r = to as Rec;
       const f = from as Rec;
+      let dropped: string[] | null = null;
       for (const k of Object.keys(f)) {
-        if (entry?.drop.has(k)) continue;
+        if (entry?.drop.has(k)) {
+          (dropped ??= []).push(k);
+          continue;
+        }
         if (
           k === CLASS ||
           k === CONST ||
@@ -347,7 +356,8 @@ export function encode<Meta>(
           k === BARE ||
           k === FROZEN ||
           k === HOOK ||
-          k === WEAK
+          k === WEAK ||
+          k === DROPPED
         )
           throw new SnapshotError(`a record at ${pathOf(at)} has a reserved field name`);
         const e = f[k];
@@ -356,6 +366,7 @@ export function encode<Meta>(
             ? value(e, { parent: at, key: `.${k}`, owner: entry?.name ?? null })
             : e;
       }
+      if (dropped) r[DROPPED] = dropped;
     }
   }
   return { version: SNAPSHOT_VERSION, meta, root: out };
@@ -396,6 +407,8 @@ export function decodeLater<T = unknown>(
   const frozen: object[] = [];
   /** Where a hook goes: holder, key, the hook's name. */
   const hooked: [Rec | unknown[], string | number, string][] = [];
+  /** The dropped fields each decoded instance's original had. */
+  const had = new WeakMap<object, readonly string[]>();
 
   const value = (v: unknown): unknown => {
     if (typeof v !== 'object' || v === null) return v;
@@ -476,6 +489,10 @@ export function decodeLater<T = unknown>(
       for (const k of Object.keys(f)) {
         if ((entry && k === CLASS) || (bare && k === BARE)) continue;
         const e = f[k];
+        if (entry && k === DROPPED) {
+          if (Array.isArray(e)) had.set(to, e as string[]);
+          continue;
+        }
         if (isHook(e)) {
           r[k] = undefined; // keeps the field's place in the object's shape
           hooked.push([r, k, e[HOOK]]);
@@ -488,7 +505,8 @@ export function decodeLater<T = unknown>(
     value: out,
     attach(hooks, context) {
       for (const [holder, k, name] of hooked) (holder as Rec)[k as string] = hooks[name];
-      for (const { obj, entry } of revive) entry.revive!(obj, context);
+      const hadField = (o: object, field: string) => had.get(o)?.includes(field) ?? false;
+      for (const { obj, entry } of revive) entry.revive!(obj, context, hadField);
       return out;
     }
   };
