@@ -77,7 +77,7 @@ describe('PresentationHistory (the retry-loop alert)', () => {
               continue;
             }
             if (step === 'clone') {
-              h = h.clone(new CloneMap());
+              h = new CloneMap().get(h);
               continue;
             }
             const key = `k${step}`;

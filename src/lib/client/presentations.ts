@@ -15,7 +15,7 @@
  * pruned by the old window would have forgotten (the fuzz found exactly that).
  */
 import type { AlertConfig } from '../machine/vocabulary';
-import type { CloneMap } from '../machine/clone';
+import { copyable } from '../machine/clone';
 
 export interface PresentationResult {
   /** Presentations of this identity inside the window, this one included. */
@@ -49,38 +49,38 @@ export const ENTRY_BYTES = 96;
 
 export class PresentationHistory {
   /** key → presentation times, oldest first; Map order = least recently presented first. */
-  readonly #times = new Map<string, number[]>();
+  private readonly times = new Map<string, number[]>();
   /**
-   * Where the next identity to drop is: an iterator over `#times` that only ever moves to drop
+   * Where the next identity to drop is: an iterator over `times` that only ever moves to drop
    * one. Every entry it has passed was deleted (dropped, or presented again and so moved to the
    * end), and a Map's iterator skips deleted entries and reaches entries added after it began, so
    * its next key is always the least recently presented. `keys().next()` afresh would walk every
    * deleted slot from the start of the table each time — thousands, under a flood of distinct
    * requests, before the table is next compacted.
    */
-  #oldest: Iterator<string> | null = null;
+  private oldest: Iterator<string> | null = null;
 
   constructor(readonly maxIdentities = 10_000) {}
 
   /** Record one presentation of `key` at `now` under the alert settings current at `now`. */
   record(key: string, now: number, settings: Partial<AlertConfig> | undefined): PresentationResult {
     const { threshold, windowMs } = saneAlert(settings);
-    const times = this.#times.get(key) ?? [];
-    this.#times.delete(key);
+    const times = this.times.get(key) ?? [];
+    this.times.delete(key);
     times.push(now);
     // The same retention as the loop guarantee's own count (loops.ts), so the two agree.
     const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
     if (times.length > keep) times.splice(0, times.length - keep);
-    this.#times.set(key, times);
-    if (this.#times.size > this.maxIdentities) {
-      this.#oldest ??= this.#times.keys();
-      let next = this.#oldest.next();
+    this.times.set(key, times);
+    if (this.times.size > this.maxIdentities) {
+      this.oldest ??= this.times.keys();
+      let next = this.oldest.next();
       if (next.done) {
         // Not reached (the key just set is live), but an ended iterator stays ended.
-        this.#oldest = this.#times.keys();
-        next = this.#oldest.next();
+        this.oldest = this.times.keys();
+        next = this.oldest.next();
       }
-      if (!next.done) this.#times.delete(next.value);
+      if (!next.done) this.times.delete(next.value);
     }
     let inWindow = 0;
     for (let i = times.length - 1; i >= 0 && now - times[i]! < windowMs; i--) inWindow++;
@@ -89,25 +89,26 @@ export class PresentationHistory {
 
   /** Identities currently remembered (for the memory bound's tests and the UI). */
   get size(): number {
-    return this.#times.size;
+    return this.times.size;
   }
 
   clear(): void {
-    this.#times.clear();
-    this.#oldest = null;
+    this.times.clear();
+    this.oldest = null;
   }
 
   /** Roughly what this history holds in memory, bytes (engine-size.ts: a checkpoint's budget). */
   approxBytes(): number {
     let n = 0;
-    for (const times of this.#times.values()) n += times.length;
-    return this.#times.size * ENTRY_BYTES + n * 8;
-  }
-
-  /** A copy with its own history, in the same (least recently presented first) order. */
-  clone(m: CloneMap): PresentationHistory {
-    const c = m.set(this, new PresentationHistory(this.maxIdentities));
-    for (const [key, times] of this.#times) c.#times.set(key, times.slice());
-    return c;
+    for (const times of this.times.values()) n += times.length;
+    return this.times.size * ENTRY_BYTES + n * 8;
   }
 }
+
+// A copy has its own history, in the same (least recently presented first) order; where the next
+// identity to drop is, it finds again on first use (an iterator over the original's map is not
+// the copy's).
+copyable(PresentationHistory, {
+  fields: { oldest: { fresh: () => null } },
+  blank: () => new PresentationHistory()
+});

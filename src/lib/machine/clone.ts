@@ -3,23 +3,23 @@
  *
  * A run's state is spread over objects that point at each other — lanes, hosts, requests in
  * flight, server agents, the clock's queue. A copy must be a second, independent engine that
- * continues exactly as the original would (checkpoint.spec.ts: byte for byte). So:
+ * continues exactly as the original would (checkpoint.spec.ts: byte for byte). One generic copier
+ * makes it: every class that holds run state registers its copy rules with {@link copyable} — data,
+ * not code — and {@link CloneMap} copies every own field of its instances deep, cycles and sharing
+ * kept. A class declares only its exceptions (a field shared, copied shallow, dropped or made
+ * fresh), so a field added and forgotten is copied, never silently left behind.
  *
- * - every class that holds run state has `clone(m)`: it makes its copy, registers it with
- *   `m.set(this, copy)` *before* copying what it points at (cycles end there), and copies its
- *   references through `m.get`;
- * - the run's state holds no closure: the simulation's clock holds its events as data
- *   (sim/world/events.ts), copied as they are; what waits on something later — a request's step
- *   (a dialog's answer, a stream's events, a flight's verdict), a timer of the table executor, a
- *   request's outcome — is a record with a method (client/host-steps.ts, client/driver.ts), and
- *   is copied as one. What cannot be copied — a callback source (the handler's, a page's), an
- *   XState actor's timers — throws {@link NotCloneable}, and the caller re-simulates instead.
+ * The run's state holds no closure: the simulation's clock holds its events as data
+ * (sim/world/events.ts); what waits on something later — a request's step, a timer of the table
+ * executor, a request's outcome — is a record with a method (client/host-steps.ts). A function
+ * found in a field throws {@link NotCloneable} naming the class and the field, and the caller
+ * re-simulates instead.
  *
  * Immutable values (scenarios, policies, frames, requests' params, rate cards) are shared, never
  * copied: nothing in the engine changes them after they are made.
  */
 
-/** A run's state cannot be copied here (a closure without reviver, say): re-simulate instead. */
+/** A run's state cannot be copied here (a closure in a field, say): re-simulate instead. */
 export class NotCloneable extends Error {
   constructor(what: string) {
     super(`cannot copy the engine: ${what}`);
@@ -27,48 +27,131 @@ export class NotCloneable extends Error {
   }
 }
 
-/** Anything with a clone method. */
+/** Anything with a clone method of its own (client/host.ts, machine/authorize/fast.ts). */
 export interface Cloneable<T> {
   clone(m: CloneMap): T;
 }
 
-/** The classes the generic copier copies, by prototype: the names of their shared fields. */
-const COPYABLE = new WeakMap<
+/**
+ * What the copy of one field gets:
+ * - `nested` (the default for every field not named): deep, through the map — objects of copyable
+ *   classes, arrays, Maps, Sets and plain records, each once, cycles and sharing kept;
+ * - `shared`: the same value — one nothing changes once made (a request, a scenario, a policy);
+ * - `shallow`: a new container (array, Map, Set or record) holding the same elements;
+ * - `dropped`: `undefined` — a cache or a handle the copy does without (it is made again on use);
+ * - `{ fresh }`: what `fresh(original)` returns — a new value for the copy (an empty cache).
+ */
+export type FieldRule =
+  | 'nested'
+  | 'shared'
+  | 'shallow'
+  | 'dropped'
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the original is the class's own
+  | { fresh: (original: any) => unknown };
+
+/** A class's copy rules: its exceptions to `nested` by field name, and how its copy is made. */
+export interface CopyRules<T extends object> {
+  /** Fields copied otherwise than deep (TypeScript `private` fields by their name). */
+  fields?: Readonly<Record<string, FieldRule>>;
+  /**
+   * Makes the object the fields are copied into (an instance from the class's constructor, whose
+   * fields are then overwritten) instead of `Object.create(prototype)`. Why: V8 sizes a
+   * constructed object to its class's fields, while one from `Object.create` has room for four in
+   * the object and keeps the rest in a separate array — bigger, for a class with more fields and
+   * many instances, and a checkpoint holds one copy of each.
+   */
+  blank?: () => T;
+  /**
+   * Copies, whole, each plain record held in the class's `nested` fields (a store's decisions),
+   * instead of a spread whose nested objects are then copied. Why: a spread at a site that sees
+   * records of many shapes (the whole engine's) makes an object that keeps its fields outside it
+   * and its numbers boxed — half again the memory of a literal of the record's own shape.
+   */
+  records?: (r: never) => object;
+}
+
+/** A class's rules, as the copier reads them. */
+interface How {
+  fields: Map<string, FieldRule> | null;
+  blank: (() => object) | undefined;
+  records: ((r: object) => object) | undefined;
+}
+
+/** Rules by prototype, as registered. */
+const RULES = new WeakMap<
   object,
-  { shared: ReadonlySet<string>; blank: (() => object) | undefined }
+  { fields: Map<string, FieldRule>; blank?: () => object; records?: (r: object) => object }
 >();
+/** Rules by prototype, merged over its ancestors' (null: the class is not copyable). */
+const RESOLVED = new WeakMap<object, How | null>();
 
 /**
- * Let {@link CloneMap} copy instances of `cls` without a `clone` method of their own: a new
- * object of the same prototype, every own field copied deep (objects of copyable classes,
- * arrays, Maps, Sets and plain records, once each, cycles kept), but for the fields named in
- * `shared`, which the copy shares — values nothing changes once made (a request and its params,
- * a scenario's rate card, a step's input). Frozen values are shared too. A function in a field
- * cannot be copied ({@link NotCloneable}); a class with `#private` members (fields or methods)
- * cannot be copied this way at all — the copy, made without its constructor, fails their brand
- * check — and keeps its `clone` method (or turns them into TypeScript `private` fields).
- *
- * `blank`, when given, makes the object the fields are copied into (an instance from the class's
- * constructor, whose fields are then overwritten) instead of `Object.create(prototype)`. Why: V8
- * sizes a constructed object to its class's fields, while one from `Object.create` has room for
- * four in the object and keeps the rest in a separate array — bigger, for a class with more
- * fields and many instances (the random streams: every server of every lane has its own), and a
- * checkpoint holds one copy of each.
+ * Let {@link CloneMap} copy instances of `cls` (and of its subclasses, which inherit the rules
+ * and may add their own): a new object of the same prototype with every own field copied by its
+ * {@link FieldRule}. Frozen values are shared. A class with `#private` members cannot be copied
+ * this way — the copy, made without its constructor, fails their brand check: they are TypeScript
+ * `private` instead. `rules` may also be the names of the shared fields.
  */
 export function copyable<T extends object>(
   cls: abstract new (...args: never[]) => T,
-  shared: string[] = [],
+  rules: CopyRules<T> | string[] = {},
   blank?: () => T
-) {
-  COPYABLE.set(cls.prototype as object, { shared: new Set(shared), blank });
+): void {
+  const r: CopyRules<T> = Array.isArray(rules)
+    ? { fields: Object.fromEntries(rules.map((k) => [k, 'shared' as const])), blank }
+    : rules;
+  RULES.set(cls.prototype as object, {
+    fields: new Map(Object.entries(r.fields ?? {})),
+    blank: r.blank,
+    records: r.records as ((r: object) => object) | undefined
+  });
 }
 
-/** One copy of an engine in progress: originals to their copies, made once each. */
+/** The rules for objects of prototype `proto`: its own, over its ancestors' (cached). */
+function howOf(proto: object): How | null {
+  const known = RESOLVED.get(proto);
+  if (known !== undefined) return known;
+  const chain: { fields: Map<string, FieldRule>; records?: (r: object) => object }[] = [];
+  for (let p: object | null = proto; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
+    const r = RULES.get(p);
+    if (r) chain.unshift(r);
+  }
+  let how: How | null = null;
+  if (chain.length) {
+    const fields = new Map<string, FieldRule>();
+    let records: ((r: object) => object) | undefined;
+    for (const r of chain) {
+      for (const [k, v] of r.fields) fields.set(k, v);
+      records = r.records ?? records;
+    }
+    // A base's blank would make an object of the base class: only the class's own counts.
+    how = { fields: fields.size ? fields : null, blank: RULES.get(proto)?.blank, records };
+  }
+  RESOLVED.set(proto, how);
+  return how;
+}
+
+/**
+ * One copy of an engine in progress: originals to their copies, made once each.
+ *
+ * Objects of copyable classes are made first and filled later: asked for, a copy is made (blank)
+ * and registered at once, and its fields are copied when the walk reaches it. So any object's
+ * copy exists the moment another asks for it, whatever the order, and an owner's fields never
+ * need its parts filled first. Substitutes — an original the caller maps to an object of its own
+ * choosing (a lane's store with the copy's hooks) — are registered with {@link set} first.
+ */
 export class CloneMap {
   readonly #copies = new Map<object, unknown>();
-  readonly #later: (() => void)[] = [];
+  /** Made and not yet filled: (original, copy, rules) triples, in the order they were made. */
+  readonly #todo: unknown[] = [];
+  #walking = false;
+  /** The object and field being filled, for an error's message. */
+  #owner: object | null = null;
+  #field = '';
+  /** How the plain records of the object being filled are copied (`CopyRules.records`). */
+  #records: ((r: object) => object) | undefined = undefined;
 
-  /** Register `copy` as the copy of `original`; returns `copy`. Call it before copying fields. */
+  /** Register `copy` as the copy of `original` (a substitute); returns `copy`. */
   set<T extends object>(original: T, copy: T): T {
     this.#copies.set(original, copy);
     return copy;
@@ -81,102 +164,40 @@ export class CloneMap {
     return this.#copies.get(original) as T;
   }
 
-  /**
-   * Run `fn` once every object has its copy (`finish`): what points at everything — the clock's
-   * queue, the open consent dialogs — is filled in last, so owners exist before what they hold.
-   */
-  later(fn: () => void): void {
-    this.#later.push(fn);
-  }
-
-  /** Run what was put off with `later`, in order (what it runs may put off more). */
-  finish(): void {
-    for (let i = 0; i < this.#later.length; i++) this.#later[i]!();
-    this.#later.length = 0;
-  }
-
-  /** Whether `original` has been copied already. */
+  /** Whether `original` has been copied (or substituted) already. */
   has(original: object): boolean {
     return this.#copies.has(original);
   }
 
-  /** The copy of `x` (made by its `clone` method the first time it is asked for). */
+  /** The copy of `x`, complete when this returns (unless called inside a walk: see {@link walk}). */
   get<T extends object>(x: T): T;
   get<T extends object>(x: T | null): T | null;
   get<T extends object>(x: T | undefined): T | undefined;
   get<T extends object>(x: T | null | undefined): T | null | undefined {
     if (x === null || x === undefined) return x;
-    if (this.#copies.has(x)) return this.#copies.get(x) as T;
-    const clone = (x as Partial<Cloneable<T>>).clone;
-    if (typeof clone !== 'function') {
-      const how = COPYABLE.get(Object.getPrototypeOf(x) as object);
-      if (!how) throw new NotCloneable(`${describe(x)} has no clone method`);
-      const blank = how.blank ? how.blank() : Object.create(Object.getPrototypeOf(x) as object);
-      return this.#fields(x, blank as T, how.shared);
-    }
-    const c = clone.call(x, this);
-    if (!this.#copies.has(x)) this.#copies.set(x, c);
-    return c;
-  }
-
-  /** `x`'s own fields into `c` (registered first), deep but for `shared` ones. */
-  #fields<T extends object>(x: T, c: T, shared: ReadonlySet<string>): T {
-    this.#copies.set(x, c);
-    const from = x as Record<string, unknown>;
-    const to = c as Record<string, unknown>;
-    for (const k of Object.keys(from)) to[k] = shared.has(k) ? from[k] : this.#value(from[k]);
-    return c;
-  }
-
-  /** A field's value in the copy (see {@link copyable}). */
-  #value(v: unknown): unknown {
-    if (typeof v === 'function') throw new NotCloneable(`a closure (${v.name || 'anonymous'})`);
-    if (typeof v !== 'object' || v === null || Object.isFrozen(v)) return v;
-    if (this.#copies.has(v)) return this.#copies.get(v);
-    const proto = Object.getPrototypeOf(v) as object | null;
-    if (proto === Array.prototype) {
-      // slice, then the objects in it replaced: the copy is exactly as long as the original
-      // (pushing one by one leaves spare capacity), and a list of numbers (a chart's series) is
-      // copied at once.
-      const c = (v as unknown[]).slice();
-      this.#copies.set(v, c);
-      for (let i = 0; i < c.length; i++) if (isObject(c[i])) c[i] = this.#value(c[i]);
-      return c;
-    }
-    if (proto === Map.prototype) {
-      const c = new Map<unknown, unknown>();
-      this.#copies.set(v, c);
-      for (const [k, e] of v as Map<unknown, unknown>) c.set(this.#value(k), this.#value(e));
-      return c;
-    }
-    if (proto === Set.prototype) {
-      const c = new Set<unknown>();
-      this.#copies.set(v, c);
-      for (const e of v as Set<unknown>) c.add(this.#value(e));
-      return c;
-    }
-    if (proto === Object.prototype) {
-      // A spread, then the objects in it replaced: the copy has the original's shape at once
-      // (adding fields one by one turns a record of more than a dozen, a lane's counters, into a
-      // slow dictionary).
-      const c: Record<string, unknown> = { ...(v as Record<string, unknown>) };
-      this.#copies.set(v, c);
-      for (const k in c) if (isObject(c[k])) c[k] = this.#value(c[k]);
-      return c;
-    }
-    if (proto === null) return this.#fields(v, Object.create(proto) as object, NONE);
-    return this.get(v);
+    const known = this.#copies.get(x);
+    if (known !== undefined) return known as T;
+    if (this.#walking) return this.#make(x);
+    return this.walk(() => this.#make(x));
   }
 
   /**
-   * The copy of `o` made by `make` (once: later calls return the same copy). For plain records
-   * that hold copies of their own (a task's state and counters, a pending request).
+   * Run `fn`, whose `get`s make copies without filling them, then fill every copy made. An entry
+   * point that must copy some objects before others (client/host.ts: a request's run is copied
+   * over its host's steps, which only the host's own copy makes) asks for them in order here.
    */
-  memo<T extends object>(o: T, make: () => T): T {
-    if (this.#copies.has(o)) return this.#copies.get(o) as T;
-    const c = make();
-    this.#copies.set(o, c);
-    return c;
+  walk<T>(fn: () => T): T {
+    if (this.#walking) return fn();
+    this.#walking = true;
+    try {
+      const out = fn();
+      this.#drain();
+      return out;
+    } finally {
+      this.#walking = false;
+      this.#todo.length = 0;
+      this.#owner = null;
+    }
   }
 
   /**
@@ -189,11 +210,129 @@ export class CloneMap {
     this.#copies.set(o, c);
     return c;
   }
+
+  /**
+   * A copy of `x` (an object of a class), registered: by its rules, its fields filled by the walk;
+   * else by its own `clone` method (a class without rules: client/host.ts, fast.ts).
+   */
+  #make<T extends object>(x: T): T {
+    const proto = Object.getPrototypeOf(x) as object | null;
+    const how = proto && howOf(proto);
+    if (how) {
+      const c = (how.blank ? how.blank() : Object.create(proto)) as T;
+      this.#copies.set(x, c);
+      this.#todo.push(x, c, how);
+      return c;
+    }
+    const clone = (x as Partial<Cloneable<T>>).clone;
+    if (typeof clone !== 'function')
+      throw new NotCloneable(`${describe(x)} is not copyable (${this.#where() || 'asked'})`);
+    const c = clone.call(x, this);
+    if (!this.#copies.has(x)) this.#copies.set(x, c);
+    return c;
+  }
+
+  /** Fill the copies made, in order (filling one may make more). */
+  #drain(): void {
+    const todo = this.#todo;
+    for (let i = 0; i < todo.length; i += 3)
+      this.#fill(todo[i] as object, todo[i + 1] as object, todo[i + 2] as How);
+  }
+
+  /** `x`'s own fields into `c`, each by its rule. */
+  #fill(x: object, c: object, how: How): void {
+    const from = x as Record<string, unknown>;
+    const to = c as Record<string, unknown>;
+    const fields = how.fields;
+    this.#owner = x;
+    this.#records = how.records;
+    for (const k of Object.keys(from)) {
+      const v = from[k];
+      const rule = fields?.get(k);
+      if (rule === undefined || rule === 'nested') {
+        if (isObject(v)) {
+          this.#field = k;
+          to[k] = this.#value(v);
+        } else to[k] = v;
+      } else if (rule === 'shared') to[k] = v;
+      else if (rule === 'shallow') to[k] = shallow(v);
+      else if (rule === 'dropped') to[k] = undefined;
+      else to[k] = rule.fresh(x);
+    }
+  }
+
+  /** Which class's field is being filled. */
+  #where(): string {
+    return this.#owner ? `${this.#owner.constructor.name}.${this.#field}` : '';
+  }
+
+  /** A value's copy, deep (see {@link FieldRule} `nested`). */
+  #value(v: unknown): unknown {
+    if (typeof v === 'function')
+      throw new NotCloneable(`${this.#where()} holds a function (${v.name || 'a closure'})`);
+    if (typeof v !== 'object' || v === null) return v;
+    // Every copy is an object: undefined means none yet.
+    const known = this.#copies.get(v);
+    if (known !== undefined) return known;
+    if (Object.isFrozen(v)) return v;
+    const proto = Object.getPrototypeOf(v) as object | null;
+    if (proto === Array.prototype) {
+      // slice, then the objects in it replaced: the copy is exactly as long as the original
+      // (pushing one by one leaves spare capacity), and a list of numbers (a chart's series, a
+      // history's times) is copied at once. Its elements are read only when one is an object
+      // (`findIndex` first): an element read here, where arrays of every kind pass, lets the
+      // optimiser turn an array of numbers into one of boxed numbers, twice the memory.
+      const a = v as unknown[];
+      const c = a.slice();
+      this.#copies.set(v, c);
+      const first = a.findIndex(isObject);
+      if (first >= 0)
+        for (let i = first; i < c.length; i++) if (isObject(c[i])) c[i] = this.#value(c[i]);
+      return c;
+    }
+    if (proto === Map.prototype) {
+      const c = new Map<unknown, unknown>();
+      this.#copies.set(v, c);
+      for (const [k, e] of v as Map<unknown, unknown>)
+        c.set(isObject(k) ? this.#value(k) : k, isObject(e) ? this.#value(e) : e);
+      return c;
+    }
+    if (proto === Set.prototype) {
+      const c = new Set<unknown>();
+      this.#copies.set(v, c);
+      for (const e of v as Set<unknown>) c.add(isObject(e) ? this.#value(e) : e);
+      return c;
+    }
+    if (proto === Object.prototype && this.#records) {
+      const c = this.#records(v);
+      this.#copies.set(v, c);
+      return c;
+    }
+    if (proto === Object.prototype || proto === null) {
+      // A spread, then the objects in it replaced: the copy has the original's shape at once
+      // (adding fields one by one turns a record of more than a dozen, a lane's counters, into a
+      // slow dictionary).
+      const c = (
+        proto === null ? Object.assign(Object.create(null) as object, v) : { ...v }
+      ) as Record<string, unknown>;
+      this.#copies.set(v, c);
+      for (const k in c) if (isObject(c[k])) c[k] = this.#value(c[k]);
+      return c;
+    }
+    return this.#make(v);
+  }
 }
 
-const NONE: ReadonlySet<string> = new Set();
+/** A new container with the same elements (a `shallow` field); anything else as it is. */
+function shallow(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  if (Array.isArray(v)) return v.slice();
+  if (v instanceof Map) return new Map(v);
+  if (v instanceof Set) return new Set(v);
+  return { ...v };
+}
 
-/** What {@link CloneMap}'s copier has to look at: an object or a function (which it refuses). */
+/** What the copier has to look at: an object or a function (which it refuses). */
 function isObject(v: unknown): boolean {
   return (typeof v === 'object' && v !== null) || typeof v === 'function';
 }

@@ -19,17 +19,7 @@ import {
   type LookupResult
 } from './decision-store';
 import { ExpiryHeap, heapNeedsRebuild } from './expiry';
-import type { CloneMap } from '../machine/clone';
-
-/**
- * A stored decision's copy, made once per clone map: a lookup hands out the live entry, and a
- * request in flight reads its `represented` when it ends, so whoever copies that request must find
- * the same copy (through `m.box`, or `m.get`-style lookups of this map).
- */
-function copyDecision(m: CloneMap, d: StoredDecision): StoredDecision {
-  if (m.has(d)) return m.box(d);
-  return m.set(d, toStoredDecision(d));
-}
+import { copyable } from '../machine/clone';
 
 /** identity → decision */
 type ByIdentity = Map<string, StoredDecision>;
@@ -44,8 +34,9 @@ type ByServer = Map<string, ByIdentity>;
 export class ConnectionDecisionStore implements DecisionStore {
   readonly scope = 'connection' as const;
   private readonly byConnection = new Map<string, ByServer>();
-  /** Not readonly: clone() gives a copy its own heap. */
-  private expiry = new ExpiryHeap<[connection: string, server: string, identity: string]>();
+  private readonly expiry = new ExpiryHeap<
+    [connection: string, server: string, identity: string]
+  >();
   /** Kept incrementally so `count()` is O(1) for the live charts. */
   private size = 0;
 
@@ -68,7 +59,7 @@ export class ConnectionDecisionStore implements DecisionStore {
       this.size -= 1;
       return null;
     }
-    if (a !== d) this.#replace(connection, byIdentity, a);
+    if (a !== d) this.replace(connection, byIdentity, a);
     recordPresentation(a);
     return { decision: a };
   }
@@ -102,7 +93,7 @@ export class ConnectionDecisionStore implements DecisionStore {
       if (byServer === undefined || byIdentity === undefined || d === undefined) return;
       if (d.expiresAt !== at) return;
       const approval = approvalAfter(d, now);
-      if (approval) return this.#replace(connection, byIdentity, approval);
+      if (approval) return this.replace(connection, byIdentity, approval);
       byIdentity.delete(identity);
       if (byIdentity.size === 0) byServer.delete(server);
       if (byServer.size === 0) this.byConnection.delete(connection);
@@ -120,7 +111,11 @@ export class ConnectionDecisionStore implements DecisionStore {
   }
 
   /** The denial expired, the approval under it answers from now on (same key, same count). */
-  #replace(connection: string, byIdentity: Map<string, StoredDecision>, d: StoredDecision): void {
+  private replace(
+    connection: string,
+    byIdentity: Map<string, StoredDecision>,
+    d: StoredDecision
+  ): void {
     byIdentity.set(d.identity, d);
     if (d.expiresAt !== null) this.expiry.push(d.expiresAt, [connection, d.server, d.identity]);
   }
@@ -164,28 +159,6 @@ export class ConnectionDecisionStore implements DecisionStore {
     return this.size;
   }
 
-  /**
-   * A copy with its own maps (same order, so `entries()` lists alike) and its own decisions: they
-   * are mutable (a lookup bumps `represented`), so each is copied, once per map — whoever else
-   * holds a live entry (a lookup's result in flight) and copies it through `m.box` gets the same
-   * copy. The heap's key tuples are copied with it.
-   */
-  clone(m: CloneMap): ConnectionDecisionStore {
-    const c = m.set(this, new ConnectionDecisionStore());
-    for (const [connection, byServer] of this.byConnection) {
-      const servers: ByServer = new Map();
-      for (const [server, byIdentity] of byServer) {
-        const identities: ByIdentity = new Map();
-        for (const [identity, d] of byIdentity) identities.set(identity, copyDecision(m, d));
-        servers.set(server, identities);
-      }
-      c.byConnection.set(connection, servers);
-    }
-    c.expiry = m.get(this.expiry);
-    c.size = this.size;
-    return c;
-  }
-
   clear(): number {
     const dropped = this.size;
     this.byConnection.clear();
@@ -194,3 +167,12 @@ export class ConnectionDecisionStore implements DecisionStore {
     return dropped;
   }
 }
+
+// A copy has its own maps (same order, so `entries()` lists alike), heap and decisions: they are
+// mutable (a lookup bumps `represented`), so each is copied, once per copy — whoever else holds a
+// live entry (a lookup's result in flight) gets the same copy. Its only plain records are its
+// decisions, each copied whole as a literal of its own shape.
+copyable(ConnectionDecisionStore, {
+  blank: () => new ConnectionDecisionStore(),
+  records: toStoredDecision
+});

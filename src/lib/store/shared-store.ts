@@ -3,7 +3,7 @@
  * builds it for a durable lane (sim/engine/lane-store.ts) and the shipped handler for
  * `memoryStore({ scope: 'process' })`.
  */
-import type { CloneMap } from '../machine/clone';
+import { copyable } from '../machine/clone';
 import type { StoredDecision } from '../machine/types';
 import { ConnectionDecisionStore } from './connection-store';
 import type { DecisionStore } from './decision-store';
@@ -15,37 +15,30 @@ import type { DecisionStore } from './decision-store';
  */
 export class SharedDecisionStore implements DecisionStore {
   readonly scope = 'durable' as const;
-  /** Not readonly: clone() gives a copy its own. */
-  #inner: ConnectionDecisionStore;
-  constructor() {
-    this.#inner = new ConnectionDecisionStore();
-  }
-  /** A copy with its own entries (see {@link ConnectionDecisionStore.clone}). */
-  clone(m: CloneMap): SharedDecisionStore {
-    const c = m.set(this, new SharedDecisionStore());
-    c.#inner = m.get(this.#inner);
-    return c;
-  }
+  private readonly inner = new ConnectionDecisionStore();
   lookup(server: string, _connection: string, identity: string, hash: string, now: number) {
-    return this.#inner.lookup(server, '*', identity, hash, now);
+    return this.inner.lookup(server, '*', identity, hash, now);
   }
   commit(_connection: string, decision: StoredDecision) {
-    return this.#inner.commit('*', decision);
+    return this.inner.commit('*', decision);
   }
   invalidateServer(server: string) {
-    return this.#inner.invalidateServer(server);
+    return this.inner.invalidateServer(server);
   }
   closeConnection(): void {}
   sweep(now: number) {
-    return this.#inner.sweep(now);
+    return this.inner.sweep(now);
   }
   entries() {
-    return this.#inner.entries();
+    return this.inner.entries();
   }
   count() {
-    return this.#inner.count();
+    return this.inner.count();
   }
   clear() {
-    return this.#inner.clear();
+    return this.inner.clear();
   }
 }
+
+// A copy has its own entries (see ConnectionDecisionStore's rules).
+copyable(SharedDecisionStore, { blank: () => new SharedDecisionStore() });

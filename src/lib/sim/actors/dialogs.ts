@@ -11,7 +11,7 @@
 import type { ConsentInput } from '../../machine/authorize';
 import type { JsonRpcId } from '../../machine/types';
 import type { ConsentActor, ConsentReply } from '../../client/driver';
-import { copyable, type CloneMap } from '../../machine/clone';
+import { copyable } from '../../machine/clone';
 import type { LaneId } from '../../machine/vocabulary';
 
 /** A dialog waiting for a person's answer; `reply` is the host's step that asked. */
@@ -51,28 +51,24 @@ export function dialogKey(lane: LaneId, connection: string, requestId: JsonRpcId
   return `${lane}\u0000${connection}\u0000${typeof requestId}:${String(requestId)}`;
 }
 
-export class ConsentDesk {
-  #human: Set<LaneId>;
-  readonly #open = new Map<string, OpenDialog>();
+/** Who is told of every dialog as it opens, whoever answers it (the `consent` breakpoint). */
+export interface DialogWatcher {
+  consentAsked(lane: LaneId, input: ConsentInput): void;
+}
 
-  /** `asked`: told of every dialog as it opens, whoever answers it (the `consent` breakpoint). */
+/**
+ * The desk of one engine. Copied with it (clone.ts): who answers, and the open dialogs, their
+ * answers going to the copied requests' steps; its watcher is the engine's copy.
+ */
+export class ConsentDesk {
+  private humans: Set<LaneId>;
+  private readonly opened = new Map<string, OpenDialog>();
+
   constructor(
     human: readonly LaneId[],
-    private readonly asked: (lane: LaneId, input: ConsentInput) => void
+    private readonly watcher: DialogWatcher
   ) {
-    this.#human = new Set(human);
-  }
-
-  /**
-   * A copy for an engine copy (clone.ts), telling `asked` of new dialogs: who answers, and the
-   * open dialogs (filled in last, their answers being the copied requests').
-   */
-  copy(m: CloneMap, asked: (lane: LaneId, input: ConsentInput) => void): ConsentDesk {
-    const c = m.set(this as ConsentDesk, new ConsentDesk(this.human, asked));
-    m.later(() => {
-      for (const [k, d] of this.#open) c.#open.set(k, { ...d, reply: m.get(d.reply) });
-    });
-    return c;
+    this.humans = new Set(human);
   }
 
   /** The consent source for `lane`: the person's desk while the lane is theirs, else `simulated`. */
@@ -82,46 +78,48 @@ export class ConsentDesk {
 
   /** A dialog of `lane` opens: a person's (its ticket is its key) or `simulated`'s. */
   ask(lane: LaneId, input: ConsentInput, reply: ConsentReply, simulated: ConsentActor): unknown {
-    this.asked(lane, input);
-    if (!this.#human.has(lane)) return simulated.ask(input, reply);
+    this.watcher.consentAsked(lane, input);
+    if (!this.humans.has(lane)) return simulated.ask(input, reply);
     const key = dialogKey(lane, input.connection, input.requestId);
-    this.#open.set(key, { key, lane, input, reply });
+    this.opened.set(key, { key, lane, input, reply });
     return key;
   }
 
   /** The request ended without an answer (timed out, cancelled, a restart): its dialog closes. */
   close(key: string): void {
-    this.#open.delete(key);
+    this.opened.delete(key);
   }
 
   /** Lanes whose dialogs a person answers, A before B. */
   get human(): LaneId[] {
-    return (['A', 'B'] as const).filter((l) => this.#human.has(l));
+    return (['A', 'B'] as const).filter((l) => this.humans.has(l));
   }
 
   /** Hand these lanes' future dialogs to a person (the others' to the simulated user). */
   setHuman(lanes: readonly LaneId[]): boolean {
     const next = new Set(lanes);
-    if (next.size === this.#human.size && [...next].every((l) => this.#human.has(l))) return false;
-    this.#human = next;
+    if (next.size === this.humans.size && [...next].every((l) => this.humans.has(l))) return false;
+    this.humans = next;
     return true;
   }
 
   /** Dialogs waiting for a person, in the order they opened. */
   get open(): OpenDialog[] {
-    return [...this.#open.values()];
+    return [...this.opened.values()];
   }
 
   find(lane: LaneId, connection: string, requestId: JsonRpcId): OpenDialog | undefined {
-    return this.#open.get(dialogKey(lane, connection, requestId));
+    return this.opened.get(dialogKey(lane, connection, requestId));
   }
 
   /** Answer an open dialog; false when there is none by that name (answered, or closed). */
   answer(lane: LaneId, connection: string, requestId: JsonRpcId, approved: boolean): boolean {
     const d = this.find(lane, connection, requestId);
     if (!d) return false;
-    this.#open.delete(d.key);
+    this.opened.delete(d.key);
     d.reply.answer(approved);
     return true;
   }
 }
+
+copyable(ConsentDesk);

@@ -110,4 +110,4 @@ class DirectStream implements ProviderReply {
     );
   }
 }
-copyable(DirectStream, ['call', 'card']);
+copyable(DirectStream, { fields: { call: 'shared', card: 'shared' } });

@@ -11,7 +11,7 @@
 import type { ProviderEvent, ProviderInput } from '../../machine/authorize';
 import { DEFAULT_RATE_CARDS, estimateTokens, type RateCard } from '../../machine/budget';
 import type { SamplingParams } from '../../machine/types';
-import { copyable, type CloneMap } from '../../machine/clone';
+import { copyable } from '../../machine/clone';
 import type { VirtualClock } from '../world/clock';
 import type { SimEvent } from '../world/events';
 import { LIMITS } from '../input/limits';
@@ -220,7 +220,7 @@ class Stream {
 }
 
 // Copied over the copies of its provider and the host's step; its texts and words shared.
-copyable(Stream, ['texts', 'words']);
+copyable(Stream, { fields: { texts: 'shared', words: 'shared' } });
 
 /** A call that fails: one event, after the latency. */
 class Failing {
@@ -246,7 +246,7 @@ class Failing {
   }
 }
 
-copyable(Failing, ['event']);
+copyable(Failing, { fields: { event: 'shared' } });
 
 /**
  * A provider for one lane. `deadlineMs` tells the provider nothing — it only decides how slow
@@ -256,17 +256,14 @@ copyable(Failing, ['event']);
  */
 export class SimProvider implements ProviderActor, TimerTarget {
   /** Last use of each warm prompt-cache prefix, by model and prefix. */
-  #warm = new Map<string, number>();
-  #callsByServer = new Map<string, number>();
+  private warm = new Map<string, number>();
+  private callsByServer = new Map<string, number>();
   stats: ProviderStats = { calls: 0, cacheHits: 0, cachedTokens: 0 };
-  /**
-   * The same provider as a callback source, for a host that is not copied (a page's, a test's):
-   * its `emit` and cancel are closures.
-   */
-  readonly source: ProviderSource;
+  /** {@link source}, made on first use (a copy makes its own). */
+  private callbacks: ProviderSource | undefined;
   /** Calls with an event still to come, by number: a `provider` event (events.ts) names one. */
-  #calls = new Map<number, Stream | Failing>();
-  #serial = 0;
+  private calls = new Map<number, Stream | Failing>();
+  private serial = 0;
   /** The clock's reservations, when it has them (the virtual clock). */
   readonly block: BlockClock | null;
 
@@ -281,32 +278,22 @@ export class SimProvider implements ProviderActor, TimerTarget {
     readonly lane?: LaneId
   ) {
     this.block = blockClock(clock);
-    this.source = (input, emit) => {
-      const n = this.call(input, { emit });
-      return () => this.stop(n);
-    };
   }
 
-  /** A copy over the copy of the clock (clone.ts). */
-  clone(m: CloneMap): SimProvider {
-    const c = m.set(
-      this,
-      new SimProvider(this.spec, m.get(this.clock), m.get(this.rng), this.lane)
-    );
-    c.#warm = new Map(this.#warm);
-    c.#callsByServer = new Map(this.#callsByServer);
-    c.stats = { ...this.stats };
-    c.#serial = this.#serial;
-    // Last (CloneMap.later): a call's listener is the host's, copied once its owners are.
-    m.later(() => {
-      for (const [n, call] of this.#calls) c.#calls.set(n, m.get(call));
+  /**
+   * The same provider as a callback source, for a host that is not copied (a page's, a test's):
+   * its `emit` and cancel are closures.
+   */
+  get source(): ProviderSource {
+    return (this.callbacks ??= (input, emit) => {
+      const n = this.call(input, { emit });
+      return () => this.stop(n);
     });
-    return c;
   }
 
   /** Call `call`'s next event is due (a `provider` event, or its callback off an engine). */
   fire(call: number): void {
-    this.#calls.get(call)?.fire();
+    this.calls.get(call)?.fire();
   }
 
   /** Off an engine, a call's next event is a timer on the driver: it is due. */
@@ -316,12 +303,12 @@ export class SimProvider implements ProviderActor, TimerTarget {
 
   /** The host stopped call `ticket` (at the cap, the deadline, a cancellation). */
   stop(ticket: unknown): void {
-    this.#calls.get(ticket as number)?.stop();
+    this.calls.get(ticket as number)?.stop();
   }
 
   /** Call `call` has no event to come. */
   ended(call: number): void {
-    this.#calls.delete(call);
+    this.calls.delete(call);
   }
 
   /** Call `call`'s next event at a reserved place. */
@@ -341,17 +328,17 @@ export class SimProvider implements ProviderActor, TimerTarget {
   call(input: ProviderInput, reply: ProviderReply): number {
     const { spec, rng, clock, stats } = this;
     stats.calls++;
-    const n = ++this.#serial;
+    const n = ++this.serial;
     const at = (ms: number, event: ProviderEvent) => {
       const f = new Failing(this, n, reply, event);
-      this.#calls.set(n, f);
+      this.calls.set(n, f);
       f.timer = this.after(ms, n);
       return n;
     };
     let latency = rng.jitter(spec.latencyMs, spec.latencyJitter);
     const draw = rng.next();
-    const call = (this.#callsByServer.get(input.server) ?? 0) + 1;
-    this.#callsByServer.set(input.server, call);
+    const call = (this.callsByServer.get(input.server) ?? 0) + 1;
+    this.callsByServer.set(input.server, call);
     const scripted = spec.failures?.find(
       (f) => f.server === input.server && (f.call === undefined || f.call === call)
     );
@@ -379,14 +366,14 @@ export class SimProvider implements ProviderActor, TimerTarget {
     const prefix = cachePrefix(input.params);
     if (prefix) {
       const key = `${input.model}\u0000${prefix.key}`;
-      const last = this.#warm.get(key);
+      const last = this.warm.get(key);
       const now = clock.now();
       if (last !== undefined && now - last <= spec.cacheTtlMs) {
         cached = Math.min(prefix.tokens, input.inputTokens);
         stats.cacheHits++;
         stats.cachedTokens += cached;
       }
-      this.#warm.set(key, now);
+      this.warm.set(key, now);
     }
 
     const target = Math.max(
@@ -424,7 +411,7 @@ export class SimProvider implements ProviderActor, TimerTarget {
       // started, the chunks, done: the places they had when all were set at the call.
       block ? block.reserveBlock(chunks + 2) : null
     );
-    this.#calls.set(n, stream);
+    this.calls.set(n, stream);
     stream.schedule();
     return n;
   }
@@ -446,3 +433,7 @@ export function cardsByModel(cards: readonly RateCard[]): Record<string, RateCar
   for (const c of cards) out[c.model] = c;
   return out;
 }
+
+// Copied over the copies of the clock, its random stream and its calls' steps; a callback source
+// made for a page is not the copy's (it makes its own on use).
+copyable(SimProvider, { fields: { spec: 'shared', callbacks: 'dropped' } });

@@ -7,7 +7,7 @@
  */
 import type { ConsentInput } from '../../machine/authorize';
 import type { ConsentActor, ConsentReply } from '../../client/driver';
-import type { CloneMap } from '../../machine/clone';
+import { copyable } from '../../machine/clone';
 import type { TimerId, VirtualClock } from '../world/clock';
 import type { Rng } from '../world/rng';
 import type { LaneId } from '../../machine/vocabulary';
@@ -55,8 +55,8 @@ interface Waiting {
 export class SimUser implements ConsentActor {
   stats: UserStats = { prompts: 0, approved: 0, denied: 0 };
   /** Answers on the clock, by ticket: an `answer` event (events.ts) names its ticket. */
-  #waiting = new Map<number, Waiting>();
-  #tickets = 0;
+  private waiting = new Map<number, Waiting>();
+  private tickets = 0;
 
   constructor(
     readonly spec: UserSpec,
@@ -66,23 +66,11 @@ export class SimUser implements ConsentActor {
     readonly lane: LaneId
   ) {}
 
-  /** A copy over the copy of the clock (clone.ts). */
-  clone(m: CloneMap): SimUser {
-    const c = m.set(this, new SimUser(this.spec, m.get(this.clock), m.get(this.rng), this.lane));
-    c.stats = { ...this.stats };
-    c.#tickets = this.#tickets;
-    // Last (CloneMap.later): an answer's step is the host's, copied once its owners are.
-    m.later(() => {
-      for (const [t, w] of this.#waiting) c.#waiting.set(t, { ...w, reply: m.get(w.reply) });
-    });
-    return c;
-  }
-
   /** The answer of ticket `ticket` is due (an `answer` event). */
   answer(ticket: number): void {
-    const w = this.#waiting.get(ticket);
+    const w = this.waiting.get(ticket);
     if (!w) return;
-    this.#waiting.delete(ticket);
+    this.waiting.delete(ticket);
     if (w.approved) this.stats.approved++;
     else this.stats.denied++;
     w.reply.answer(w.approved);
@@ -90,9 +78,9 @@ export class SimUser implements ConsentActor {
 
   /** The request ended before its answer was due: the answer never comes. */
   forget(ticket: number): void {
-    const w = this.#waiting.get(ticket);
+    const w = this.waiting.get(ticket);
     if (!w) return;
-    this.#waiting.delete(ticket);
+    this.waiting.delete(ticket);
     this.clock.clearTimeout(w.timer);
   }
 
@@ -102,9 +90,9 @@ export class SimUser implements ConsentActor {
     this.stats.prompts++;
     const approved = this.rng.chance(p);
     const delay = this.rng.exponential(this.spec.responseMs);
-    const ticket = ++this.#tickets;
+    const ticket = ++this.tickets;
     const timer = this.clock.after(delay, { kind: 'answer', lane: this.lane, ticket });
-    this.#waiting.set(ticket, { approved, reply, timer });
+    this.waiting.set(ticket, { approved, reply, timer });
     return ticket;
   }
 
@@ -113,3 +101,6 @@ export class SimUser implements ConsentActor {
     this.forget(ticket as number);
   }
 }
+
+// Copied over the copies of the clock, its random stream and the host's steps it answers.
+copyable(SimUser, { fields: { spec: 'shared' } });

@@ -4,7 +4,7 @@
  * stream does not carry (the lane's silence switch, the budget in force). The CLI, the tests and
  * the playground's worker all check a run through this one place.
  */
-import { CloneMap } from '../../machine/clone';
+import { CloneMap, copyable } from '../../machine/clone';
 import { toMicros } from '../../machine/money';
 import { effectiveBlock } from '../../machine/policy/effective';
 import { Simulation, type SimulationOptions } from '../engine/engine';
@@ -44,26 +44,26 @@ const STUCK_SLACK_MS = 60_000;
 
 export class RunGuard {
   checker: InvariantChecker;
-  #sim: Simulation | null = null;
-  readonly #start: number;
-  readonly #scenario: Scenario;
-  readonly #opts: GuardOptions;
+  private sim: Simulation | null = null;
+  private readonly start: number;
+  private readonly scenario: Scenario;
+  private readonly opts: GuardOptions;
   /**
    * The budget, pool and alert settings in force when each request in flight arrived: a call is
    * judged by the limits it was decided under. A learner who lowers a budget while a call runs
    * moves the line under a call already granted the old one; the host did not overdraw (and a
    * stream's generated tokens are paid for either way). Found by the time-travel fuzz.
    */
-  #arrived = new Map<string, ChargeContext>();
+  private arrived = new Map<string, ChargeContext>();
 
   constructor(scenario: Scenario, opts: GuardOptions = {}) {
-    this.#scenario = scenario;
-    this.#opts = opts;
+    this.scenario = scenario;
+    this.opts = opts;
     this.checker = new InvariantChecker({
       cards: cardsByModel(scenario.provider.cards),
       ...(opts.validate ? { validate: opts.validate } : {})
     });
-    this.#start = scenario.start;
+    this.start = scenario.start;
   }
 
   /**
@@ -71,10 +71,9 @@ export class RunGuard {
    * the same moment continues under (clone.ts). Charge contexts are never changed: shared.
    */
   clone(): RunGuard {
-    const g = new RunGuard(this.#scenario, this.#opts);
-    g.checker = new CloneMap().get(this.checker);
-    g.#arrived = new Map(this.#arrived);
-    return g;
+    // An entry point of its own (the engine's copy does not hold its guard): the session keeps
+    // a guard beside each engine checkpoint. The rules are below the class.
+    return new CloneMap().get(this as RunGuard);
   }
 
   /** `next`'s hooks, each also feeding the checker (first the checker, then `next`). */
@@ -83,16 +82,16 @@ export class RunGuard {
     return {
       ...next,
       onFrame: (l) => {
-        const sim = this.#sim;
+        const sim = this.sim;
         if (l.direction === 'in') {
           c.request(l.lane, l.connection, l.frame.id, l.t, {
             silence: sim ? sim.lanes[l.lane].host.config.silence : false,
             denialStyle: sim ? sim.lanes[l.lane].host.config.denialStyle : 'lab'
           });
           const params = 'params' in l.frame ? (l.frame.params as SamplingParams) : undefined;
-          this.#arrived.set(
+          this.arrived.set(
             `${l.lane}\u0000${l.connection}\u0000${String(l.frame.id)}`,
-            params ? { ...this.#charge(l.lane, l.server), params } : this.#charge(l.lane, l.server)
+            params ? { ...this.charge(l.lane, l.server), params } : this.charge(l.lane, l.server)
           );
         } else if (!('method' in l.frame)) {
           const host = sim?.lanes[l.lane].host;
@@ -110,9 +109,9 @@ export class RunGuard {
       },
       onAudit: (r) => {
         const key = `${r.lane}\u0000${r.connection}\u0000${String(r.requestId)}`;
-        const ctx = this.#arrived.get(key) ?? this.#charge(r.lane as LaneId | undefined, r.server);
-        this.#arrived.delete(key);
-        const host = this.#sim?.lanes[r.lane as LaneId]?.host;
+        const ctx = this.arrived.get(key) ?? this.charge(r.lane as LaneId | undefined, r.server);
+        this.arrived.delete(key);
+        const host = this.sim?.lanes[r.lane as LaneId]?.host;
         c.audit(
           r,
           host && ctx.budget
@@ -125,10 +124,10 @@ export class RunGuard {
         // The hash lookups compare with now: an entry committed under a policy edited since
         // (its request was decided before the edit) answers no lookup.
         const current =
-          e.type === 'commit' && this.#sim
-            ? this.#sim.lanes[lane].host.policyHashFor(e.decision.server)
+          e.type === 'commit' && this.sim
+            ? this.sim.lanes[lane].host.policyHashFor(e.decision.server)
             : undefined;
-        c.store(lane, this.#sim?.now ?? this.#start, e, current);
+        c.store(lane, this.sim?.now ?? this.start, e, current);
         next.onStore?.(lane, e);
       }
     };
@@ -141,12 +140,12 @@ export class RunGuard {
 
   /** The simulation the hooks belong to (set once it is constructed). */
   attach(sim: Simulation): Simulation {
-    this.#sim = sim;
+    this.sim = sim;
     return sim;
   }
 
-  #charge(lane: LaneId | undefined, server: string): ChargeContext {
-    const host = lane && this.#sim ? this.#sim.lanes[lane].host : null;
+  private charge(lane: LaneId | undefined, server: string): ChargeContext {
+    const host = lane && this.sim ? this.sim.lanes[lane].host : null;
     if (!host) return { budget: null, pool: null };
     const budget = effectiveBlock(host.policy, server).budget;
     const c = host.config;
@@ -165,7 +164,7 @@ export class RunGuard {
 
   /** The guarantees as they stand now. */
   results(): InvariantResult[] {
-    const sim = this.#sim;
+    const sim = this.sim;
     if (!sim) return [];
     let stuck = 0;
     const counters = {} as Record<LaneId, Simulation['lanes'][LaneId]['metrics']['counters']>;
@@ -188,3 +187,9 @@ export function guardedSimulation(
   const guard = new RunGuard(scenario, guardOpts);
   return { sim: guard.simulate(scenario, opts), guard };
 }
+
+// A copy of a guard is attached to no engine; its checker is its own, its scenario and options
+// (a frame validator) shared. Charge contexts are never changed: a new map of the same ones.
+copyable(RunGuard, {
+  fields: { sim: { fresh: () => null }, scenario: 'shared', opts: 'shared', arrived: 'shallow' }
+});

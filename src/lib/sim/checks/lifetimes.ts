@@ -14,7 +14,7 @@
  */
 import type { AuditRecord } from '../../machine/types';
 import type { StoreScope } from '../../machine/vocabulary';
-import type { CloneMap } from '../../machine/clone';
+import { copyable } from '../../machine/clone';
 import type { StoreEvent } from '../engine/store-tap';
 
 interface Span {
@@ -65,39 +65,39 @@ const KEY_BYTES = 200;
 const SPAN_BYTES = 72;
 
 export class LifetimeTracker {
-  readonly #scope = new Map<string, StoreScope>();
+  private readonly scope = new Map<string, StoreScope>();
   /**
    * The lifetimes by key. A copy (an engine checkpoint's) shares the key states with the tracker
-   * it was taken from, and each copies a state before it first changes it ({@link #own}): most
+   * it was taken from, and each copies a state before it first changes it (`own`): most
    * keys do not change between two checkpoints, and a run holds dozens of checkpoints, so the
    * spans of a long run (a decision that never expires keeps its span) are held once, not once
    * per checkpoint.
    */
-  #keys = new Map<string, KeyState>();
+  private keys = new Map<string, KeyState>();
   /** The key states this tracker made or copied since it was last copied: only these it changes. */
-  #mine = new WeakSet<KeyState>();
+  private mine = new WeakSet<KeyState>();
   /**
    * Per lane and server: the policy hashes its commits carried since the last edit, and those an
    * edit made stale. A request decided under the old policy may commit after the edit; the store
    * never answers from that entry (its hash is stale), so it starts no lifetime.
    */
-  readonly #hashes = new Map<string, { current: Set<string>; stale: Set<string> }>();
+  private readonly hashes = new Map<string, { current: Set<string>; stale: Set<string> }>();
   /**
    * When lifetimes ended, per lane (`lane`) and per lane and server (`lane\0server`): a dialog
    * learnt of later (its record arrives when its request ends) that was open across one of these
    * ended its lifetime there too.
    */
-  readonly #ends = new Map<string, number[]>();
-  #longest = 0;
-  #since = 0;
+  private readonly ends = new Map<string, number[]>();
+  private longest = 0;
+  private since = 0;
 
-  #key(lane: string, scopeKey: string, identity: string): string {
+  private key(lane: string, scopeKey: string, identity: string): string {
     return `${lane}\u0000${scopeKey}\u0000${identity}`;
   }
 
   /** The state of key `k` (`s`), this tracker's own to change: copied first if it is shared. */
-  #own(k: string, s: KeyState): KeyState {
-    if (this.#mine.has(s)) return s;
+  private own(k: string, s: KeyState): KeyState {
+    if (this.mine.has(s)) return s;
     const c: KeyState = {
       lane: s.lane,
       server: s.server,
@@ -105,45 +105,45 @@ export class LifetimeTracker {
       dialogs: s.dialogs.map(copySpan),
       approvals: s.approvals.map(copySpan)
     };
-    this.#mine.add(c);
-    this.#keys.set(k, c);
+    this.mine.add(c);
+    this.keys.set(k, c);
     return c;
   }
 
   /** The state of a key, to change. */
-  #state(lane: string, scopeKey: string, identity: string, server: string): KeyState {
-    const k = this.#key(lane, scopeKey, identity);
-    const s = this.#keys.get(k);
-    if (s) return this.#own(k, s);
+  private state(lane: string, scopeKey: string, identity: string, server: string): KeyState {
+    const k = this.key(lane, scopeKey, identity);
+    const s = this.keys.get(k);
+    if (s) return this.own(k, s);
     const made: KeyState = { lane, server, stored: [], dialogs: [], approvals: [] };
-    this.#mine.add(made);
-    this.#keys.set(k, made);
+    this.mine.add(made);
+    this.keys.set(k, made);
     return made;
   }
 
-  #hashesOf(lane: string, server: string) {
+  private hashesOf(lane: string, server: string) {
     const k = `${lane}\u0000${server}`;
-    let h = this.#hashes.get(k);
+    let h = this.hashes.get(k);
     if (!h) {
       h = { current: new Set(), stale: new Set() };
-      this.#hashes.set(k, h);
+      this.hashes.set(k, h);
     }
     return h;
   }
 
   /** End every lifetime of the lane (or of one server in it) at `t`. */
-  #end(lane: string, t: number, server?: string): void {
+  private end(lane: string, t: number, server?: string): void {
     const k = server === undefined ? lane : `${lane}\u0000${server}`;
-    const ends = this.#ends.get(k) ?? [];
+    const ends = this.ends.get(k) ?? [];
     ends.push(t);
-    this.#ends.set(k, ends);
+    this.ends.set(k, ends);
     const open = (x: Span) => x.to > t;
-    for (const [k, shared] of this.#keys) {
+    for (const [k, shared] of this.keys) {
       if (shared.lane !== lane || (server !== undefined && shared.server !== server)) continue;
       // A state with no span still open is left as it is (and shared, when it is).
       if (!shared.stored.some(open) && !shared.dialogs.some(open) && !shared.approvals.some(open))
         continue;
-      const s = this.#own(k, shared);
+      const s = this.own(k, shared);
       for (const span of s.stored) span.to = Math.min(span.to, t);
       for (const span of s.dialogs) span.to = Math.min(span.to, t);
       for (const span of s.approvals) span.to = Math.min(span.to, t);
@@ -153,22 +153,22 @@ export class LifetimeTracker {
   /**
    * `currentHash`: the server's policy hash at `t`, when known. A commit under another hash was
    * decided before a policy edit (found by the time-travel fuzz: an edit before the old policy's
-   * first commit left that hash unknown to `#hashes`), and no lookup will answer from it.
+   * first commit left that hash unknown to `hashes`), and no lookup will answer from it.
    */
   store(lane: string, t: number, e: StoreEvent, currentHash?: string): void {
     switch (e.type) {
       case 'opened':
-        this.#scope.set(lane, e.scope);
-        this.#end(lane, t);
+        this.scope.set(lane, e.scope);
+        this.end(lane, t);
         break;
       case 'commit': {
         const d = e.decision;
-        const h = this.#hashesOf(lane, d.server);
+        const h = this.hashesOf(lane, d.server);
         if (h.stale.has(d.policyHash)) break;
         if (currentHash !== undefined && d.policyHash !== currentHash) break;
         h.current.add(d.policyHash);
         const scopeKey = e.scope === 'durable' ? '*' : e.connection;
-        const s = this.#state(lane, scopeKey, d.identity, d.server);
+        const s = this.state(lane, scopeKey, d.identity, d.server);
         // A commit replaces the entry: the one before it answers no more lookups. A denial that
         // carries an approval answers (as the approval) until that expires.
         for (const span of s.stored) span.to = Math.min(span.to, t);
@@ -192,14 +192,14 @@ export class LifetimeTracker {
         break;
       }
       case 'invalidate': {
-        const h = this.#hashesOf(lane, e.server);
+        const h = this.hashesOf(lane, e.server);
         for (const x of h.current) h.stale.add(x);
         h.current.clear();
-        this.#end(lane, t, e.server);
+        this.end(lane, t, e.server);
         break;
       }
       case 'clear':
-        this.#end(lane, t);
+        this.end(lane, t);
         break;
       case 'close':
         // A closed connection's key is never used again (connection ids are not reused), so its
@@ -213,14 +213,14 @@ export class LifetimeTracker {
    * within a store lifetime? Unknown scope (no store was reported for the lane): not judged.
    */
   dialog(lane: string, r: AuditRecord, keepsApprovals = false): Repeat | null {
-    const scope = this.#scope.get(lane);
+    const scope = this.scope.get(lane);
     if (!scope) return null;
     const from = r.t - r.durationMs;
     let to = Math.max(r.t, from + 1);
     // A lifetime that ended while this dialog was open (a policy edit, a clear, a new store).
     for (const k of [lane, `${lane}\u0000${r.server}`])
-      for (const t of this.#ends.get(k) ?? []) if (t > from && t < to) to = t;
-    const s = this.#state(lane, scope === 'durable' ? '*' : r.connection, r.identity, r.server);
+      for (const t of this.ends.get(k) ?? []) if (t > from && t < to) to = t;
+    const s = this.state(lane, scope === 'durable' ? '*' : r.connection, r.identity, r.server);
     let repeat: Repeat | null = null;
     for (const span of s.stored)
       if (span.from < from && from < span.to) repeat = { kind: 'stored', since: span.from };
@@ -241,27 +241,18 @@ export class LifetimeTracker {
       !s.approvals.some((x) => x.from >= from)
     )
       s.approvals.push({ from: r.t, to: Infinity, seq: r.seq });
-    this.#longest = Math.max(this.#longest, r.durationMs);
-    if (++this.#since >= PRUNE_EVERY) this.#prune(r.t);
+    this.longest = Math.max(this.longest, r.durationMs);
+    if (++this.since >= PRUNE_EVERY) this.prune(r.t);
     return repeat;
   }
 
   /**
-   * A copy with its own scopes, policy hashes and ends, in the same map order, sharing the key
-   * states (and their spans, into which a lifetime's end is written) until either changes one.
+   * A copy is being made (its rules below): from now on the key states are shared, and neither
+   * tracker changes one without copying it first (`own`). Returns the copy's (empty) set.
    */
-  clone(m: CloneMap): LifetimeTracker {
-    const c = m.set(this, new LifetimeTracker());
-    for (const [lane, scope] of this.#scope) c.#scope.set(lane, scope);
-    // The key states are shared: from now on neither changes one without copying it (#own).
-    c.#keys = new Map(this.#keys);
-    this.#mine = new WeakSet();
-    for (const [k, h] of this.#hashes)
-      c.#hashes.set(k, { current: new Set(h.current), stale: new Set(h.stale) });
-    for (const [k, ends] of this.#ends) c.#ends.set(k, ends.slice());
-    c.#longest = this.#longest;
-    c.#since = this.#since;
-    return c;
+  private shareKeys(): WeakSet<KeyState> {
+    this.mine = new WeakSet();
+    return new WeakSet();
   }
 
   /**
@@ -271,18 +262,18 @@ export class LifetimeTracker {
    */
   approxBytes(): number {
     let spans = 0;
-    for (const s of this.#keys.values()) spans += s.stored.length + s.dialogs.length;
+    for (const s of this.keys.values()) spans += s.stored.length + s.dialogs.length;
     let ends = 0;
-    for (const e of this.#ends.values()) ends += e.length;
-    return this.#keys.size * KEY_BYTES + spans * SPAN_BYTES + ends * 8;
+    for (const e of this.ends.values()) ends += e.length;
+    return this.keys.size * KEY_BYTES + spans * SPAN_BYTES + ends * 8;
   }
 
-  /** Forget spans no future dialog can start inside (dialogs are at most `#longest` long). */
-  #prune(now: number): void {
-    this.#since = 0;
-    const horizon = now - 2 * this.#longest - 1;
+  /** Forget spans no future dialog can start inside (dialogs are at most `longest` long). */
+  private prune(now: number): void {
+    this.since = 0;
+    const horizon = now - 2 * this.longest - 1;
     const gone = (x: Span) => x.to <= horizon;
-    for (const [k, shared] of this.#keys) {
+    for (const [k, shared] of this.keys) {
       // A state with nothing to forget is left as it is (and shared, when it is).
       const empty = !shared.stored.length && !shared.dialogs.length && !shared.approvals.length;
       if (
@@ -292,16 +283,23 @@ export class LifetimeTracker {
         !shared.approvals.some(gone)
       )
         continue;
-      const s = this.#own(k, shared);
+      const s = this.own(k, shared);
       s.stored = s.stored.filter((x) => x.to > horizon);
       s.dialogs = s.dialogs.filter((x) => x.to > horizon);
       s.approvals = s.approvals.filter((x) => x.to > horizon);
-      if (!s.stored.length && !s.dialogs.length && !s.approvals.length) this.#keys.delete(k);
+      if (!s.stored.length && !s.dialogs.length && !s.approvals.length) this.keys.delete(k);
     }
-    for (const [k, ends] of this.#ends) {
+    for (const [k, ends] of this.ends) {
       const kept = ends.filter((t) => t > horizon);
-      if (kept.length) this.#ends.set(k, kept);
-      else this.#ends.delete(k);
+      if (kept.length) this.ends.set(k, kept);
+      else this.ends.delete(k);
     }
   }
 }
+
+// A copy shares the key states (a new map of the same ones) until either tracker changes one:
+// copying makes both copy-on-write (`shareKeys`). Its scopes, hashes and ends are its own.
+copyable(LifetimeTracker, {
+  fields: { keys: 'shallow', mine: { fresh: (t: LifetimeTracker) => t['shareKeys']() } },
+  blank: () => new LifetimeTracker()
+});

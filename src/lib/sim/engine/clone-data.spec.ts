@@ -1,7 +1,7 @@
 /**
- * Engine checkpoints, the data half: each class that holds run state copies itself (clone.ts).
- * For each, drive an instance, copy it mid-way, go on with the same calls on both and get the
- * same answers; then change the copy and find the original as it was.
+ * Engine checkpoints, the data half: each class that holds run state is copied by its copy rules
+ * (clone.ts). For each, drive an instance, copy it mid-way, go on with the same calls on both and
+ * get the same answers; then change the copy and find the original as it was.
  */
 import { describe, expect, it } from 'vitest';
 import { record, T0 } from '../checks/invariants/records.testing';
@@ -9,7 +9,7 @@ import type { AuthOutput } from '../../machine/authorize';
 import type { AuditRecord, Frame, StoredDecision } from '../../machine/types';
 import { ConnectionDecisionStore } from '../../store/connection-store';
 import { ExpiryHeap } from '../../store/expiry';
-import { CloneMap } from '../../machine/clone';
+import { CloneMap, copyable, NotCloneable } from '../../machine/clone';
 import { sdkFrameProblem as conformanceCheck } from '../checks/conformance';
 import { InvariantChecker, type ChargeContext } from '../checks/invariants';
 import { Tally } from '../checks/invariants/catalogue';
@@ -22,7 +22,7 @@ import { DEFAULT_PROVIDER, cardsByModel } from '../actors/provider';
 import { Rng } from '../world/rng';
 
 const cards = cardsByModel(DEFAULT_PROVIDER.cards);
-// Any object the engine copy copies: by its own clone(m), or by the generic copier (copyable).
+// Any object the engine copy copies, by its class's copy rules (copyable).
 const copy = <T extends object>(x: T): T => new CloneMap().get(x);
 
 function decision(over: Partial<StoredDecision> = {}): StoredDecision {
@@ -73,6 +73,80 @@ describe('CloneMap', () => {
     // A store shared by two owners stays shared in the copy.
     const shared = new SharedDecisionStore();
     expect(m.get(shared)).toBe(m.get(shared));
+  });
+});
+
+describe('copy rules', () => {
+  class Part {
+    n = 1;
+  }
+  copyable(Part);
+  class Owner {
+    part = new Part();
+    list = [new Part()];
+    table = new Map([['k', { hits: 1 }]]);
+    config = { limit: 3 };
+    seen = [{ at: 1 }];
+    handle: { close(): void } | undefined = { close() {} };
+    cache: Map<string, number> = new Map([['x', 1]]);
+    constructor(readonly name: string) {}
+  }
+  copyable(Owner, {
+    fields: {
+      config: 'shared',
+      seen: 'shallow',
+      handle: 'dropped',
+      cache: { fresh: () => new Map() }
+    }
+  });
+  class Later extends Owner {
+    extra = { added: 1 };
+  }
+
+  it('copies every field deep unless its rule says otherwise', () => {
+    const a = new Owner('a');
+    a.list.push(a.part);
+    const b = copy(a);
+    expect(b).toBeInstanceOf(Owner);
+    expect(b.name).toBe('a');
+    expect(b.part).not.toBe(a.part);
+    expect(b.part).toBeInstanceOf(Part);
+    // Sharing is kept: the part listed twice is one copy.
+    expect(b.list[1]).toBe(b.part);
+    expect(b.table.get('k')).toEqual({ hits: 1 });
+    expect(b.table.get('k')).not.toBe(a.table.get('k'));
+    expect(b.config).toBe(a.config);
+    expect(b.seen).not.toBe(a.seen);
+    expect(b.seen[0]).toBe(a.seen[0]);
+    expect(b.handle).toBeUndefined();
+    expect(b.cache.size).toBe(0);
+    expect(a.cache.size).toBe(1);
+  });
+
+  it('a field a subclass adds is copied with the rules it inherits', () => {
+    const a = new Later('later');
+    const b = copy(a);
+    expect(b).toBeInstanceOf(Later);
+    expect(b.extra).toEqual({ added: 1 });
+    expect(b.extra).not.toBe(a.extra);
+    expect(b.config).toBe(a.config);
+  });
+
+  it('a function in a field cannot be copied: the error names the class and the field', () => {
+    const a = new Owner('f');
+    (a as unknown as { hook: () => void }).hook = () => {};
+    expect(() => copy(a)).toThrow(NotCloneable);
+    expect(() => copy(a)).toThrow(/Owner\.hook holds a function/);
+    const b = new Owner('g');
+    b.table.set('fn', (() => {}) as unknown as { hits: number });
+    expect(() => copy(b)).toThrow(/Owner\.table holds a function/);
+  });
+
+  it('an object of a class without rules cannot be copied', () => {
+    class Unknown {}
+    const a = new Owner('u');
+    (a as unknown as { other: Unknown }).other = new Unknown();
+    expect(() => copy(a)).toThrow(/class Unknown is not copyable \(Owner\.other\)/);
   });
 });
 

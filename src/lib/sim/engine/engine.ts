@@ -6,11 +6,15 @@
  * `server:NAME`, `provider`, `user` — never by lane, so the two lanes draw the same numbers until
  * their configurations make them diverge. Nothing here reads the wall clock or Math.random: the
  * same scenario and seed give byte-identical frames and audit records in Node and in a browser.
+ *
+ * Just over 400 lines: the run's position, its timeline of outside changes and its copy are one
+ * engine's, and split apart they would each reach into the others' private state.
  */
 import { VirtualClock } from '../world/clock';
-import { CloneMap } from '../../machine/clone';
-import { ConsentDesk } from '../actors/dialogs';
+import { CloneMap, copyable } from '../../machine/clone';
+import { ConsentDesk, type DialogWatcher } from '../actors/dialogs';
 import { step } from './step';
+import type { ConsentInput } from '../../machine/authorize';
 import type { ClientConfigInput } from '../../machine/config';
 import type { Policy } from '../../machine/policy';
 import type { JsonRpcId } from '../../machine/types';
@@ -34,7 +38,7 @@ export type {
 } from './engine-types';
 export { LaneRuntime } from './lane';
 
-export class Simulation {
+export class Simulation implements DialogWatcher {
   readonly clock: VirtualClock;
   readonly lanes: Record<LaneId, LaneRuntime>;
   readonly start: number;
@@ -46,60 +50,34 @@ export class Simulation {
   readonly restarts: RestartReport[] = [];
   /** Who answers each lane's consent dialogs, and the dialogs waiting for a person. */
   readonly consent: ConsentDesk;
-  #end: number;
-  #nextSample: number;
-  #events = 0;
-  #halt = false;
+  private endAt: number;
+  private nextSample: number;
+  private ran = 0;
+  private halted = false;
   /** The target of a slice cut (or held) with events still due at or before it, else −∞. */
-  #owed = -Infinity;
-  #recording = true;
+  private owed = -Infinity;
+  private recording = true;
   /** Forks made on this engine (fork.ts), and the last one that changed each lane. */
-  #forks = 0;
-  readonly #forkedIn: Record<LaneId, number> = { A: 0, B: 0 };
+  private forks = 0;
+  private readonly forkedIn: Record<LaneId, number> = { A: 0, B: 0 };
 
-  /**
-   * A new run of `scenario`, or (`copy`) a copy of a run in progress with hooks `opts` — see
-   * {@link clone}.
-   */
   constructor(
     readonly scenario: Scenario,
-    readonly opts: SimulationOptions = {},
-    copy?: { m: CloneMap; from: Simulation }
+    readonly opts: SimulationOptions = {}
   ) {
     this.start = scenario.start;
-    if (copy) {
-      const { m, from } = copy;
-      m.set(from, this);
-      this.seed = from.seed;
-      this.#end = from.#end;
-      this.#nextSample = from.#nextSample;
-      this.#events = from.#events;
-      this.#owed = from.#owed;
-      this.#forks = from.#forks;
-      this.#forkedIn = { ...from.#forkedIn };
-      // Marks, actions and restart reports are never changed once made: shared.
-      this.marks.push(...from.marks);
-      this.actions.push(...from.actions);
-      this.restarts.push(...from.restarts);
-      this.clock = m.get(from.clock);
-      this.clock.dispatch = (e) => step(this, e);
-      this.consent = from.consent.copy(m, (lane, input) => this.lanes[lane].asked(input));
-      this.lanes = { A: m.get(from.lanes.A), B: m.get(from.lanes.B) };
-      m.finish();
-      return;
-    }
     this.seed = opts.seed ?? scenario.seed;
-    this.#end = scenario.start + scenario.durationMs;
+    this.endAt = scenario.start + scenario.durationMs;
     this.clock = new VirtualClock(this.start);
-    this.clock.dispatch = (e) => step(this, e);
-    this.consent = new ConsentDesk([], (lane, input) => this.lanes[lane].asked(input));
+    this.runsItsClock();
+    this.consent = new ConsentDesk([], this);
     // Who answers from the start is on the timeline too: a reload re-simulates the run from its
     // actions alone (run-memory.ts), whatever the reloaded page's checkbox says.
     if (opts.human?.length) this.setHuman(opts.human);
     const root = new Rng(this.seed);
     this.lanes = {
-      A: new LaneRuntime(this, 'A', scenario, root, opts),
-      B: new LaneRuntime(this, 'B', scenario, root, opts)
+      A: new LaneRuntime(this, 'A', scenario, root),
+      B: new LaneRuntime(this, 'B', scenario, root)
     };
     for (const id of LANE_IDS) {
       const lane = this.lanes[id];
@@ -115,9 +93,9 @@ export class Simulation {
         }
       }
     }
-    this.#nextSample = this.start;
-    this.#sample();
-    if (opts.trace) this.#scheduleTrace(opts.trace);
+    this.nextSample = this.start;
+    this.sample();
+    if (opts.trace) this.scheduleTrace(opts.trace);
     else
       for (const id of LANE_IDS)
         for (const s of this.lanes[id].servers.values()) {
@@ -136,14 +114,46 @@ export class Simulation {
    * hooks: continuing both gives the same frames, records and numbers (checkpoint.spec.ts). Call
    * it between events (not from a hook). Throws `NotCloneable` when the run cannot be copied
    * (requests run as XState actors, a store kept elsewhere): re-simulate then.
+   *
+   * The generic copier copies the engine (its rules are below the class); this entry point only
+   * says what the copy's own are: its hooks (`opts`), each lane's store (where the copy's
+   * decisions live, seen by the copy's hooks), and its clock's dispatcher (itself). The hosts are
+   * copied first, after their audit logs (a host's copy takes its store's and its log's): a
+   * request's run is copied over its host's steps, which only the host's own copy makes
+   * (client/host.ts).
    */
   clone(opts: SimulationOptions = this.opts): Simulation {
-    return new Simulation(this.scenario, opts, { m: new CloneMap(), from: this });
+    const m = new CloneMap();
+    m.set(this.opts, opts);
+    const copy = m.walk(() => {
+      for (const id of LANE_IDS) {
+        const lane = this.lanes[id];
+        m.set(lane.host.store, lane.copyStore(m, opts));
+        m.get(lane.host.audit);
+        m.get(lane.host);
+      }
+      return m.get(this as Simulation);
+    });
+    copy.runsItsClock();
+    return copy;
+  }
+
+  /**
+   * This engine runs the events of its clock. (A method, not a closure made in `clone`: that one
+   * would keep the whole clone map alive with every copy.)
+   */
+  private runsItsClock(): void {
+    this.clock.dispatch = (e) => step(this, e);
+  }
+
+  /** A consent dialog opened in `lane` (the desk tells of each: dialogs.ts). */
+  consentAsked(lane: LaneId, input: ConsentInput): void {
+    this.lanes[lane].asked(input);
   }
 
   /** A restart the scenario or the command line scheduled (a `restart` event: events.ts). */
   scheduledRestart(): void {
-    this.#restart();
+    this.restart();
   }
 
   /** One line of the run's trace, on `server` of `lane` (a `trace` event: events.ts). */
@@ -160,8 +170,8 @@ export class Simulation {
     }
   }
 
-  #record(a: TimelineAction): void {
-    if (this.#recording) this.actions.push(a);
+  private record(a: TimelineAction): void {
+    if (this.recording) this.actions.push(a);
   }
 
   /**
@@ -169,38 +179,38 @@ export class Simulation {
    * history as events of its own branch, which re-creating the branch schedules again (fork.ts).
    */
   unrecorded(fn: () => void): void {
-    const was = this.#recording;
-    this.#recording = false;
+    const was = this.recording;
+    this.recording = false;
     try {
       fn();
     } finally {
-      this.#recording = was;
+      this.recording = was;
     }
   }
 
   /** A fork changed `lane` here (fork.ts): returns the fork's number on this engine. */
   forked(lane: LaneId): number {
-    this.#forkedIn[lane] = ++this.#forks;
-    return this.#forks;
+    this.forkedIn[lane] = ++this.forks;
+    return this.forks;
   }
 
   /** True when a fork after fork number `generation` changed `lane`. */
   forkedSince(lane: LaneId, generation: number): boolean {
-    return this.#forkedIn[lane] > generation;
+    return this.forkedIn[lane] > generation;
   }
 
   /** Virtual time at which the run ends (extendTo moves it). */
   get end(): number {
-    return this.#end;
+    return this.endAt;
   }
 
   /** Clock events run so far: with `now`, the run's exact position. */
   get events(): number {
-    return this.#events;
+    return this.ran;
   }
 
   get position(): RunPosition {
-    return { t: this.clock.now(), events: this.#events };
+    return { t: this.clock.now(), events: this.ran };
   }
 
   /**
@@ -208,11 +218,11 @@ export class Simulation {
    * returns early with time at that event; the next call continues from there.
    */
   halt(): void {
-    this.#halt = true;
+    this.halted = true;
     this.clock.interrupt();
   }
 
-  #scheduleTrace(events: TraceEvent[]): void {
+  private scheduleTrace(events: TraceEvent[]): void {
     for (const id of LANE_IDS) {
       for (const e of events)
         this.clock.schedule(this.start + e.t, {
@@ -224,25 +234,25 @@ export class Simulation {
     }
   }
 
-  #sample(): void {
+  private sample(): void {
     const now = this.clock.now();
     // A sample at `now` waits while events at `now` are still pending (a slice cut by its event
     // limit, or a breakpoint): it must see all of them, as an uninterrupted run's does.
     const pendingNow = (this.clock.nextAt() ?? Infinity) <= now;
-    while (this.#nextSample < now || (this.#nextSample === now && !pendingNow)) this.#takeSample();
+    while (this.nextSample < now || (this.nextSample === now && !pendingNow)) this.takeSample();
   }
 
-  /** The sample due at `#nextSample`, in both lanes; then the next one is due. */
-  #takeSample(): void {
+  /** The sample due at `nextSample`, in both lanes; then the next one is due. */
+  private takeSample(): void {
     for (const id of LANE_IDS) {
       const lane = this.lanes[id];
       // Expired decisions are misses anyway; sweeping them on the virtual clock keeps a long
       // run's memory to its live entries (and is the same in Node and the worker).
-      void lane.host.store.sweep(this.#nextSample);
-      lane.metrics.sample(this.#nextSample);
+      void lane.host.store.sweep(this.nextSample);
+      lane.metrics.sample(this.nextSample);
     }
-    this.opts.onSample?.(this.#nextSample);
-    this.#nextSample += this.scenario.sampleMs;
+    this.opts.onSample?.(this.nextSample);
+    this.nextSample += this.scenario.sampleMs;
   }
 
   get now(): number {
@@ -260,20 +270,20 @@ export class Simulation {
   advanceTo(t: number, limit = Infinity): number {
     const target = Math.min(t, this.end);
     let n = 0;
-    this.#halt = false;
+    this.halted = false;
     // A slice cut (or held) at its target's very instant left events due there: they run now.
-    const owed = Math.min(target, this.#owed);
+    const owed = Math.min(target, this.owed);
     // Sample on the way so the series have points at every sampleMs, however big the slice.
     while (n < limit && (this.clock.now() < target || (this.clock.nextAt() ?? Infinity) <= owed)) {
-      const stop = Math.min(target, this.#nextSample);
+      const stop = Math.min(target, this.nextSample);
       const ran = this.clock.runUntil(stop, limit - n);
       n += ran;
-      this.#events += ran;
-      this.#sample();
-      if (this.#halt || this.clock.now() < stop) break;
+      this.ran += ran;
+      this.sample();
+      if (this.halted || this.clock.now() < stop) break;
     }
-    const cut = n >= limit || this.#halt;
-    this.#owed = cut && (this.clock.nextAt() ?? Infinity) <= target ? target : -Infinity;
+    const cut = n >= limit || this.halted;
+    this.owed = cut && (this.clock.nextAt() ?? Infinity) <= target ? target : -Infinity;
     return n;
   }
 
@@ -282,15 +292,15 @@ export class Simulation {
     const next = this.clock.nextAt();
     if (next === null || next > this.end) return false;
     // Samples due before the event see the state before it, as in `advanceTo`.
-    this.#sampleBefore(next);
+    this.sampleBefore(next);
     this.clock.step();
-    this.#events++;
-    this.#sample();
+    this.ran++;
+    this.sample();
     return true;
   }
 
-  #sampleBefore(next: number): void {
-    while (this.#nextSample < next && this.#nextSample <= this.end) this.#takeSample();
+  private sampleBefore(next: number): void {
+    while (this.nextSample < next && this.nextSample <= this.end) this.takeSample();
   }
 
   runToEnd(): void {
@@ -299,14 +309,14 @@ export class Simulation {
 
   /** Change a lane's client configuration mid-run; it applies to requests from now on. */
   setLaneConfig(lane: LaneId, input: ClientConfigInput, what = 'configuration changed'): void {
-    this.#record({ ...this.position, kind: 'config', lane, client: input, what });
+    this.record({ ...this.position, kind: 'config', lane, client: input, what });
     this.lanes[lane].setConfig(input);
     this.marks.push({ t: this.clock.now(), lane, what });
   }
 
   /** Apply a validated policy to a lane mid-run; returns the invalidated decisions per server. */
   setLanePolicy(lane: LaneId, policy: Policy): Record<string, number> {
-    this.#record({ ...this.position, kind: 'policy', lane, policy });
+    this.record({ ...this.position, kind: 'policy', lane, policy });
     const out = this.lanes[lane].setPolicy(policy);
     const n = Object.values(out).reduce((a, b) => a + b, 0);
     this.marks.push({
@@ -325,7 +335,7 @@ export class Simulation {
     const sorted = LANE_IDS.filter((l) => lanes.includes(l));
     const before = this.consent.human;
     if (before.length === sorted.length && before.every((l, i) => l === sorted[i])) return false;
-    this.#record({ ...this.position, kind: 'human', lanes: sorted });
+    this.record({ ...this.position, kind: 'human', lanes: sorted });
     this.consent.setHuman(sorted);
     return true;
   }
@@ -341,7 +351,7 @@ export class Simulation {
     approved: boolean
   ): boolean {
     if (!this.consent.find(lane, connection, requestId)) return false;
-    this.#record({ ...this.position, kind: 'consent', lane, connection, requestId, approved });
+    this.record({ ...this.position, kind: 'consent', lane, connection, requestId, approved });
     return this.consent.answer(lane, connection, requestId, approved);
   }
 
@@ -351,11 +361,11 @@ export class Simulation {
    * the durable lane's kept. Returns the counts per lane; the timeline marks it.
    */
   restartClient(): RestartReport {
-    this.#record({ ...this.position, kind: 'restart' });
-    return this.#restart();
+    this.record({ ...this.position, kind: 'restart' });
+    return this.restart();
   }
 
-  #restart(): RestartReport {
+  private restart(): RestartReport {
     const t = this.clock.now();
     const lanes = {} as RestartReport['lanes'];
     for (const id of LANE_IDS) lanes[id] = restartLane(this.lanes[id], t);
@@ -380,9 +390,9 @@ export class Simulation {
   extendTo(end: number): { ok: true } | { ok: false; message: string } {
     const check = extensionProblem(this.scenario, end);
     if (check) return { ok: false, message: check };
-    if (end <= this.#end) return { ok: true };
-    this.#record({ ...this.position, kind: 'extend', end });
-    this.#end = end;
+    if (end <= this.endAt) return { ok: true };
+    this.record({ ...this.position, kind: 'extend', end });
+    this.endAt = end;
     for (const lane of LANE_IDS)
       this.marks.push({
         t: this.clock.now(),
@@ -393,3 +403,9 @@ export class Simulation {
     return { ok: true };
   }
 }
+
+// Marks, actions and restart reports are never changed once made: a copy has its own lists of the
+// same ones. The scenario is shared; the copy's hooks are substituted (`clone`).
+copyable(Simulation, {
+  fields: { scenario: 'shared', marks: 'shallow', actions: 'shallow', restarts: 'shallow' }
+});

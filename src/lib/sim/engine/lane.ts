@@ -17,12 +17,13 @@ import type { Policy } from '../../machine/policy';
 import type { AuditRecord, Frame, JsonRpcId, Money, SamplingParams } from '../../machine/types';
 import type { AuditLog } from '../../store/audit-log';
 import { ClientHost, type DecisionListener, type RunHandle } from '../../client/host';
-import { CloneMap, copyable, NotCloneable } from '../../machine/clone';
+import { copyable, NotCloneable, type CloneMap } from '../../machine/clone';
 import { callDirect, type DirectCall, type DirectPayee } from '../actors/direct';
 import type { Simulation } from './engine';
 import type { AskedFacts, SimulationOptions } from './engine-types';
 import type { DecisionStore } from '../../store/decision-store';
 import { SharedDecisionStore } from '../../store/shared-store';
+import { ConnectionDecisionStore } from '../../store/connection-store';
 import { buildLaneStore, type DurableProvider } from './lane-store';
 import { LaneMetrics } from './metrics';
 import { cardsByModel, SimProvider } from '../actors/provider';
@@ -42,29 +43,28 @@ import type {
   WireStyle
 } from '../world/world';
 
-/** An audit log that forwards records instead of keeping them: runs of millions stay small. */
+/**
+ * A lane's audit log: it forwards records to the lane (its metrics, the run's `onAudit` hook)
+ * instead of keeping them, so runs of millions stay small.
+ */
 class SinkAuditLog implements AuditLog {
-  #n: number;
-  constructor(
-    private readonly sink: (r: AuditRecord) => void,
-    n = 0
-  ) {
-    this.#n = n;
-  }
+  private n = 0;
+  constructor(private readonly lane: LaneRuntime) {}
   append(r: AuditRecord): void {
-    this.#n++;
-    this.sink(r);
+    this.n++;
+    this.lane.audited(r);
   }
   all(): AuditRecord[] {
     return [];
   }
   clear(): void {
-    this.#n = 0;
+    this.n = 0;
   }
   count(): number {
-    return this.#n;
+    return this.n;
   }
 }
+copyable(SinkAuditLog);
 
 function notCloneable(what: string): never {
   throw new NotCloneable(what);
@@ -91,16 +91,13 @@ function refill(m: CloneMap, from: DecisionStore, to: DecisionStore): void {
   }
 }
 
-/** Copies of the servers are made with this (their own random streams are copied after). */
-const SPARE = new Rng(0);
-
 export class ServerRuntime implements ServerEnv {
   readonly name: string;
   rng: Rng;
   agent: ServerAgent | null = null;
-  #conn = 0;
-  #connected = false;
-  #nextId = 0;
+  private conn = 0;
+  private isConnected = false;
+  private nextId = 0;
 
   constructor(
     readonly lane: LaneRuntime,
@@ -112,18 +109,7 @@ export class ServerRuntime implements ServerEnv {
   }
 
   get connection(): string {
-    return `${this.name}#${this.#conn}`;
-  }
-
-  /** A copy in the copy of its lane, with a copy of its agent (clone.ts). */
-  clone(m: CloneMap): ServerRuntime {
-    const c = m.set(this, new ServerRuntime(m.get(this.lane), { name: this.name }, SPARE));
-    c.rng = m.get(this.rng);
-    c.#conn = this.#conn;
-    c.#connected = this.#connected;
-    c.#nextId = this.#nextId;
-    c.agent = m.get(this.agent);
-    return c;
+    return `${this.name}#${this.conn}`;
   }
 
   now(): number {
@@ -141,17 +127,17 @@ export class ServerRuntime implements ServerEnv {
     this.lane.sim.clock.clearTimeout(timer);
   }
   connected(): boolean {
-    return this.#connected;
+    return this.isConnected;
   }
   connect(): void {
-    if (this.#connected) return;
-    this.#conn++;
-    this.#nextId = 0;
-    this.#connected = true;
+    if (this.isConnected) return;
+    this.conn++;
+    this.nextId = 0;
+    this.isConnected = true;
   }
   disconnect(): void {
-    if (!this.#connected) return;
-    this.#connected = false;
+    if (!this.isConnected) return;
+    this.isConnected = false;
     this.lane.host.closeConnection(this.name, this.connection);
   }
   advertisedCeiling(): Money | null {
@@ -172,13 +158,15 @@ export class ServerRuntime implements ServerEnv {
   }
 
   send(params: SamplingParams, _task: Task, wire?: WireStyle): JsonRpcId | null {
-    if (!this.#connected) return null;
-    const id = ++this.#nextId;
+    if (!this.connected) return null;
+    const id = ++this.nextId;
     const sent = wire && (wire.reverseKeys || wire.nfd) ? applyWireStyle(params, wire) : params;
     this.lane.receive(this, id, sent);
     return id;
   }
 }
+// Copied with its lane: its connection, its random stream, its agent.
+copyable(ServerRuntime);
 
 function askedFacts(handle: RunHandle): AskedFacts {
   return { identity: handle.identity(), path: handle.path?.() ?? [] };
@@ -215,13 +203,7 @@ class Flying implements DecisionListener, RunHandle {
     this.handle?.cancel();
   }
 }
-copyable(Flying, ['request']);
-
-/** What a lane copy is made from (clone.ts). */
-interface LaneCopy {
-  m: CloneMap;
-  from: LaneRuntime;
-}
+copyable(Flying, { fields: { request: 'shared' } });
 
 export class LaneRuntime implements DirectPayee {
   readonly host: ClientHost;
@@ -232,106 +214,89 @@ export class LaneRuntime implements DirectPayee {
   readonly providerStats;
   /** True while the lane asked for durable storage and runs connection-scoped instead. */
   fellBack: boolean;
-  #durable: DurableProvider | undefined;
-  readonly #onStore: SimulationOptions['onStore'];
+  /** Where the lane's durable decisions live when not the run's (`useDurable`). */
+  private durableSet: DurableProvider | undefined;
   /** SEP-2577's baseline: the lane's servers call the provider themselves (see direct.ts). */
   readonly direct: boolean;
   /** The lane's simulated provider and user (their events name them by lane: events.ts). */
   readonly provider: SimProvider;
   readonly user: SimUser;
-  readonly #cards: Scenario['provider']['cards'];
+  private readonly cards: Scenario['provider']['cards'];
   /** Requests being decided, in arrival order: a client restart cancels them (restart.ts). */
   readonly inFlight = new Map<string, Flying>();
   /** The request `receive` is handing to the machine, and whether it opened a dialog meanwhile. */
-  #receiving: { key: string; asked: boolean } | null = null;
+  private receiving: { key: string; asked: boolean } | null = null;
 
-  /** A new lane, or (`copy`) a copy of one in an engine copy, with `sim`'s hooks (clone.ts). */
   constructor(
     readonly sim: Simulation,
     readonly id: LaneId,
     scenario: Scenario,
-    root: Rng,
-    opts: SimulationOptions,
-    copy?: LaneCopy
+    root: Rng
   ) {
     const lane = scenario.lanes[id];
+    const opts = sim.opts;
     this.label = lane.label;
-    this.#durable = opts.durable;
-    this.#onStore = opts.onStore;
     this.direct = lane.direct === true;
-    this.#cards = scenario.provider.cards;
-    const sink = opts.onAudit;
-    const audit = (n: number) =>
-      new SinkAuditLog((r) => {
-        this.metrics.charge(toMicros(r.cost));
-        sink?.({ ...r, lane: id });
-      }, n);
-    if (copy) {
-      const { m, from } = copy;
-      m.set(from, this);
-      this.metrics = m.get(from.metrics);
-      this.fellBack = from.fellBack;
-      this.provider = m.get(from.provider);
-      this.user = m.get(from.user);
-      const n = from.host.audit.count();
-      m.set(from.host.audit, audit(typeof n === 'number' ? n : 0));
-      m.set(from.host.store, this.#copyStore(m, from.host.store));
-      this.host = m.get(from.host);
-      for (const [name, s] of from.servers) this.servers.set(name, m.get(s));
-      for (const [key, h] of from.inFlight) this.inFlight.set(key, m.get(h));
-    } else {
-      this.metrics = new LaneMetrics();
-      const config = resolveClientConfig(lane.client);
-      const { store, fellBack } = this.#buildStore(config);
-      this.fellBack = fellBack;
-      this.provider = new SimProvider(scenario.provider, sim.clock, root.fork('provider'), id);
-      this.user = new SimUser(scenario.user, sim.clock, root.fork('user'), id);
-      this.host = new ClientHost({
-        config,
-        policy: lane.policy,
-        cards: cardsByModel(scenario.provider.cards),
-        store,
-        audit: audit(0),
-        clock: sim.clock,
-        consent: sim.consent.source(id, this.user),
-        provider: this.provider,
-        lane: id,
-        executor: opts.executor ?? 'table'
-      });
-    }
+    this.cards = scenario.provider.cards;
+    this.metrics = new LaneMetrics();
+    const config = resolveClientConfig(lane.client);
+    const { store, fellBack } = this.buildStore(config);
+    this.fellBack = fellBack;
+    this.provider = new SimProvider(scenario.provider, sim.clock, root.fork('provider'), id);
+    this.user = new SimUser(scenario.user, sim.clock, root.fork('user'), id);
+    this.host = new ClientHost({
+      config,
+      policy: lane.policy,
+      cards: cardsByModel(scenario.provider.cards),
+      store,
+      audit: new SinkAuditLog(this),
+      clock: sim.clock,
+      consent: sim.consent.source(id, this.user),
+      provider: this.provider,
+      lane: id,
+      executor: opts.executor ?? 'table'
+    });
     this.userStats = this.user.stats;
     this.providerStats = this.provider.stats;
   }
 
-  /** A copy of this lane in the copy of its engine (which must be registered first). */
-  clone(m: CloneMap): LaneRuntime {
-    const sim = m.registered(this.sim);
-    return new LaneRuntime(sim, this.id, sim.scenario, SPARE, sim.opts, { m, from: this });
+  /** Where the lane's durable decisions live: set by `useDurable`, else the run's hook. */
+  private get durable(): DurableProvider | undefined {
+    return this.durableSet ?? this.sim.opts.durable;
+  }
+
+  /** An audit record of the lane's host: its cost to the metrics, the record to the run's hook. */
+  audited(r: AuditRecord): void {
+    this.metrics.charge(toMicros(r.cost));
+    this.sim.opts.onAudit?.({ ...r, lane: this.id });
   }
 
   /**
-   * The copy of the lane's store: the same decisions, the copy's observer (the engine copy's
-   * invariants) — told of nothing, since nothing changed. A durable lane whose decisions the page
-   * keeps in IndexedDB gets the run's store back (`opts.durable`), holding exactly these; a copy
-   * without one keeps them in memory.
+   * The copy of the lane's store, for a copy of its engine whose hooks are `opts` (engine.ts
+   * registers it as a substitute before the copy): the same decisions, the copy's observer (the
+   * engine copy's invariants) — told of nothing, since nothing changed. A durable lane whose
+   * decisions the page keeps in IndexedDB gets the run's store back (`opts.durable`), holding
+   * exactly these; a copy without one keeps them in memory.
    */
-  #copyStore(m: CloneMap, store: DecisionStore): DecisionStore {
+  copyStore(m: CloneMap, opts: SimulationOptions): DecisionStore {
+    const store = this.host.store;
     const inner = store instanceof TappedStore ? store.inner : store;
     let copy: DecisionStore;
-    if (inner.scope === 'durable' && !this.fellBack && this.#durable) {
-      copy = this.#durable(this.id) ?? notCloneable(`lane ${this.id}'s durable storage is gone`);
+    if (inner.scope === 'durable' && !this.fellBack && opts.durable) {
+      copy = opts.durable(this.id) ?? notCloneable(`lane ${this.id}'s durable storage is gone`);
       refill(m, inner, copy);
     } else if (m.has(inner)) copy = m.registered(inner);
-    else if (typeof (inner as { clone?: unknown }).clone === 'function') copy = m.get(inner);
+    else if (inner instanceof SharedDecisionStore || inner instanceof ConnectionDecisionStore)
+      copy = m.get(inner);
     else if (inner.scope === 'durable') refill(m, inner, (copy = new SharedDecisionStore()));
     else throw new NotCloneable(`lane ${this.id}'s ${inner.scope} store cannot be copied`);
-    const observe = this.#onStore;
+    const observe = opts.onStore;
     return observe ? new TappedStore(copy, (e) => observe(this.id, e)) : copy;
   }
 
   /** A request arrives from a server: record the frame, run the machine, deliver the answer. */
   receive(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
-    if (this.direct) return this.#callDirect(server, id, params);
+    if (this.direct) return this.callDirect(server, id, params);
     const sim = this.sim;
     const t = sim.clock.now();
     const connection = server.connection;
@@ -346,11 +311,11 @@ export class LaneRuntime implements DirectPayee {
       frame: { jsonrpc: '2.0', id, method: 'sampling/createMessage', params }
     });
     const key = `${connection}\u0000${String(id)}`;
-    const receiving = (this.#receiving = { key, asked: false });
+    const receiving = (this.receiving = { key, asked: false });
     const config = this.host.config;
     const f = new Flying(this, request, key, config.annotateTrim, config.protocol === '2026-07-28');
     f.handle = this.host.authorize(request, f);
-    this.#receiving = null;
+    this.receiving = null;
     if (f.done) return;
     this.inFlight.set(key, f);
     // A dialog opened while the machine ran (it does so synchronously): tell of it now that the
@@ -404,8 +369,8 @@ export class LaneRuntime implements DirectPayee {
   /** A consent dialog opened for one of this lane's requests (dialogs.ts). */
   asked(input: ConsentInput): void {
     const key = `${input.connection}\u0000${String(input.requestId)}`;
-    if (this.#receiving?.key === key) {
-      this.#receiving.asked = true;
+    if (this.receiving?.key === key) {
+      this.receiving.asked = true;
       return;
     }
     const flying = this.inFlight.get(key);
@@ -413,7 +378,7 @@ export class LaneRuntime implements DirectPayee {
   }
 
   /** No frame, no audit record, no dialog: the client never sees the request. */
-  #callDirect(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
+  private callDirect(server: ServerRuntime, id: JsonRpcId, params: SamplingParams): void {
     const clock = this.sim.clock;
     this.metrics.counters.providerCalls++;
     const call = {
@@ -423,7 +388,7 @@ export class LaneRuntime implements DirectPayee {
       params,
       now: clock.now()
     };
-    callDirect(this.provider, this.#cards, call, this);
+    callDirect(this.provider, this.cards, call, this);
   }
 
   /** A direct call's answer: the server paid for it, and gets it as its own event. */
@@ -446,10 +411,10 @@ export class LaneRuntime implements DirectPayee {
    * from the run's namespace may hold what an earlier durable spell, or the future a seek back
    * abandoned in place, left in it (issue #18: found by no-future-decisions).
    */
-  #buildStore(config: ClientConfig, fresh = false) {
-    const built = buildLaneStore(this.id, config, this.#durable);
+  private buildStore(config: ClientConfig, fresh = false) {
+    const built = buildLaneStore(this.id, config, this.durable);
     if (fresh && built.store.scope === 'durable') void built.store.clear();
-    const observe = this.#onStore;
+    const observe = this.sim.opts.onStore;
     if (!observe) return built;
     return { ...built, store: tapStore(built.store, (e) => observe(this.id, e)) };
   }
@@ -459,7 +424,7 @@ export class LaneRuntime implements DirectPayee {
     // A change of scope is a change of where state lives: the new store starts empty. (The alert
     // settings are read live from the config by the host.)
     if (next.store !== this.host.config.store) {
-      const built = this.#buildStore(next, true);
+      const built = this.buildStore(next, true);
       this.host.store = built.store;
       this.fellBack = built.fellBack;
     }
@@ -476,10 +441,15 @@ export class LaneRuntime implements DirectPayee {
    * ones its IndexedDB namespace kept (session.ts). A connection-scoped lane is left alone.
    */
   useDurable(durable: DurableProvider): void {
-    this.#durable = durable;
+    this.durableSet = durable;
     if (this.host.config.store !== 'durable') return;
-    const built = this.#buildStore(this.host.config);
+    const built = this.buildStore(this.host.config);
     this.host.store = built.store;
     this.fellBack = built.fellBack;
   }
 }
+
+// Copied with its engine. Its host copies itself (client/host.ts) over the store the engine's
+// copy substitutes (`copyStore`); a `useDurable` store is the original's, not the copy's (the
+// copy's hooks say where its decisions live).
+copyable(LaneRuntime, { fields: { cards: 'shared', durableSet: 'dropped' } });

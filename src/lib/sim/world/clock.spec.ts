@@ -124,9 +124,7 @@ describe('events as data', () => {
     const gone = clock.after(12, { kind: 'answer', lane: 'A', ticket: 2 });
     clock.after(15, { kind: 'answer', lane: 'B', ticket: 3 });
     clock.clearTimeout(gone);
-    const m = new CloneMap();
-    const copy = m.get(clock);
-    m.finish();
+    const copy = new CloneMap().get(clock);
     const seen: string[] = [];
     copy.dispatch = (e) =>
       seen.push(e.kind === 'answer' ? `${e.lane}${e.ticket}@${copy.now()}` : '');

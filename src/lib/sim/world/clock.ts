@@ -8,24 +8,34 @@
  * is what makes a run byte-for-byte reproducible.
  */
 import type { Driver, TimerTarget } from '../../client/driver';
-import { NotCloneable, type CloneMap } from '../../machine/clone';
+import { copyable } from '../../machine/clone';
 import type { SimEvent } from './events';
 
 /**
  * A pending event: data (events.ts), made to happen by the clock's dispatcher; or a timer set as
  * data through the host's Driver (`setTimer` / `insertTimer`: the table executor's), a target
  * and its argument; or a timer set with a callback (`setTimeout`: XState's, a test's). Exactly
- * one of `event`, `target`, `fn` is set.
+ * one of `event`, `target`, `fn` is set — none once cancelled (what it pointed at is not kept, nor
+ * copied).
  */
-interface Entry {
-  at: number;
-  seq: number;
-  event: SimEvent | null;
-  target: TimerTarget | null;
-  arg: unknown;
-  fn: (() => void) | null;
-  cancelled: boolean;
+class Entry {
+  cancelled = false;
+  constructor(
+    readonly at: number,
+    readonly seq: number,
+    public event: SimEvent | null,
+    public target: TimerTarget | null,
+    public arg: unknown,
+    public fn: (() => void) | null
+  ) {}
 }
+// Events that are data name what they act on by address and are never changed once made, nor is
+// a timer's argument: shared. A timer set as a callback (an XState actor's) cannot be copied: its
+// `fn` throws NotCloneable, naming it.
+copyable(Entry, {
+  fields: { event: 'shared', arg: 'shared' },
+  blank: () => new Entry(0, 0, null, null, undefined, null)
+});
 
 /** What a clock without a world does with an event that is data: it cannot. */
 function noWorld(e: SimEvent): void {
@@ -34,12 +44,12 @@ function noWorld(e: SimEvent): void {
 
 function entry(at: number, seq: number, what: SimEvent | (() => void)): Entry {
   return typeof what === 'function'
-    ? { at, seq, event: null, target: null, arg: undefined, fn: what, cancelled: false }
-    : { at, seq, event: what, target: null, arg: undefined, fn: null, cancelled: false };
+    ? new Entry(at, seq, null, null, undefined, what)
+    : new Entry(at, seq, what, null, undefined, null);
 }
 
 function timerEntry(at: number, seq: number, target: TimerTarget, arg: unknown): Entry {
-  return { at, seq, event: null, target, arg, fn: null, cancelled: false };
+  return new Entry(at, seq, null, target, arg, null);
 }
 
 export type TimerId = number;
@@ -57,74 +67,54 @@ function finite(at: number): number {
 
 /** The simulation's driver of the client host (client/driver.ts); the handler's is real time. */
 export class VirtualClock implements Driver {
-  #now: number;
-  #seq = 0;
-  #heap: Entry[] = [];
-  #byId = new Map<number, Entry>();
-  #interrupted = false;
-  /** Runs every event that is data (events.ts `step` over the engine that owns this clock). */
-  dispatch: (e: SimEvent) => void = noWorld;
-
+  private time: number;
+  private seq = 0;
+  private heap: Entry[] = [];
+  private byId = new Map<number, Entry>();
+  private interrupted = false;
   /**
-   * A copy of this clock (clone.ts): the same times, the same order, the same timer ids. Events
-   * that are data name what they act on by address, so they are shared (none is changed once
-   * made); the copy's owner sets its dispatcher. A Driver timer's target is the copy's (a
-   * request's run); a timer set as a callback (an XState actor's) cannot be copied:
-   * `NotCloneable`.
+   * Runs every event that is data (events.ts `step` over the engine that owns this clock). A copy
+   * has none until its owner sets its own.
    */
-  clone(m: CloneMap): VirtualClock {
-    const c = m.set(this, new VirtualClock(this.#now));
-    c.#seq = this.#seq;
-    // The queue last (CloneMap.later): timers' targets point at everything else in the run.
-    m.later(() => {
-      for (const e of this.#heap) {
-        if (e.cancelled) continue;
-        if (e.fn) throw new NotCloneable("a timer set as a callback (an XState actor's)");
-        const copy = e.target
-          ? timerEntry(e.at, e.seq, m.get(e.target as TimerTarget & object), e.arg)
-          : entry(e.at, e.seq, e.event!);
-        c.#byId.set(copy.seq, copy);
-        c.#push(copy);
-      }
-    });
-    return c;
-  }
+  dispatch: (e: SimEvent) => void = noWorld;
 
   /** @param start virtual epoch milliseconds (a run starts at its scenario's start time). */
   constructor(start = 0) {
-    this.#now = start;
+    this.time = start;
   }
 
   now(): number {
-    return this.#now;
+    return this.time;
   }
 
   /** XState's Clock: run `fn` after `ms` of virtual time. */
   setTimeout(fn: (...args: unknown[]) => void, ms: number): TimerId {
     // Whole milliseconds: jittered delays would otherwise put fractions into every timestamp.
-    return this.schedule(this.#now + Math.max(0, Math.round(ms)), fn as () => void);
+    return this.schedule(this.time + Math.max(0, Math.round(ms)), fn as () => void);
   }
 
   /** The Driver's timer as data: `target.timerFired(arg)` after `ms` (rounded as setTimeout's). */
   setTimer(ms: number, target: TimerTarget, arg: unknown): TimerId {
-    const at = finite(this.#now + Math.max(0, Math.round(ms)));
-    const e = timerEntry(Math.max(at, this.#now), ++this.#seq, target, arg);
-    this.#byId.set(e.seq, e);
-    this.#push(e);
+    const at = finite(this.time + Math.max(0, Math.round(ms)));
+    const e = timerEntry(Math.max(at, this.time), ++this.seq, target, arg);
+    this.byId.set(e.seq, e);
+    this.push(e);
     return e.seq;
   }
 
   /** Make `event` happen after `ms` of virtual time (rounded as {@link setTimeout}'s delays). */
   after(ms: number, event: SimEvent): TimerId {
-    return this.schedule(this.#now + Math.max(0, Math.round(ms)), event);
+    return this.schedule(this.time + Math.max(0, Math.round(ms)), event);
   }
 
   /** XState's Clock. */
   clearTimeout(id: TimerId): void {
-    const e = this.#byId.get(id);
+    const e = this.byId.get(id);
     if (e) {
       e.cancelled = true;
-      this.#byId.delete(id);
+      e.event = e.target = e.fn = null;
+      e.arg = undefined;
+      this.byId.delete(id);
     }
   }
 
@@ -135,9 +125,9 @@ export class VirtualClock implements Driver {
    * it NaN.
    */
   schedule(at: number, what: SimEvent | (() => void)): TimerId {
-    const e = entry(Math.max(finite(at), this.#now), ++this.#seq, what);
-    this.#byId.set(e.seq, e);
-    this.#push(e);
+    const e = entry(Math.max(finite(at), this.time), ++this.seq, what);
+    this.byId.set(e.seq, e);
+    this.push(e);
     return e.seq;
   }
 
@@ -148,7 +138,7 @@ export class VirtualClock implements Driver {
    * costs nothing. Insert before the clock moves (within the same callback).
    */
   reserve(ms: number): Reservation {
-    return { at: finite(this.#now + Math.max(0, Math.round(ms))), seq: ++this.#seq };
+    return { at: finite(this.time + Math.max(0, Math.round(ms))), seq: ++this.seq };
   }
 
   /**
@@ -158,44 +148,44 @@ export class VirtualClock implements Driver {
    * time instead of 10,000 set at once.
    */
   reserveBlock(n: number): number {
-    const first = this.#seq + 1;
-    this.#seq += n;
+    const first = this.seq + 1;
+    this.seq += n;
     return first;
   }
 
   insert(r: Reservation, what: SimEvent | (() => void)): TimerId {
-    const e = entry(Math.max(finite(r.at), this.#now), r.seq, what);
-    this.#byId.set(e.seq, e);
-    this.#push(e);
+    const e = entry(Math.max(finite(r.at), this.time), r.seq, what);
+    this.byId.set(e.seq, e);
+    this.push(e);
     return e.seq;
   }
 
   /** {@link insert} for a Driver's timer as data (the table executor's). */
   insertTimer(r: Reservation, target: TimerTarget, arg: unknown): TimerId {
-    const e = timerEntry(Math.max(finite(r.at), this.#now), r.seq, target, arg);
-    this.#byId.set(e.seq, e);
-    this.#push(e);
+    const e = timerEntry(Math.max(finite(r.at), this.time), r.seq, target, arg);
+    this.byId.set(e.seq, e);
+    this.push(e);
     return e.seq;
   }
 
   /** Pending (not cancelled) events. */
   get pending(): number {
-    return this.#byId.size;
+    return this.byId.size;
   }
 
   /** Virtual time of the next pending event, or null when the queue is empty. */
   nextAt(): number | null {
-    this.#dropCancelled();
-    return this.#heap[0]?.at ?? null;
+    this.dropCancelled();
+    return this.heap[0]?.at ?? null;
   }
 
   /** Run the next event (advancing time to it). Returns false when nothing is pending. */
   step(): boolean {
-    this.#dropCancelled();
-    const e = this.#pop();
+    this.dropCancelled();
+    const e = this.pop();
     if (!e) return false;
-    this.#byId.delete(e.seq);
-    this.#now = e.at;
+    this.byId.delete(e.seq);
+    this.time = e.at;
     if (e.target) e.target.timerFired(e.arg);
     else if (e.fn) e.fn();
     else this.dispatch(e.event!);
@@ -207,7 +197,7 @@ export class VirtualClock implements Driver {
    * at that event, and the events after it wait for the next call.
    */
   interrupt(): void {
-    this.#interrupted = true;
+    this.interrupted = true;
   }
 
   /**
@@ -217,33 +207,33 @@ export class VirtualClock implements Driver {
    */
   runUntil(t: number, limit = Infinity): number {
     let n = 0;
-    this.#interrupted = false;
+    this.interrupted = false;
     for (;;) {
       if (n >= limit) return n;
-      this.#dropCancelled();
-      const top = this.#heap[0];
+      this.dropCancelled();
+      const top = this.heap[0];
       if (!top || top.at > t) break;
       this.step();
       n++;
-      if (this.#interrupted) {
-        this.#interrupted = false;
+      if (this.interrupted) {
+        this.interrupted = false;
         return n;
       }
     }
-    if (t > this.#now) this.#now = t;
+    if (t > this.time) this.time = t;
     return n;
   }
 
-  #dropCancelled(): void {
-    while (this.#heap.length > 0 && this.#heap[0]!.cancelled) this.#pop();
+  private dropCancelled(): void {
+    while (this.heap.length > 0 && this.heap[0]!.cancelled) this.pop();
   }
 
   // A binary heap on (at, seq). Keys are unique (seq), so the order entries leave in does not
   // depend on how the heap is laid out. The sifts move a hole instead of swapping pairs: this
   // runs for every timer of every request (most are cancelled step timeouts), so it is hot.
 
-  #push(e: Entry): void {
-    const h = this.#heap;
+  private push(e: Entry): void {
+    const h = this.heap;
     let i = h.length;
     h.push(e);
     while (i > 0) {
@@ -256,8 +246,8 @@ export class VirtualClock implements Driver {
     h[i] = e;
   }
 
-  #pop(): Entry | undefined {
-    const h = this.#heap;
+  private pop(): Entry | undefined {
+    const h = this.heap;
     const top = h[0];
     const last = h.pop();
     const n = h.length;
@@ -284,3 +274,9 @@ export class VirtualClock implements Driver {
     return top;
   }
 }
+
+// The copy's dispatcher is its owner's (engine.ts sets it on the engine's copy).
+copyable(VirtualClock, {
+  fields: { dispatch: { fresh: () => noWorld } },
+  blank: () => new VirtualClock()
+});

@@ -10,7 +10,7 @@
  */
 import { classifyFrame } from '../../../machine/frames';
 import type { BudgetDecision, Frame, JsonRpcId, SamplingParams } from '../../../machine/types';
-import type { CloneMap } from '../../../machine/clone';
+import { copyable } from '../../../machine/clone';
 import type { Rng } from '../../world/rng';
 import type {
   ServerAgent,
@@ -66,38 +66,47 @@ export type Failure =
   /** No frame before the request's timeout. */
   | { kind: 'timeout' };
 
+/** What a blank copy holds until its fields are copied in (clone.ts). */
+const NO_TASK: Task = { n: 0, attempts: 0, startedAt: 0 };
+const NO_PARAMS = { messages: [], maxTokens: 0 } as unknown as SamplingParams;
+
 /** One task of a server, across its attempts. */
-export interface TaskState {
-  readonly task: Task;
-  /** The params of the task's first request. */
-  readonly original: SamplingParams;
-  /** The params the next attempt sends (a behaviour replaces them to shrink or mutate). */
-  params: SamplingParams;
-  /** Retry requests sent so far. */
-  retries: number;
+export class TaskState {
   /** Behaviour-specific counters (polite retries, shrinks, reconnects, …). */
-  tally: Record<string, number>;
-  done: boolean;
+  tally: Record<string, number> = {};
+  /** Retry requests sent so far. */
+  retries = 0;
+  done = false;
+  constructor(
+    readonly task: Task,
+    /** The params of the task's first request. */
+    readonly original: SamplingParams,
+    /** The params the next attempt sends (a behaviour replaces them to shrink or mutate). */
+    public params: SamplingParams
+  ) {}
 }
+// Params are never changed once built (a behaviour replaces them): shared.
+copyable(TaskState, {
+  fields: { original: 'shared', params: 'shared' },
+  blank: () => new TaskState(NO_TASK, NO_PARAMS, NO_PARAMS)
+});
 
-interface Pending {
-  /** Its number at the server: its timeout timer names it. */
-  serial: number;
-  id: JsonRpcId;
-  state: TaskState;
-  params: SamplingParams;
-  timer: number | null;
-  settled: boolean;
+/** A request sent and not yet settled. */
+class Pending {
+  timer: number | null = null;
+  settled = false;
+  constructor(
+    /** Its number at the server: its timeout timer names it. */
+    readonly serial: number,
+    readonly id: JsonRpcId,
+    readonly state: TaskState,
+    readonly params: SamplingParams
+  ) {}
 }
-
-/** A task's state in an engine copy (clone.ts): one copy, however many timers point at it. */
-export function copyTask(m: CloneMap, s: TaskState): TaskState {
-  return m.memo(s, () => ({ ...s, task: { ...s.task }, tally: { ...s.tally } }));
-}
-
-function copyPending(m: CloneMap, p: Pending): Pending {
-  return m.memo(p, () => ({ ...p, state: copyTask(m, p.state) }));
-}
+copyable(Pending, {
+  fields: { params: 'shared' },
+  blank: () => new Pending(0, 0, new TaskState(NO_TASK, NO_PARAMS, NO_PARAMS), NO_PARAMS)
+});
 
 function isObject(v: unknown): v is Record<string, unknown> {
   return typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -204,11 +213,11 @@ export function describeFailure(f: Failure): string {
 /** Typed access to a server's behaviour parameters, with errors that name the place. */
 export class BehaviourParams {
   readonly values: Readonly<Record<string, unknown>>;
-  readonly #where: string;
+  private readonly where: string;
 
   constructor(spec: ServerSpec, defaults: Record<string, unknown>) {
     this.values = { ...BASE_DEFAULTS, ...defaults, ...spec.params };
-    this.#where = `server '${spec.name}' (${spec.behaviour})`;
+    this.where = `server '${spec.name}' (${spec.behaviour})`;
     // Check every declared parameter now, so a bad one fails at creation, not mid-run.
     for (const [key, d] of Object.entries({ ...BASE_DEFAULTS, ...defaults })) {
       if (typeof d === 'boolean') this.bool(key);
@@ -216,15 +225,15 @@ export class BehaviourParams {
         if (key.startsWith('max')) this.cap(key);
         else this.num(key);
       } else if (typeof d === 'string' && typeof this.values[key] !== 'string') {
-        this.#fail(key, 'a string');
+        this.fail(key, 'a string');
       }
     }
   }
 
-  #fail(key: string, what: string): never {
+  private fail(key: string, what: string): never {
     const v = this.values[key];
     const got = typeof v === 'number' && !Number.isFinite(v) ? String(v) : JSON.stringify(v);
-    throw new Error(`${this.#where}: parameter '${key}' must be ${what}, got ${got}`);
+    throw new Error(`${this.where}: parameter '${key}' must be ${what}, got ${got}`);
   }
 
   /**
@@ -234,7 +243,7 @@ export class BehaviourParams {
   num(key: string): number {
     const v = this.values[key];
     if (typeof v !== 'number' || !Number.isFinite(v) || v < 0)
-      this.#fail(key, 'a non-negative number');
+      this.fail(key, 'a non-negative number');
     return v;
   }
 
@@ -246,14 +255,14 @@ export class BehaviourParams {
 
   bool(key: string): boolean {
     const v = this.values[key];
-    if (typeof v !== 'boolean') this.#fail(key, 'true or false');
+    if (typeof v !== 'boolean') this.fail(key, 'true or false');
     return v;
   }
 
   oneOf<T extends string>(key: string, options: readonly T[]): T {
     const v = this.values[key];
     if (typeof v !== 'string' || !(options as readonly string[]).includes(v)) {
-      this.#fail(key, `one of ${options.map((o) => `'${o}'`).join(', ')}`);
+      this.fail(key, `one of ${options.map((o) => `'${o}'`).join(', ')}`);
     }
     return v as T;
   }
@@ -273,15 +282,15 @@ export abstract class BaseServer implements ServerAgent {
   protected readonly p: BehaviourParams;
   /** The behaviour's own random stream (jitter). */
   protected rng: Rng;
-  #arrivals: Rng;
-  #pending = new Map<JsonRpcId, Pending>();
+  private arrivals: Rng;
+  private pending = new Map<JsonRpcId, Pending>();
   /** Requests whose timeout is on the clock, by serial (a `timeout` timer names one). */
-  #timing = new Map<number, Pending>();
-  #serial = 0;
+  private timing = new Map<number, Pending>();
+  private serial = 0;
   /** Tasks not yet done, by number (a `send` or `reconnect` timer names one). */
-  #tasks = new Map<number, TaskState>();
-  readonly #maxTasks: number;
-  #started = 0;
+  private tasks = new Map<number, TaskState>();
+  private readonly maxTasks: number;
+  private started = 0;
 
   constructor(
     protected readonly env: ServerEnv,
@@ -289,56 +298,36 @@ export abstract class BaseServer implements ServerAgent {
     defaults: Record<string, unknown>
   ) {
     this.p = new BehaviourParams(spec, defaults);
-    this.#maxTasks = spec.tasks ?? Infinity;
-    if (this.#maxTasks === Infinity && !(spec.intervalMs > 0)) {
+    this.maxTasks = spec.tasks ?? Infinity;
+    if (this.maxTasks === Infinity && !(spec.intervalMs > 0)) {
       throw new Error(
         `server '${spec.name}': intervalMs must be positive when tasks are unbounded, got ${spec.intervalMs}`
       );
     }
-    this.#arrivals = env.rng.fork('arrivals');
+    this.arrivals = env.rng.fork('arrivals');
     this.rng = env.rng.fork('behaviour');
   }
 
-  /**
-   * A copy of this server over the copy of its connection (clone.ts). Every behaviour's
-   * constructor takes (env, spec) and keeps no state of its own beyond this class's.
-   */
-  clone(m: CloneMap): BaseServer {
-    const env = m.get(this.env);
-    // Copying the connection copies its agent: this one, then.
-    if (m.has(this)) return m.get(this as BaseServer);
-    const Behaviour = this.constructor as new (env: ServerEnv, spec: ServerSpec) => BaseServer;
-    const c = m.set(this as BaseServer, new Behaviour(env, this.spec));
-    c.rng = m.get(this.rng);
-    c.#arrivals = m.get(this.#arrivals);
-    c.#started = this.#started;
-    c.#serial = this.#serial;
-    for (const [id, p] of this.#pending) c.#pending.set(id, copyPending(m, p));
-    for (const [n, p] of this.#timing) c.#timing.set(n, copyPending(m, p));
-    for (const [n, s] of this.#tasks) c.#tasks.set(n, copyTask(m, s));
-    return c;
-  }
-
   start(): void {
-    if (this.#maxTasks <= 0) return;
+    if (this.maxTasks <= 0) return;
     this.env.schedule(Math.max(0, this.spec.startAfterMs ?? 0), { type: 'start' });
   }
 
   onTimer(t: ServerTimer): void {
     switch (t.type) {
       case 'start':
-        return this.#startTask();
+        return this.startTask();
       case 'send': {
-        const s = this.#tasks.get(t.task);
+        const s = this.tasks.get(t.task);
         if (s) this.send(s, t.retry, t.wire);
         return;
       }
       case 'timeout': {
-        const pending = this.#timing.get(t.pending);
+        const pending = this.timing.get(t.pending);
         if (!pending) return;
-        this.#timing.delete(t.pending);
+        this.timing.delete(t.pending);
         pending.timer = null;
-        return this.#onTimeout(pending);
+        return this.onTimeout(pending);
       }
       case 'reconnect': {
         // Another task of this server may have reconnected already.
@@ -346,7 +335,7 @@ export abstract class BaseServer implements ServerAgent {
           this.env.connect();
           this.env.report({ type: 'reconnect' });
         }
-        const s = t.task === undefined ? undefined : this.#tasks.get(t.task);
+        const s = t.task === undefined ? undefined : this.tasks.get(t.task);
         if (s) this.send(s, true);
         return;
       }
@@ -361,9 +350,9 @@ export abstract class BaseServer implements ServerAgent {
   }
 
   onFrame(id: JsonRpcId, frame: Frame): void {
-    const pending = this.#pending.get(id);
+    const pending = this.pending.get(id);
     if (pending === undefined || pending.settled) return;
-    this.#settle(pending);
+    this.settle(pending);
     const kind = classifyFrame(frame);
     if (kind === 'allowed' || kind === 'trimmed' || kind === 'budget_exhausted') {
       this.onSuccess(pending.state, kind, pending.params);
@@ -372,15 +361,15 @@ export abstract class BaseServer implements ServerAgent {
     const failure = failureOf(frame);
     // Its SDK said the connection closed: the server reconnects, then its behaviour decides
     // whether to ask again (a refusal sent as -32000 looks exactly like this).
-    if (failure.kind === 'error' && failure.what === 'connection_closed') this.#reconnect();
+    if (failure.kind === 'error' && failure.what === 'connection_closed') this.reconnect();
     this.onFailure(pending.state, failure);
   }
 
   onToolCallFailed(id: JsonRpcId): void {
-    const pending = this.#pending.get(id);
+    const pending = this.pending.get(id);
     if (pending === undefined || pending.settled) return;
-    this.#settle(pending);
-    this.#hostFailed(pending.state);
+    this.settle(pending);
+    this.hostFailed(pending.state);
   }
 
   /**
@@ -388,7 +377,7 @@ export abstract class BaseServer implements ServerAgent {
    * behaviour (retry, reconnect, degrade) never runs: the host's agent loop decides whether the
    * tool is called again, and the task then starts over from its first request.
    */
-  #hostFailed(s: TaskState): void {
+  private hostFailed(s: TaskState): void {
     s.tally.rounds = 0;
     const calls = this.bump(s, 'hostFailures');
     const wait = this.env.hostRetryAfterMs(calls);
@@ -403,7 +392,7 @@ export abstract class BaseServer implements ServerAgent {
     this.env.schedule(wait, this.sendTimer(s, false));
   }
 
-  #reconnect(): void {
+  private reconnect(): void {
     if (!this.env.connected()) return;
     this.env.disconnect();
     this.env.schedule(CLOSED_RECONNECT_MS, { type: 'reconnect' });
@@ -433,23 +422,16 @@ export abstract class BaseServer implements ServerAgent {
     this.complete(s, askedForContext ? { unawareOfTrim: true } : {});
   }
 
-  #startTask(): void {
-    this.#started++;
-    const n = this.#started;
+  private startTask(): void {
+    this.started++;
+    const n = this.started;
     const params = this.paramsFor(n);
-    const s: TaskState = {
-      task: { n, attempts: 0, startedAt: this.env.now() },
-      original: params,
-      params,
-      retries: 0,
-      tally: {},
-      done: false
-    };
-    this.#tasks.set(n, s);
+    const s = new TaskState({ n, attempts: 0, startedAt: this.env.now() }, params, params);
+    this.tasks.set(n, s);
     this.env.report({ type: 'task.started', task: n });
     this.send(s, false);
-    if (this.#started < this.#maxTasks) {
-      this.env.schedule(this.#arrivals.exponential(this.spec.intervalMs), { type: 'start' });
+    if (this.started < this.maxTasks) {
+      this.env.schedule(this.arrivals.exponential(this.spec.intervalMs), { type: 'start' });
     }
   }
 
@@ -461,7 +443,7 @@ export abstract class BaseServer implements ServerAgent {
     if (s.done) return;
     const rounds = this.env.protocol() === '2026-07-28';
     // The host's SDK fulfils at most MAX_INPUT_ROUNDS rounds of one tool call, then fails it.
-    if (rounds && this.count(s, 'rounds') >= MAX_INPUT_ROUNDS) return this.#hostFailed(s);
+    if (rounds && this.count(s, 'rounds') >= MAX_INPUT_ROUNDS) return this.hostFailed(s);
     s.task.attempts++;
     const sent = s.params;
     const id = this.env.send(sent, { ...s.task }, wire);
@@ -475,38 +457,31 @@ export abstract class BaseServer implements ServerAgent {
       this.env.report({ type: 'retry', task: s.task.n });
     }
     if (rounds) this.bump(s, 'rounds');
-    const pending: Pending = {
-      serial: ++this.#serial,
-      id,
-      state: s,
-      params: sent,
-      timer: null,
-      settled: false
-    };
+    const pending = new Pending(++this.serial, id, s, sent);
     // A reused id (a new connection numbering from 1 again) orphans the old entry, whose own
     // timer still settles it as a timeout.
-    this.#pending.set(id, pending);
+    this.pending.set(id, pending);
     // Under 2026-07-28 the server answered `input_required` and waits for nothing: no timeout.
     if (!rounds && Number.isFinite(this.spec.timeoutMs)) {
       pending.timer = this.env.schedule(Math.max(0, this.spec.timeoutMs), {
         type: 'timeout',
         pending: pending.serial
       });
-      this.#timing.set(pending.serial, pending);
+      this.timing.set(pending.serial, pending);
     }
   }
 
-  #settle(p: Pending): void {
+  private settle(p: Pending): void {
     p.settled = true;
     if (p.timer !== null) this.env.cancel(p.timer);
     p.timer = null;
-    this.#timing.delete(p.serial);
-    if (this.#pending.get(p.id) === p) this.#pending.delete(p.id);
+    this.timing.delete(p.serial);
+    if (this.pending.get(p.id) === p) this.pending.delete(p.id);
   }
 
-  #onTimeout(p: Pending): void {
+  private onTimeout(p: Pending): void {
     if (p.settled) return;
-    this.#settle(p);
+    this.settle(p);
     this.env.report({ type: 'timeout', task: p.state.task.n });
     this.onFailure(p.state, { kind: 'timeout' });
   }
@@ -533,7 +508,7 @@ export abstract class BaseServer implements ServerAgent {
   ): void {
     if (s.done) return;
     s.done = true;
-    this.#tasks.delete(s.task.n);
+    this.tasks.delete(s.task.n);
     const r: Extract<ServerReport, { type: 'task.completed' }> = {
       type: 'task.completed',
       task: s.task.n
@@ -547,7 +522,11 @@ export abstract class BaseServer implements ServerAgent {
   protected abandon(s: TaskState, why: string): void {
     if (s.done) return;
     s.done = true;
-    this.#tasks.delete(s.task.n);
+    this.tasks.delete(s.task.n);
     this.env.report({ type: 'task.abandoned', task: s.task.n, why });
   }
 }
+
+// Every behaviour's state is this class's (and a few fields of its own, copied deep): its
+// parameters and spec are never changed once made.
+copyable(BaseServer, { fields: { p: 'shared', spec: 'shared' } });

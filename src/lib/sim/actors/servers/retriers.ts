@@ -4,7 +4,6 @@
  * the client's identity, decision store and volume controls, never its own good sense.
  */
 import type { ServerEnv, ServerSpec, WireStyle } from '../../world/world';
-import type { CloneMap } from '../../../machine/clone';
 import { BaseServer, describeFailure, type Failure, type TaskState } from './base';
 import { WELL_BEHAVED_DEFAULTS, WellBehaved } from './polite';
 import { mutateOneCharacter, promptText, textFingerprint } from './request';
@@ -114,31 +113,24 @@ export class PromptMutator extends BaseServer {
    * other: "account 1." and "account 2." both become "account a.") is skipped, so no retry ever
    * repeats an identity and each one costs a fresh evaluation, as the lesson says.
    */
-  #sent = new Set<number>();
-
-  clone(m: CloneMap): BaseServer {
-    const had = m.has(this);
-    const c = super.clone(m) as PromptMutator;
-    if (!had) c.#sent = new Set(this.#sent);
-    return c;
-  }
+  private sent = new Set<number>();
 
   protected onFailure(s: TaskState, f: Failure): void {
     const n = this.count(s, 'mutations');
     if (n >= this.p.cap('maxRetries')) return this.abandon(s, gaveUp(f, n));
     const original = promptText(s.original);
-    if (original !== null) this.#sent.add(textFingerprint(original));
+    if (original !== null) this.sent.add(textFingerprint(original));
     // The next variant this server has not sent; 25 per character of the prompt exist.
     const variants = 25 * Math.max(1, Array.from(original ?? '').length);
     let k = this.count(s, 'variant');
     let next = mutateOneCharacter(s.original, k);
-    while (k < variants && this.#sent.has(textFingerprint(promptText(next) ?? ''))) {
+    while (k < variants && this.sent.has(textFingerprint(promptText(next) ?? ''))) {
       k++;
       next = mutateOneCharacter(s.original, k);
     }
     if (k >= variants) return this.abandon(s, gaveUp(f, n));
     s.tally.variant = k + 1;
-    this.#sent.add(textFingerprint(promptText(next) ?? ''));
+    this.sent.add(textFingerprint(promptText(next) ?? ''));
     this.bump(s, 'mutations');
     s.params = next;
     this.retryAfter(s, this.p.num('intervalMs'));

@@ -399,4 +399,7 @@ export class InvariantChecker {
 // A copy goes on checking exactly as the original would: its own tallies, requests in flight,
 // spend, trackers and totals (its members are TypeScript private, not #private, for the generic
 // copier). The rate cards and the frame validator are shared (immutable).
-copyable(InvariantChecker, ['cards', 'validate'], () => new InvariantChecker({ cards: {} }));
+copyable(InvariantChecker, {
+  fields: { cards: 'shared', validate: 'shared' },
+  blank: () => new InvariantChecker({ cards: {} })
+});
