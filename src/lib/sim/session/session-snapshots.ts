@@ -71,9 +71,21 @@ export class SnapshotSaver {
   /** Why the last save failed (something of the moment, a call of a kind not stored), or null. */
   failed: string | null = null;
 
+  /** Set while nothing may be saved (see {@link hold}). */
+  #held = false;
+
   /** A new run (a load, a seek, a fork): save afresh. */
   reset(at: RunPosition | null = null): void {
     this.#last = at;
+    this.#held = false;
+  }
+
+  /**
+   * Save nothing more until the next {@link reset}: the run took a turn its timeline does not
+   * record (stored decisions cleared), which a reload's re-simulation would not take again.
+   */
+  hold(): void {
+    this.#held = true;
   }
 
   /**
@@ -88,7 +100,7 @@ export class SnapshotSaver {
     views: readonly ViewCheckpoint[],
     force: boolean
   ): boolean {
-    if (this.unavailable !== null) return false;
+    if (this.unavailable !== null || this.#held) return false;
     const at = sim.position;
     const last = this.#last;
     if (last && at.t === last.t && at.events === last.events) return false;

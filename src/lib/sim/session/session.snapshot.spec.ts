@@ -125,6 +125,19 @@ describe.skipIf(why !== null)(
       120_000
     );
 
+    it('stored decisions cleared (not a timeline action): nothing is saved after it; a reload re-simulates from the snapshot before it', () => {
+      const slot = new MemorySlot();
+      const p = played('reconnect-bypass', 20, slot);
+      const before = slot.saved!.snapshot.meta.at;
+      p.session.handle({ type: 'clearStored', lane: 'B' });
+      p.session.handle({ type: 'advance', to: p.l.start + 40 * MIN });
+      expect(p.session.saveSnapshot()).toBe(false);
+      expect(slot.saved!.snapshot.meta.at).toEqual(before);
+      const [timeline] = only(p.session.handle({ type: 'timeline' }), 'timeline');
+      const r = reload({ ...p, timeline: timeline! });
+      expect(r.loaded).toMatchObject({ ok: true, fromSnapshot: before.t });
+    });
+
     it('an older snapshot on the same timeline: re-simulated from there to where the run was', () => {
       const slot = new MemorySlot();
       const older = new MemorySlot();

@@ -326,9 +326,10 @@ export class Session {
         // may stand for the timeline, and none before it is harmed.
         this.#copies.dropAfter(this.#need().position);
         this.#cutLog();
-        // Nor may a snapshot taken after it stand for the timeline (a reload re-simulates).
-        this.#storage?.snapshots?.drop();
-        this.#saver.reset(this.#need().position);
+        // Nor may a snapshot taken after it stand for the timeline: the ones saved before it
+        // still do (a reload re-simulates on from them without it, as from the start); none is
+        // saved after it until the run is re-created (a load, a seek, a fork).
+        this.#saver.hold();
         const store = this.#need().lanes[cmd.lane].host.store;
         const n = store.clear();
         return [
