@@ -20,6 +20,11 @@ import type { RunPosition, Simulation, TimelineAction } from '../engine/engine';
 import type { RunGuard } from '../checks/guard';
 import { restoreEngine, snapshotEngine, type EngineSnapshot } from '../engine/snapshot-engine';
 import { SnapshotError } from '../engine/snapshot';
+
+/** Whether `e` says a snapshot cannot be made or read (snapshot.ts). */
+export function isSnapshotError(e: unknown): boolean {
+  return e instanceof SnapshotError;
+}
 import { engineRegistry } from '../engine/snapshot-registry';
 import type { Scenario } from '../input/scenario';
 

@@ -5,7 +5,7 @@
  * alike. A snapshot that cannot be used is dropped, with a note when it could not be read, and
  * the reload re-simulates: nothing else is lost.
  */
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { LANE_IDS, type LaneId } from '../input/scenario';
 import { Session, type RunStorage } from './session';
 import { DiskStore, MemoryAuditLog } from './run-storage.testing';
@@ -14,9 +14,13 @@ import { auditLineJson } from '../report/report';
 import { SNAPSHOT_VERSION, SnapshotError } from '../engine/snapshot';
 import { engineRegistry } from '../engine/snapshot-registry';
 import { parseScenario } from '../input/scenario';
+import { loadSnapshots } from './snapshots-loader';
 import { canonicalJson, type SavedSnapshot, type SnapshotSlot } from './session-snapshots';
 
 const MIN = 60_000;
+
+// The worker loads the snapshot code with the parsers (snapshots-loader.ts).
+beforeAll(() => loadSnapshots());
 
 /** The run's snapshot slot as IndexedDB keeps it: a structured copy, the newest save winning. */
 class MemorySlot implements SnapshotSlot {

@@ -25,9 +25,9 @@ import { NotCloneable } from '../../machine/clone';
 import { replayFrom } from '../engine/checkpoint';
 import { EngineCheckpoints } from '../engine/engine-checkpoints';
 import { wireEngine, type Create, type LoadedRun, type RestoreFrom } from './session-engine';
-import { SnapshotError } from '../engine/snapshot';
 import type { EngineCheckpoint } from '../engine/engine-checkpoints';
-import { restoreSaved, SnapshotSaver, unusable, type SavedSnapshot } from './session-snapshots';
+import type { SavedSnapshot, SnapshotSaver } from './session-snapshots';
+import { snapshotsLoaded, type SnapshotModule } from './snapshots-loader';
 import {
   branchAt,
   createFork,
@@ -157,8 +157,15 @@ export class Session {
   /** Copies of the engine along the run's timeline: a seek back restores from one. */
   readonly #copies: EngineCheckpoints;
   readonly #useCopies: boolean;
-  /** Saves the run's latest snapshot into its storage, for a reload (session-snapshots.ts). */
-  readonly #saver = new SnapshotSaver();
+  /**
+   * Saves the run's latest snapshot into its storage, for a reload (session-snapshots.ts): once
+   * the snapshot code is loaded (snapshots-loader.ts), else null.
+   */
+  #saverMade: SnapshotSaver | null = null;
+  get #saver(): SnapshotSaver | null {
+    const m = snapshotsLoaded();
+    return m ? (this.#saverMade ??= new m.SnapshotSaver()) : null;
+  }
 
   constructor(opts: SessionOptions = {}) {
     this.#next = opts.storage ?? null;
@@ -182,7 +189,7 @@ export class Session {
 
   /** Why the run's snapshots cannot be saved (a class of the engine cannot be stored), or null. */
   get snapshotsUnavailable(): string | null {
-    return this.#saver.unavailable;
+    return this.#saver?.unavailable ?? null;
   }
 
   #save(force: boolean): boolean {
@@ -190,7 +197,7 @@ export class Session {
     const sim = this.sim;
     if (!slot || !sim || !this.#guard || !this.#recorder || this.#mode !== 'live') return false;
     if (this.#broken || this.#run?.fork || this.#watcher?.hit != null) return false;
-    return this.#saver.maybeSave(
+    return !!this.#saver?.maybeSave(
       slot,
       sim,
       this.#guard,
@@ -329,7 +336,7 @@ export class Session {
         // Nor may a snapshot taken after it stand for the timeline: the ones saved before it
         // still do (a reload re-simulates on from them without it, as from the start); none is
         // saved after it until the run is re-created (a load, a seek, a fork).
-        this.#saver.hold();
+        this.#saver?.hold();
         const store = this.#need().lanes[cmd.lane].host.store;
         const n = store.clear();
         return [
@@ -464,7 +471,7 @@ export class Session {
     // The last run's actions still ahead of it (after a seek back) are not this run's.
     this.#future.list = [];
     this.#copies.clear();
-    this.#saver.reset();
+    this.#saver?.reset();
     const storage = (this.#storage = this.#next);
     this.#run = {
       scenario: r.scenario,
@@ -515,17 +522,19 @@ export class Session {
       // re-simulated from there only. Else from the start.
       const mine: RunStorage | null = own ? storage : null;
       const saved = mine?.snapshots?.saved ?? null;
-      const why = saved && mine ? unusable(saved, timeline, mine.audit?.nextKey ?? null) : null;
-      if (saved && mine && why === null) {
+      const m = snapshotsLoaded();
+      const why =
+        saved && mine && m ? m.unusable(saved, timeline, mine.audit?.nextKey ?? null) : '';
+      if (saved && mine && m && why === null) {
         try {
-          this.sim = this.#fromSnapshot(saved, mine, timeline);
+          this.sim = this.#fromSnapshot(m, saved, mine, timeline);
           fromSnapshot = saved.snapshot.meta.at.t;
         } catch (e) {
-          if (!(e instanceof SnapshotError) && !(e instanceof NotCloneable)) throw e;
+          if (!m.isSnapshotError(e) && !(e instanceof NotCloneable)) throw e;
           snapshotNote = `The run's saved snapshot could not be read (${(e as Error).message}): it was re-simulated from its start instead.`;
           mine.snapshots?.drop();
         }
-      } else if (saved) mine?.snapshots?.drop();
+      } else if (saved && m) mine?.snapshots?.drop();
       if (fromSnapshot === undefined)
         this.sim = this.#build(storage, (opts, make) => {
           const memory = { ...opts };
@@ -565,12 +574,13 @@ export class Session {
    * memory as a reload's re-simulation has them, then the timeline's actions after it replayed.
    */
   #fromSnapshot(
+    m: SnapshotModule,
     saved: SavedSnapshot,
     storage: RunStorage,
     timeline: { t: number; actions: TimelineAction[] }
   ): Simulation {
     const validate = (frame: unknown) => parsers().sdkFrameProblem(frame as Frame);
-    const { sim, guard } = restoreSaved(saved, this.#run!.scenario, validate);
+    const { sim, guard } = m.restoreSaved(saved, this.#run!.scenario, validate);
     const checkpoint: EngineCheckpoint = {
       at: saved.snapshot.meta.at,
       sim,
@@ -588,7 +598,7 @@ export class Session {
       (_opts, _make, copy) => replayFrom(copy(sim), timeline.actions, { t: timeline.t }),
       { checkpoint, views: saved.views }
     );
-    this.#saver.reset(checkpoint.at);
+    this.#saver?.reset(checkpoint.at);
     return made;
   }
 
@@ -884,7 +894,7 @@ export class Session {
       this.#mode = 'live';
     }
     // Saves go on from here (the storage's snapshot, if ahead, is replaced by the next one).
-    this.#saver.reset(this.sim.position);
+    this.#saver?.reset(this.sim.position);
     // In place, the log keeps the rows of the timeline as far as it was played (the replay from
     // the checkpoint wrote none: they were there); a change cuts the later ones (#cutLog).
   }

@@ -12,6 +12,7 @@ import { Session } from '../../sim/session/session';
 import { chartWords, thinningWords } from '../../sim/report/long-run';
 import { LANE_IDS } from '../../sim/input/lanes';
 import { loadParsers, parsersLoaded } from '../../sim/input/parsers';
+import { loadSnapshots } from '../../sim/session/snapshots-loader';
 import { prepareReadyMade } from '../../sim/input/ready-made';
 import { MAX_CHART_POINTS, thinSeries, type ThinnedSeries } from '../chart-thin';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
@@ -112,6 +113,11 @@ listenStorage({
   committed: postStorage
 });
 auditRows.onMissing = () => auditReadBackFailed();
+
+/** The snapshot code; a failure to load it only means no snapshots (a reload re-simulates). */
+function loadSnapshotsQuietly(): Promise<unknown> {
+  return loadSnapshots().catch(() => null);
+}
 
 /**
  * The run stopped (a pause, a fast-forward's or the run's end, a command done): save its snapshot
@@ -411,7 +417,8 @@ async function prepare(cmd: Command): Promise<void> {
     const next = session.sim.clock.nextAt();
     if (cmd.to <= session.sim.now || next === null || next > cmd.to) return;
   }
-  await loadParsers();
+  // The snapshot code with them: the engine is about to run, or a reload to resume.
+  await Promise.all([loadParsers(), loadSnapshotsQuietly()]);
 }
 
 // Start opening the databases now, so the first load does not wait for it.
@@ -428,7 +435,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
     queue = queue.then(async () => {
       if (cmd.type === 'live' && !live && !parsersLoaded()) {
         try {
-          await loadParsers();
+          await Promise.all([loadParsers(), loadSnapshotsQuietly()]);
         } catch (err) {
           post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }], id);
           return;
