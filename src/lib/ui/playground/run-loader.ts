@@ -145,7 +145,9 @@ export class RunLoader {
     pg.inspection = null;
     // A link's run says what it brought (link-run.ts, loaded only for a link).
     const linked = link ? (await import('../link-run')).linkedNotice(link, r.start) : '';
-    pg.notice = [unresumable, opts.note, refused, linked].filter(Boolean).join(' ');
+    pg.notice = [unresumable, r.snapshotNote ?? '', opts.note, refused, linked]
+      .filter(Boolean)
+      .join(' ');
     pg.snapshot = await client.request({ type: 'advance', to: r.start }, 'snapshot');
     // What the run's timeline is from the start (a link's actions ahead): the tab remembers it.
     client.send({ type: 'timeline' });
