@@ -33,6 +33,8 @@ import {
   type SampleResult
 } from './sources';
 import { memoryStore } from './stores';
+import { useFreshIdentity } from '../machine/authorize/flow';
+import { freshIdentity } from '../machine/authorize/fresh-identity';
 import {
   GuardedStore,
   logError,
@@ -41,6 +43,10 @@ import {
   type HandlerLimits,
   type OnError
 } from './guard';
+
+// The handler's requests are parsed afresh: identify them with the writer that hashes while it
+// writes (flow.ts says why it is installed here, not imported there).
+useFreshIdentity(freshIdentity);
 
 export interface SamplingPolicyOptions {
   /** The policy JSON the lab's editor writes (a value or its text). */

@@ -38,7 +38,7 @@ import { styleFrame } from '../refusal-styles';
 import { DEFAULT_RETRY_AFTER_MS, type ReasonCode } from '../reasons';
 import type { AuditRecord, Frame, Outcome } from '../types';
 import { memoisedIdentity } from './fast-identity';
-import { freshIdentity } from './fresh-identity';
+import type { IdentityOptions } from '../identity';
 import {
   EMPTY_GEN,
   allowedDecision,
@@ -152,6 +152,21 @@ export type GuardRef = GuardName | { not: GuardName };
 // ───────────────────────────── reducers ─────────────────────────────
 
 /**
+ * How a request parsed afresh (`IncomingRequest.fresh`, only the handler makes them) is
+ * identified. The handler installs the writer that hashes while it writes (fresh-identity.ts)
+ * when it loads; until then, the memoised path. Both give the same identity
+ * (fresh-identity.spec.ts), so this only chooses the faster one — and keeps the writer out of the
+ * page's worker, which never parses afresh (issue #24: first load).
+ */
+let identifyFresh: (server: string, params: unknown, opts: IdentityOptions) => string =
+  memoisedIdentity;
+
+/** Install the identity writer for requests parsed afresh (the handler does, at import). */
+export function useFreshIdentity(fn: typeof identifyFresh): void {
+  identifyFresh = fn;
+}
+
+/**
  * The flow's actions: each returns the context keys it changes (as XState's `assign`); the
  * executor writes them over a copy of the context. None has a side effect.
  */
@@ -164,7 +179,7 @@ export const reducers = {
     };
     return {
       identity: r.fresh
-        ? freshIdentity(r.server, r.params, opts)
+        ? identifyFresh(r.server, r.params, opts)
         : memoisedIdentity(r.server, r.params, opts)
     };
   },
