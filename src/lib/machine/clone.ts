@@ -7,13 +7,16 @@
  * makes it: every class that holds run state registers its copy rules with {@link copyable} — data,
  * not code — and {@link CloneMap} copies every own field of its instances deep, cycles and sharing
  * kept. A class declares only its exceptions (a field shared, copied shallow, dropped or made
- * fresh), so a field added and forgotten is copied, never silently left behind.
+ * fresh), so a field added and forgotten is copied, never silently left behind; and when it
+ * cannot be copied at the moment (a request's run mid-step), why. No class has a copy method of
+ * its own: the client host and a request's run (client/host.ts, machine/authorize/fast.ts) are
+ * copied by their rules too.
  *
  * The run's state holds no closure: the simulation's clock holds its events as data
  * (sim/world/events.ts); what waits on something later — a request's step, a timer of the table
- * executor, a request's outcome — is a record with a method (client/host-steps.ts). A function
- * found in a field throws {@link NotCloneable} naming the class and the field, and the caller
- * re-simulates instead.
+ * executor, a request's outcome — is a record with a method (client/host-steps.ts), and a
+ * request's steps are its host's methods (client/host.ts). A function found in a field throws
+ * {@link NotCloneable} naming the class and the field, and the caller re-simulates instead.
  *
  * Immutable values (scenarios, policies, frames, requests' params, rate cards) are shared, never
  * copied: nothing in the engine changes them after they are made.
@@ -185,7 +188,10 @@ export class CloneMap {
     return this.#copies.has(original);
   }
 
-  /** The copy of `x`, complete when this returns (unless called inside a walk: see {@link walk}). */
+  /**
+   * The copy of `x`, as a `nested` field's — an object of a copyable class, or a container or
+   * record deep — complete when this returns (unless called inside a walk: see {@link walk}).
+   */
   get<T extends object>(x: T): T;
   get<T extends object>(x: T | null): T | null;
   get<T extends object>(x: T | undefined): T | undefined;
@@ -193,8 +199,8 @@ export class CloneMap {
     if (x === null || x === undefined) return x;
     const known = this.#copies.get(x);
     if (known !== undefined) return known as T;
-    if (this.#walking) return this.#make(x);
-    return this.walk(() => this.#make(x));
+    if (this.#walking) return this.#value(x) as T;
+    return this.walk(() => this.#value(x) as T);
   }
 
   /**
