@@ -606,10 +606,11 @@ export class FastRun implements TimerTarget {
   /**
    * True while nothing but this run holds `context`: assignments then write into it. A copy of
    * the run shares the context, so both turn this off (its copy rule, below the class), and the
-   * first assignment after that copies (copy-on-write). Why not XState's new object per assignment: a 30-key context
-   * copied for every event (and `trace` copying the path besides) was a tenth of a handler
-   * request's garbage. What a reader outside the run sees: `identity()` a string, `path()` a
-   * copy, an error's context a copy made from the undo log (`undo`), the output fresh values.
+   * first assignment after that copies (copy-on-write). Why not XState's new object per
+   * assignment: a 30-key context copied for every event (and `trace` copying the path besides)
+   * was a tenth of a handler request's garbage. What a reader outside the run sees: `identity()`
+   * a string, `path()` a copy, an error's context a copy made from the undo log (`undo`), the
+   * output fresh values.
    */
   private owned = false;
   /** True while `context.path` is an array only this run holds: `trace` then pushes onto it. */
