@@ -8,6 +8,7 @@
  * back by accident.
  */
 import { expect, test, type Page } from '@playwright/test';
+import { scrollToStatechart } from './run-helpers';
 
 /** A string only the XState runtime carries (our table interpreter names no spawned actors). */
 const XSTATE = 'xstate.spawn';
@@ -81,10 +82,9 @@ test("the first Play brings the worker's parsers and frame checks, and plays at 
 /** A class name only uPlot's code carries. */
 const UPLOT = 'u-cursor-x';
 
-test('uPlot is not fetched before the charts are needed: on a phone they are below the fold, and arrive when scrolled to', async ({
+test("uPlot is not fetched before the run's clock moves: the charts draw with the first Play", async ({
   page
 }) => {
-  await page.setViewportSize({ width: 390, height: 844 });
   const bodies: Promise<string>[] = [];
   page.on('response', (r) => {
     if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text().catch(() => ''));
@@ -93,14 +93,33 @@ test('uPlot is not fetched before the charts are needed: on a phone they are bel
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
   await page.waitForLoadState('networkidle');
   const charts = page.getByRole('region', { name: 'Charts' });
-  // The plot boxes are there, at their size, before uPlot is.
-  await expect(charts.getByRole('img').first()).toBeAttached();
+  // The plot boxes are there, on screen and at their size, before uPlot is.
+  const plot = charts.getByRole('img').first();
+  await expect(plot).toBeInViewport();
+  const box = await plot.boundingBox();
+  expect(box!.height).toBeGreaterThan(50);
   expect((await Promise.all(bodies)).some((t) => t.includes(UPLOT))).toBe(false);
   await expect(charts.locator('canvas')).toHaveCount(0);
-  // Scrolled to, the charts draw without anything else asked.
-  await charts.scrollIntoViewIfNeeded();
+  // Played, the charts draw without anything else asked, in the boxes they had.
+  await page.getByRole('button', { name: 'Play' }).click();
   await expect(charts.locator('canvas').first()).toBeVisible();
   expect((await Promise.all(bodies)).some((t) => t.includes(UPLOT))).toBe(true);
+  expect((await plot.boundingBox())!.height).toBe(box!.height);
+});
+
+test('the statechart is drawn when it is scrolled to, in the place held for it', async ({
+  page
+}) => {
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await page.waitForLoadState('networkidle');
+  const section = page.getByRole('region', { name: 'Authorisation machine' });
+  const drawing = section.getByRole('img', { name: /^Statechart of the authorisation machine/ });
+  await expect(drawing).toHaveCount(0);
+  const held = (await section.boundingBox())!.height;
+  await scrollToStatechart(page);
+  await expect(drawing).toBeVisible();
+  expect((await section.boundingBox())!.height).toBeCloseTo(held, 0);
 });
 
 test('the XState marker is one the runtime carries: the /single/ page, which runs actors, has it', async ({

@@ -1,8 +1,10 @@
 /**
- * Helpers the playground's Playwright tests share: a row of the audit log by its reason, and the
- * run the tab remembers for a reload (sessionStorage, run-memory.ts).
+ * Helpers the playground's Playwright tests share: a row of the audit log by its reason, the run
+ * the tab remembers for a reload (sessionStorage, run-memory.ts), and the parts of the page that
+ * arrive after the first load (issue #24): the charts with the run's first move, the lower panels
+ * when seen.
  */
-import type { Page } from '@playwright/test';
+import { expect, type Page } from '@playwright/test';
 import type { TimelineAction } from '../src/lib/sim/engine/engine';
 import type { TimelineFork } from '../src/lib/sim/session/protocol';
 
@@ -29,4 +31,48 @@ export function rememberedRun(page: Page): Promise<RememberedRun | null> {
         sessionStorage.getItem('sampling-policy-lab-run') ?? 'null'
       ) as RememberedRun | null
   );
+}
+
+/**
+ * Plays the ready playground until its charts are drawn, then pauses: uPlot loads when the run's
+ * clock first moves (Charts.svelte), so a test that looks at the drawn charts plays first.
+ */
+export async function drawCharts(page: Page): Promise<void> {
+  await page.getByRole('button', { name: 'Play' }).click();
+  const charts = page.getByRole('region', { name: 'Charts' });
+  await charts.scrollIntoViewIfNeeded();
+  await expect(charts.locator('.uplot canvas').first()).toBeVisible();
+  await page.getByRole('button', { name: 'Pause' }).click();
+}
+
+/**
+ * Scrolls a lazily mounted part's place into the window, which mounts it (the playground fetches
+ * the code of its statechart, time-travel panel, audit log and frame inspector when they are
+ * seen or the run starts: Lazy.svelte, when-seen.ts); nothing when it is mounted already.
+ */
+async function scrollToLazy(page: Page, name: string): Promise<void> {
+  const place = page.locator(`[data-lazy="${name}"]`);
+  if (await place.count()) await place.scrollIntoViewIfNeeded();
+}
+
+/** The statechart, scrolled to and drawn. */
+export async function scrollToStatechart(page: Page): Promise<void> {
+  await scrollToLazy(page, 'statechart');
+  const drawing = page
+    .getByRole('region', { name: 'Authorisation machine' })
+    .getByRole('img', { name: /^Statechart of the authorisation machine/ });
+  await drawing.scrollIntoViewIfNeeded();
+  await expect(drawing).toBeVisible();
+}
+
+/** The time-travel panel (fork, breakpoints), scrolled to and mounted. */
+export async function scrollToTravel(page: Page): Promise<void> {
+  await scrollToLazy(page, 'time-travel');
+  await expect(page.getByRole('region', { name: 'Time travel' })).toBeVisible();
+}
+
+/** The audit log's table, scrolled to and mounted. */
+export async function scrollToAudit(page: Page): Promise<void> {
+  await scrollToLazy(page, 'audit-log');
+  await expect(page.getByRole('region', { name: 'Audit log' })).toBeVisible();
 }

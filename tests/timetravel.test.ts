@@ -8,7 +8,7 @@ import { Session } from '../src/lib/sim/session/session';
 import { loadParsers } from '../src/lib/sim/input/parsers';
 import type { ForkSpec } from '../src/lib/sim/engine/fork';
 import { decodeForkHash } from '../src/lib/ui/share';
-import { rememberedRun } from './run-helpers';
+import { rememberedRun, scrollToTravel } from './run-helpers';
 import type { LaneId } from '../src/lib/machine/vocabulary';
 
 // The session in this process (the expected numbers) takes its parsers from here, loaded on
@@ -254,6 +254,8 @@ test('a breakpoint on the first alert pauses at the right request and shows its 
   if (!want) throw new Error('the engine did not stop on an alert');
 
   await open(page, 'retryable-loop');
+  // The panel mounts when seen (or once the run has started).
+  await scrollToTravel(page);
   await page.getByLabel('Break when', { exact: true }).fill('alrt');
   await page.getByRole('button', { name: 'Add breakpoint' }).click();
   await expect(page.getByRole('alert')).toContainText('unknown condition "alrt"');
@@ -497,6 +499,8 @@ test('a consent breakpoint pauses as the dialog opens; breakpoints stay across R
   page
 }) => {
   await open(page, 'reconnect-bypass');
+  // The panel mounts when seen (or once the run has started).
+  await scrollToTravel(page);
   await page.getByLabel('Break when', { exact: true }).fill('consent@B');
   await page.getByRole('button', { name: 'Add breakpoint' }).click();
   await expect(page.getByText('Kept across Reset, seeks and forks')).toBeVisible();

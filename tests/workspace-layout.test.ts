@@ -5,6 +5,7 @@
  */
 import AxeBuilder from '@axe-core/playwright';
 import { expect, test, type Page } from '@playwright/test';
+import { drawCharts } from './run-helpers';
 
 const PAGES = [
   './',
@@ -41,11 +42,8 @@ for (const path of PAGES) {
       await page.goto(path);
       await ready(page, path);
       // Charts and the statechart size themselves after load: measure once they are drawn. The
-      // charts' code loads when they come near the window, so a phone scrolls to them first.
-      if (path === './') {
-        await page.getByRole('region', { name: 'Charts' }).scrollIntoViewIfNeeded();
-        await expect(page.locator('.uplot').first()).toBeVisible();
-      }
+      // charts' code loads when the run first moves, so the playground plays first.
+      if (path === './') await drawCharts(page);
       await expect
         .poll(
           async () => {
@@ -76,9 +74,8 @@ test('on a phone the playground is one column: lanes, charts and controls fit th
   for (const lane of ['A', 'B'])
     await expect(page.getByLabel(`Lane ${lane} requests`, { exact: true })).toBeInViewport();
   await expect(page.getByRole('button', { name: /^Simulate/ })).toBeInViewport();
-  // The charts' code loads as they come near the window: scroll to them as a reader would.
-  await page.getByRole('region', { name: 'Charts' }).scrollIntoViewIfNeeded();
-  await expect(page.locator('.uplot canvas').first()).toBeVisible();
+  // The charts' code loads when the run first moves.
+  await drawCharts(page);
   const canvases = await page.evaluate(() =>
     [...document.querySelectorAll('.uplot canvas')].map((c) => c.getBoundingClientRect().right)
   );

@@ -5,6 +5,7 @@
  */
 import { expect, test, type Page } from '@playwright/test';
 import type { LaneId } from '../src/lib/machine/vocabulary';
+import { scrollToTravel } from './run-helpers';
 
 async function open(page: Page, scenario: string) {
   await page.goto(`./?scenario=${scenario}`);
@@ -76,6 +77,8 @@ test('the seek note says what the seek did', async ({ page }) => {
 
 test("a paused request is drawn in its lane's colour", async ({ page }) => {
   await open(page, 'reconnect-bypass');
+  // The panel mounts when seen (or once the run has started).
+  await scrollToTravel(page);
   await page.getByLabel('Break when', { exact: true }).fill('consent@B');
   await page.getByRole('button', { name: 'Add breakpoint' }).click();
   await page.getByRole('button', { name: 'Play' }).click();

@@ -3,15 +3,14 @@ import { SERIES_KEYS, type LaneSeries, type SeriesKey } from '../sim/engine/metr
 import {
   markSummary,
   CHARTS,
-  alignedColumns,
   chartDivergence,
   compactCount,
   divergence,
   formatElapsed,
   formatRatio,
-  formatUsd,
-  valueTicks
+  formatUsd
 } from './chart-data';
+import { alignedColumns, valueTicks } from './chart-columns';
 
 const chart = (id: string) => {
   const spec = CHARTS.find((c) => c.id === id)!;

@@ -6,7 +6,11 @@
  */
 import type uPlot from 'uplot';
 import type { LaneId } from '../machine/vocabulary';
-import { ELAPSED_INCRS, formatElapsed, valueTicks, type ChartSpec } from './chart-data';
+import { ELAPSED_INCRS, valueTicks } from './chart-columns';
+import { formatElapsed, type ChartSpec } from './chart-data';
+
+// Charts.svelte takes the columns from here: they load together, with uPlot.
+export { alignedColumns } from './chart-columns';
 
 /** Canvas colours (from CSS custom properties, so they follow the colour scheme). */
 export interface ChartTheme {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '$lib/machine/types';
 import type { InvariantResult } from '$lib/sim/checks/invariants';
-import { focusOf, guaranteeLine, waivedWhy } from './guarantees';
+import { focusOf } from './guarantee-focus';
+import { guaranteeLine, waivedWhy } from './guarantees';
 
 const rec = (lane: string, seq: number, over: Partial<AuditRecord> = {}) =>
   ({ lane, seq, silenced: false, consentShown: false, ...over }) as AuditRecord;

@@ -1,12 +1,10 @@
 /**
- * The Guarantees panel's logic: what each guarantee's link shows in the audit table. A guarantee
- * that holds (or was given up on purpose) shows the rows it was checked on; a broken one shows
- * its offenders. Plain functions, tested without a page.
+ * The Guarantees panel's words, and the shape of what each guarantee's link shows in the audit
+ * table (guarantee-focus.ts works it out, loaded with the first link followed). Plain functions,
+ * tested without a page.
  */
 import type { AuditRecord } from '$lib/machine/types';
-// The catalogue only: the index brings the checker (and through it the evaluator), which the
-// page never runs — the worker does.
-import { rowsBehind, type InvariantResult } from '$lib/sim/checks/invariants/catalogue';
+import type { InvariantResult } from '$lib/sim/checks/invariants/catalogue';
 import type { AuditFocusSpec } from '$lib/sim/session/protocol';
 
 /** A filter the audit table applies on top of its own: "the rows behind" a guarantee. */
@@ -31,24 +29,4 @@ export function waivedWhy(g: InvariantResult): string {
   return g.id === 'refusals-typed'
     ? "A real client's refusal carries no reason and no retryable flag: its servers cannot tell it from a failure, so they cannot degrade deliberately."
     : 'Silence gives up one frame per request: those servers learn nothing, so they wait out their timeouts and ask again.';
-}
-
-/** The audit rows behind `g`: its offenders when broken, else the rows it was checked on. */
-export function focusOf(g: InvariantResult): AuditFocus {
-  if (g.status === 'broken') {
-    const keys = g.offenders.filter((o) => o.seq !== null).map((o) => `${o.lane}\u0000${o.seq}`);
-    const rows = new Set(keys);
-    return {
-      id: g.id,
-      label: g.summary,
-      match: (r) => rows.has(`${r.lane ?? ''}\u0000${r.seq}`),
-      spec: { id: g.id, kind: 'rows', rows: keys }
-    };
-  }
-  return {
-    id: g.id,
-    label: g.summary,
-    match: (r) => rowsBehind(g.id, g.status, r),
-    spec: { id: g.id, kind: 'behind', status: g.status }
-  };
 }

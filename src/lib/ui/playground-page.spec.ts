@@ -159,10 +159,10 @@ describe('the playground page state', () => {
     const { page } = await mounted();
     const before = page.pg.seed;
     page.seedText = '-3';
-    page.commitSeed();
+    await page.commitSeed();
     expect(page.seedText).toBe(String(before));
     page.seedText = '12345';
-    page.commitSeed();
+    await page.commitSeed();
     await vi.waitFor(() => expect(page.pg.seed).toBe(12345));
     page.pg.stop();
   });
@@ -172,7 +172,7 @@ describe('the playground page state', () => {
     const before = page.pg.seed;
     for (const typed of ['', '0x10', '1e3', '4294967296']) {
       page.seedText = typed;
-      page.commitSeed();
+      await page.commitSeed();
       expect(page.seedText, typed).toBe(String(before));
     }
     expect(page.pg.seed).toBe(before);

@@ -9,11 +9,10 @@ import { fromMicros } from '$lib/machine/money';
 import type { LaneId } from '$lib/sim/input/scenario';
 import { nextSpeed, type Playground } from './playground.svelte';
 import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
-import { seedFromText } from '$lib/sim/world/rng';
 // The link codec (lz-string, the JSON reader) loads when a link is opened or written: the
 // default scenario's first load does without it.
 import { HASH_PREFIX, TRACE_PREFIX } from './share-prefixes';
-import { readLink, type LinkRead } from './link-run';
+import type { LinkRead } from './link-run';
 import { TraceImport, type ImportLoad } from './trace-import.svelte';
 import { parseTraceRef, readyLog, type TraceRef } from './traces/trace-link';
 
@@ -208,6 +207,7 @@ export class PlaygroundPage {
       let err = d.ok ? null : d.error;
       if (d.ok) {
         // The sender's timeline (issue #18), and the forks when it does not hold them.
+        const { readLink } = await import('./link-run');
         const link = await readLink(hash);
         this.onLinkFork?.(d.data, link.fork);
         // The scenario is the link's, not a ready-made one (the address written for the log says so).
@@ -344,7 +344,10 @@ export class PlaygroundPage {
   }
 
   /** The seed field was changed: a valid seed restarts the run with it, anything else is undone. */
-  commitSeed(): void {
+  async commitSeed(): Promise<void> {
+    // The seed reader (sim/world/rng.ts, which brings the engine's copy machinery) loads with the
+    // first seed typed, not with the page.
+    const { seedFromText } = await import('$lib/sim/world/rng');
     const n = seedFromText(this.seedText.trim());
     if (n !== null) void this.pg.setSeed(n);
     else this.seedText = String(this.pg.seed);

@@ -23,14 +23,13 @@ import type {
 import type { LaneId, ScenarioError } from '$lib/sim/input/scenario';
 import type { TraceEvent } from '$lib/sim/input/trace';
 import { AuditTableState } from './audit-table.svelte';
-import { focusOf, type AuditFocus } from './guarantees';
+import type { AuditFocus } from './guarantees';
 import { SimClient } from './worker/client';
 import { RunMemory } from './run-memory';
 import type { RestartReport } from '$lib/sim/engine/restart';
 import { LivePlay } from './playground/live-play.svelte';
 import { PlaygroundReplies } from './playground/replies';
 import { RunLoader, type LoadOptions } from './playground/run-loader';
-import { leftOut } from './link-run';
 import type { RunTimeline } from '$lib/sim/timeline/link-timeline';
 import { travelRequest } from './playground/travel-request';
 import { configWords, laneHeading, storeWords, type LaneHeading } from './lane-summary';
@@ -200,6 +199,8 @@ export class Playground {
     const t = client ? await client.request({ type: 'timeline' }, 'timeline') : this.timeline;
     const start = this.snapshot?.start ?? 0;
     const now = this.snapshot?.now ?? start;
+    // What a link leaves out, in words: loaded with the first link made (link-run.ts).
+    const { leftOut } = await import('./link-run');
     const words = leftOut(
       {
         trace: this.trace !== null && !traceCarried,
@@ -354,8 +355,14 @@ export class Playground {
   }
 
   /** Show the audit rows behind a guarantee; the same one again shows every row. */
-  focusGuarantee(g: InvariantResult): void {
-    this.auditFocus = this.auditFocus?.id === g.id ? null : focusOf(g);
+  /** Show the rows behind `g` in the audit log, or every row again (guarantee-focus.ts, loaded then). */
+  async focusGuarantee(g: InvariantResult): Promise<void> {
+    if (this.auditFocus?.id === g.id) {
+      this.auditFocus = null;
+      return;
+    }
+    const { focusOf } = await import('./guarantee-focus');
+    this.auditFocus = focusOf(g);
   }
 
   laneClient(lane: LaneId): ClientConfigInput {

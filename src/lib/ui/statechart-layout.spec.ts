@@ -1,7 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { createMachine } from 'xstate';
 import { authorizationMachine } from '../machine/authorize';
-import { STATECHART_GRAPH } from './statechart-graph';
+import { STATECHART_BOX } from './statechart-box';
+import { STATECHART_LAYOUT } from './statechart-drawing';
+import { authorizationFlow } from '../machine/authorize/flow';
+import { flowGraph } from './flow-graph';
 import { layoutGraph, machineGraph, overlaps, place, type Rect } from './statechart-layout';
 
 const graph = machineGraph(authorizationMachine);
@@ -43,12 +46,20 @@ describe('machineGraph', () => {
     expect(graph.edges.some((e) => e.from === e.to)).toBe(false);
   });
 
-  it('equals the generated graph the page draws (else run `npm run gen:statechart`)', () => {
-    expect(STATECHART_GRAPH).toEqual(graph);
+  it('equals the graph the pages draw, read from the flow description without XState', () => {
+    // Same states, same edges, same triggers and descriptions, in the same order (the layout
+    // depends on it): the drawing cannot drift from the machine.
+    expect(flowGraph(authorizationFlow)).toEqual(graph);
   });
 });
 
 describe('layoutGraph', () => {
+  it('gives the drawing the size the playground holds for it before it arrives (statechart-box.ts)', () => {
+    expect({ width: STATECHART_LAYOUT.width, height: STATECHART_LAYOUT.height }).toEqual(
+      STATECHART_BOX
+    );
+  });
+
   it('contains every state and every transition with a target', () => {
     expect(layout.nodes.map((n) => n.id).sort()).toEqual(
       Object.keys(authorizationMachine.root.states).sort()

@@ -1,9 +1,10 @@
 /**
- * A statechart drawn from the machine's own definition: the graph is read from the XState state
- * nodes (their `on`, `always` and `after` transitions), then laid out top to bottom in layers
- * (Sugiyama style): layers by longest path from the initial state, long edges broken by dummy
- * points, orderings within layers that reduce crossings, positions that keep edges straight, and a
- * place on every edge for its live count. Pure and deterministic: the same machine gives the same
+ * A statechart drawn from the machine's own definition: the graph is read from the flow
+ * description (flow-graph.ts, what the pages draw) or from the XState state nodes
+ * (`machineGraph`: their `on`, `always` and `after` transitions; a test checks the two agree),
+ * then laid out top to bottom in layers (Sugiyama style): layers by longest path from the
+ * initial state, long edges broken by dummy points, orderings within layers that reduce
+ * crossings, positions that keep edges straight, and a place on every edge for its live count. Pure and deterministic: the same machine gives the same
  * picture, so the drawing never jumps while the counts change.
  */
 import type { AnyStateMachine } from 'xstate';

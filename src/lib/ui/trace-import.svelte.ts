@@ -1,33 +1,17 @@
 /**
  * The page's side of `lab import` (issue #22): logs an MCP client wrote, dropped or picked, read
  * by the same importers (`$lib/sim/import`), replayed against the current scenario's lanes, and
- * what the policy would have done beside what the log shows (`$lib/sim/report/whatif`).
- *
- * The what-if is worked out here, by a second run of the same engine on the main thread (the
- * worker's run is the one the playground shows), in slices between which the page stays
- * responsive, after the replay has loaded. It is a run of the whole log with the lanes as the
- * replay was loaded: a lane edited during the replay is not in it, and the page says so and
- * offers to replay the log again with the lanes as they are now (which works it out again, and
- * keeps the audit rows it names the playground's own). It is worked out for an import of at
- * most {@link MAX_WHATIF_REQUESTS} sampling requests; past that the page says how to get it from
- * `lab replay`, which reports any size.
+ * what the policy would have done beside what the log shows (`$lib/sim/report/whatif`). This is
+ * the state the page shows; the work (importing, replaying, the what-if) is trace-import-run.ts,
+ * loaded with the first log.
  */
 import type { ImportReport } from '$lib/sim/import';
 import type { LinkedRun } from '$lib/sim/timeline/link-timeline';
 import type { TraceEvent } from '$lib/sim/input/trace';
 import type { WhatIfAuditRows, WhatIfReport } from '$lib/sim/report/whatif';
 import type { AuditFocus } from './guarantees';
-import { LIMITS } from '$lib/sim/input/limits';
 import type { Playground } from './playground.svelte';
-import { readyLog, shownName, type LogFile, type TraceRef } from './traces/trace-link';
-
-/**
- * The most sampling requests the page works the what-if out for. Measured in Node on the
- * project's loaded 2-core machine, a 20,000-request Claude log against reconnect-bypass took
- * 19 s (5,000 took 9 s cold), with both lanes' audit records held until the report is made:
- * past this, minutes of work beside the playground's own run, which `lab replay` does better.
- */
-export const MAX_WHATIF_REQUESTS = 20_000;
+import { readyLog, type LogFile, type TraceRef } from './traces/trace-link';
 
 export interface ImportedLog {
   /** The file's name, or "N files". */
@@ -72,7 +56,7 @@ export class TraceImport {
   /** How far the what-if is worked out (0 to 1), while it is; null otherwise. */
   working = $state<number | null>(null);
   /** Bumped by every new what-if: one still being worked out for an older one stops. */
-  #generation = 0;
+  generation = 0;
 
   /**
    * Told when a log has been loaded into the playground (the page writes it into the URL); an
@@ -125,71 +109,12 @@ export class TraceImport {
 
   /**
    * Import the files (their names as the user's disk has them) and replay them; an error
-   * message, or null.
+   * message, or null. The importer and the what-if load with the first log (trace-import-run.ts).
    */
   async importFiles(raw: LogFile[], opts: ImportLoad = {}): Promise<string | null> {
     if (raw.length === 0) return null;
-    const base = opts.base ?? this.pg.scenario;
-    if (!base) return 'Load a scenario first: the log replays against its two lanes.';
-    // Claude's per-server logs before mcp.log, which repeats them (the importer reads a server
-    // from the first file naming it).
-    const last = (f: LogFile) => Number(f.name.split('/').pop() === 'mcp.log');
-    const sorted = [...raw].sort((a, b) => last(a) - last(b));
-    const files = sorted.map((f) => ({ name: shownName(f.name), text: f.text }));
-    this.busy = true;
-    try {
-      // The importer, and the link-size check (it compresses), load with the first log.
-      const [{ importTexts }, { traceLinkOf }] = await Promise.all([
-        import('$lib/sim/import'),
-        import('./traces/trace-link-size')
-      ]);
-      const r = importTexts(files.map((f) => [f.name, f.text]));
-      if (!r.ok) return `Log not imported: ${r.error}`;
-      // The run is made as long as the log (and a minute for the last answers), within a run's bound.
-      const duration = typeof base.durationMs === 'number' ? base.durationMs : 0;
-      const scenario =
-        r.report.spanMs + 60_000 > duration
-          ? { ...base, durationMs: Math.min(LIMITS.durationMs, r.report.spanMs + 60_000) }
-          : base;
-      const n = `${files.length} ${files.length === 1 ? 'file' : 'files'}`;
-      const name = opts.folder
-        ? `${shownName(opts.folder)} (${n})`
-        : files.length === 1
-          ? files[0]!.name
-          : n;
-      const ready = opts.ready ? readyLog(opts.ready) : undefined;
-      const source: TraceRef = ready
-        ? { ready: ready.name }
-        : { files: sorted, ...(opts.folder ? { folder: opts.folder } : {}) };
-      this.imported = {
-        name,
-        report: r.report,
-        events: r.events,
-        scenario,
-        whatIf: null,
-        whatIfLanes: JSON.stringify(scenario.lanes),
-        auditRows: null,
-        note: '',
-        source,
-        link: traceLinkOf(source),
-        skipped: opts.skipped ?? ''
-      };
-      const errors = await this.pg.load(scenario, {
-        trace: r.events,
-        ...(opts.link ? { link: opts.link } : {}),
-        ...(opts.note ? { note: opts.note } : {})
-      });
-      if (errors.length) {
-        this.imported = null;
-        return `Log not replayed: ${errors[0]!.path}: ${errors[0]!.message}`;
-      }
-      const replayed = this.onReplay?.();
-      void this.#work(this.imported);
-      await replayed;
-      return null;
-    } finally {
-      this.busy = false;
-    }
+    const { importLog } = await import('./trace-import-run');
+    return importLog(this, raw, opts);
   }
 
   /**
@@ -210,83 +135,9 @@ export class TraceImport {
    */
   async recompute(): Promise<string | null> {
     const i = this.imported;
-    const cur = this.pg.scenario;
-    if (!i || !cur || !this.active) return null;
-    const scenario: Record<string, unknown> = { ...cur, seed: this.pg.seed };
-    this.imported = {
-      ...i,
-      scenario,
-      whatIf: null,
-      whatIfLanes: JSON.stringify(scenario.lanes),
-      auditRows: null,
-      note: ''
-    };
-    this.busy = true;
-    try {
-      const errors = await this.pg.load(scenario, { trace: i.events });
-      if (errors.length) {
-        this.imported = i;
-        return `The log could not be replayed again: ${errors[0]!.path}: ${errors[0]!.message}`;
-      }
-    } finally {
-      this.busy = false;
-    }
-    const replayed = this.onReplay?.();
-    void this.#work(this.imported);
-    await replayed;
-    return null;
-  }
-
-  /** Work the what-if out for `of` (the import in force), in slices; it lands in `imported`. */
-  async #work(of: ImportedLog): Promise<void> {
-    const generation = ++this.#generation;
-    const current = () => generation === this.#generation && this.imported?.events === of.events;
-    const done = (patch: Partial<ImportedLog>) => {
-      if (!current()) return;
-      this.working = null;
-      this.imported = { ...this.imported!, ...patch };
-    };
-    const requests = of.report.sampling;
-    if (requests > MAX_WHATIF_REQUESTS) {
-      const n = (v: number) => v.toLocaleString('en-US');
-      return done({
-        note: `What-if skipped: ${n(requests)} sampling requests > ${n(MAX_WHATIF_REQUESTS)}, more than the page works out in reasonable time and memory (it replays the log all the same). For the table: download the scenario (below), then run lab import on your log files with --out trace.jsonl, and lab replay trace.jsonl --scenario <the scenario file> --out whatif/ (whatif.json and whatif.csv, at any size).`
-      });
-    }
-    this.working = 0;
-    const [{ parseScenario }, { Simulation }, { WhatIfCollector, whatIfAuditRows }] =
-      await Promise.all([
-        import('$lib/sim/input/scenario'),
-        import('$lib/sim/engine/engine'),
-        import('$lib/sim/report/whatif')
-      ]);
-    const parsed = parseScenario(of.scenario);
-    if (!parsed.ok) {
-      const e = parsed.errors[0]!;
-      return done({ note: `What-if not worked out: the scenario: ${e.path}: ${e.message}` });
-    }
-    const w = new WhatIfCollector();
-    const sim = new Simulation(parsed.scenario, {
-      trace: of.events,
-      onAudit: w.onAudit,
-      onTraceRequest: w.onTraceRequest
-    });
-    const span = Math.max(1, sim.end - sim.start);
-    let slice = performance.now();
-    while (!sim.done) {
-      if (sim.advanceTo(sim.end, 500) === 0 && !sim.done) break;
-      // A frame's worth of work at a time, then the page has its turn (and may start another).
-      if (performance.now() - slice > 30) {
-        if (current()) this.working = (sim.now - sim.start) / span;
-        await new Promise((r) => setTimeout(r, 0));
-        if (!current()) return;
-        slice = performance.now();
-      }
-    }
-    done({
-      whatIf: w.report(of.events, { A: sim.lanes.A.label, B: sim.lanes.B.label }),
-      auditRows: whatIfAuditRows(w.rows(of.events))
-    });
+    if (!i || !this.pg.scenario || !this.active) return null;
+    const { replayAgain } = await import('./trace-import-run');
+    return replayAgain(this, i);
   }
 
   /**

@@ -306,6 +306,13 @@ export type Reply =
       resumed: Record<LaneId, number>;
       /** A reload resumed mid-run: the run's audit rows up to where it was (its log keeps those). */
       auditRows?: number;
+      /**
+       * A reload resumed from the run's saved snapshot (issue #21): the virtual time it was taken
+       * at (the run was re-simulated from there only).
+       */
+      fromSnapshot?: number;
+      /** Why the run's saved snapshot could not be used (it was dropped; the run re-simulated). */
+      snapshotNote?: string;
     }
   | { type: 'loaded'; ok: false; errors: ScenarioError[] }
   | { type: 'progress'; done: number; total: number }

@@ -3,6 +3,7 @@
  * run is on disk, a finished request for the inspector, and the consent dialogs waiting for a
  * person with the page's token for each. Pure reads of the engine.
  */
+import type { SnapshotSlot } from './session-snapshots';
 import type { AuthOutput, IncomingRequest } from '../../machine/authorize';
 import type { JsonRpcId } from '../../machine/types';
 import type { AuditLog } from '../../store/audit-log';
@@ -65,6 +66,8 @@ export interface RunStorage {
   audit: (AuditLog & Reporting & { truncate?(rows: number): void; nextKey?: number }) | null;
   /** Why the audit log cannot be saved, in plain words, or null. */
   auditError: string | null;
+  /** Where the run's latest engine snapshot is kept, so a reload resumes from it (issue #21). */
+  snapshots?: SnapshotSlot | null;
 }
 
 /** Each lane as the page draws it now. */

@@ -6,10 +6,10 @@
  * Over 400 lines on purpose: every command touches the run, its branch and its checkpoints; the
  * parts that do not are session-engine.ts, session-timeline.ts and session-view.ts.
  */
-import type { AuditRecord } from '../../machine/types';
+import type { AuditRecord, Frame } from '../../machine/types';
 import { BreakpointWatcher, parseBreak, type BreakCondition } from '../timeline/breakpoints';
 import type { CheckpointRecorder } from '../engine/checkpoint';
-import type { Simulation } from '../engine/engine';
+import type { Simulation, TimelineAction } from '../engine/engine';
 import { planFastForward } from '../engine/extend';
 import { chainSpecs } from '../engine/fork-run';
 import type { RunGuard } from '../checks/guard';
@@ -25,6 +25,9 @@ import { NotCloneable } from '../../machine/clone';
 import { replayFrom } from '../engine/checkpoint';
 import { EngineCheckpoints } from '../engine/engine-checkpoints';
 import { wireEngine, type Create, type LoadedRun, type RestoreFrom } from './session-engine';
+import type { EngineCheckpoint } from '../engine/engine-checkpoints';
+import type { SavedSnapshot, SnapshotSaver } from './session-snapshots';
+import { snapshotsLoaded, type SnapshotModule } from './snapshots-loader';
 import {
   branchAt,
   createFork,
@@ -154,6 +157,15 @@ export class Session {
   /** Copies of the engine along the run's timeline: a seek back restores from one. */
   readonly #copies: EngineCheckpoints;
   readonly #useCopies: boolean;
+  /**
+   * Saves the run's latest snapshot into its storage, for a reload (session-snapshots.ts): once
+   * the snapshot code is loaded (snapshots-loader.ts), else null.
+   */
+  #saverMade: SnapshotSaver | null = null;
+  get #saver(): SnapshotSaver | null {
+    const m = snapshotsLoaded();
+    return m ? (this.#saverMade ??= new m.SnapshotSaver()) : null;
+  }
 
   constructor(opts: SessionOptions = {}) {
     this.#next = opts.storage ?? null;
@@ -166,6 +178,34 @@ export class Session {
 
   /** Seeks back restored from an engine checkpoint so far (the rest re-simulated). */
   copyRestores = 0;
+
+  /**
+   * The run stopped (a pause, a fast-forward's end, the run's end): save its snapshot now, unless
+   * one was saved at this very position. The worker calls it; returns true when it saved.
+   */
+  saveSnapshot(): boolean {
+    return this.#save(true);
+  }
+
+  /** Why the run's snapshots cannot be saved (a class of the engine cannot be stored), or null. */
+  get snapshotsUnavailable(): string | null {
+    return this.#saver?.unavailable ?? null;
+  }
+
+  #save(force: boolean): boolean {
+    const slot = this.#storage?.snapshots;
+    const sim = this.sim;
+    if (!slot || !sim || !this.#guard || !this.#recorder || this.#mode !== 'live') return false;
+    if (this.#broken || this.#run?.fork || this.#watcher?.hit != null) return false;
+    return !!this.#saver?.maybeSave(
+      slot,
+      sim,
+      this.#guard,
+      this.#recorder.counts(),
+      this.#recorder.checkpoints,
+      force
+    );
+  }
 
   /**
    * Whether a seek back to `t` restores from an engine checkpoint, in place: the run keeps its
@@ -293,6 +333,10 @@ export class Session {
         // may stand for the timeline, and none before it is harmed.
         this.#copies.dropAfter(this.#need().position);
         this.#cutLog();
+        // Nor may a snapshot taken after it stand for the timeline: the ones saved before it
+        // still do (a reload re-simulates on from them without it, as from the start); none is
+        // saved after it until the run is re-created (a load, a seek, a fork).
+        this.#saver?.hold();
         const store = this.#need().lanes[cmd.lane].host.store;
         const n = store.clear();
         return [
@@ -427,6 +471,7 @@ export class Session {
     // The last run's actions still ahead of it (after a seek back) are not this run's.
     this.#future.list = [];
     this.#copies.clear();
+    this.#saver?.reset();
     const storage = (this.#storage = this.#next);
     this.#run = {
       scenario: r.scenario,
@@ -470,14 +515,34 @@ export class Session {
     // Only the namespace being resumed holds the run's rows and the decisions of time t.
     const own = !!storage && !!cmd.resume && storage.run === cmd.resume;
     this.#mode = own ? 'restoring' : 'resuming';
+    let fromSnapshot: number | undefined;
+    let snapshotNote: string | undefined;
     try {
-      this.sim = this.#build(storage, (opts, make) => {
-        const memory = { ...opts };
-        delete memory.durable;
-        const resumed = resumeAt(run.scenario, memory, timeline, make);
-        run.fork = resumed.fork;
-        return resumed.sim;
-      });
+      // From the run's saved snapshot, when it may stand for the run (session-snapshots.ts):
+      // re-simulated from there only. Else from the start.
+      const mine: RunStorage | null = own ? storage : null;
+      const saved = mine?.snapshots?.saved ?? null;
+      const m = snapshotsLoaded();
+      const why =
+        saved && mine && m ? m.unusable(saved, timeline, mine.audit?.nextKey ?? null) : '';
+      if (saved && mine && m && why === null) {
+        try {
+          this.sim = this.#fromSnapshot(m, saved, mine, timeline);
+          fromSnapshot = saved.snapshot.meta.at.t;
+        } catch (e) {
+          if (!m.isSnapshotError(e) && !(e instanceof NotCloneable)) throw e;
+          snapshotNote = `The run's saved snapshot could not be read (${(e as Error).message}): it was re-simulated from its start instead.`;
+          mine.snapshots?.drop();
+        }
+      } else if (saved && m) mine?.snapshots?.drop();
+      if (fromSnapshot === undefined)
+        this.sim = this.#build(storage, (opts, make) => {
+          const memory = { ...opts };
+          delete memory.durable;
+          const resumed = resumeAt(run.scenario, memory, timeline, make);
+          run.fork = resumed.fork;
+          return resumed.sim;
+        });
     } finally {
       this.#mode = 'live';
     }
@@ -492,9 +557,49 @@ export class Session {
     if (own) storage.audit?.truncate?.(auditRows);
     const report = sim.restartClient();
     return [
-      { ...loaded, resumed, auditRows },
+      {
+        ...loaded,
+        resumed,
+        auditRows,
+        ...(fromSnapshot !== undefined ? { fromSnapshot } : {}),
+        ...(snapshotNote ? { snapshotNote } : {})
+      },
       { type: 'restarted', report, notice: restartNotice(report) }
     ];
+  }
+
+  /**
+   * The run at the reload's time from its saved snapshot: the snapshot's engine copied as an
+   * engine checkpoint is (its guard, checkpoints and counts taken over), the durable lanes in
+   * memory as a reload's re-simulation has them, then the timeline's actions after it replayed.
+   */
+  #fromSnapshot(
+    m: SnapshotModule,
+    saved: SavedSnapshot,
+    storage: RunStorage,
+    timeline: { t: number; actions: TimelineAction[] }
+  ): Simulation {
+    const validate = (frame: unknown) => parsers().sdkFrameProblem(frame as Frame);
+    const { sim, guard } = m.restoreSaved(saved, this.#run!.scenario, validate);
+    const checkpoint: EngineCheckpoint = {
+      at: saved.snapshot.meta.at,
+      sim,
+      guard,
+      counts: saved.counts,
+      bytes: 0
+    };
+    // The namespace's decisions are those of the reload's time: the run meets them after it.
+    const memory: RunStorage = {
+      ...storage,
+      durable: undefined as unknown as RunStorage['durable']
+    };
+    const made = this.#build(
+      memory,
+      (_opts, _make, copy) => replayFrom(copy(sim), timeline.actions, { t: timeline.t }),
+      { checkpoint, views: saved.views }
+    );
+    this.#saver?.reset(checkpoint.at);
+    return made;
   }
 
   /**
@@ -662,7 +767,10 @@ export class Session {
         const limit = Math.min(maxEvents - n, this.#useCopies ? this.#copies.room(sim) : Infinity);
         const ran = this.#future.advance(sim, to, limit, held);
         n += ran;
-        if (ran > 0) this.#checkpoint();
+        if (ran > 0) {
+          this.#checkpoint();
+          this.#save(false);
+        }
         if (ran < limit || n >= maxEvents || held()) return n;
       }
     });
@@ -785,6 +893,8 @@ export class Session {
     } finally {
       this.#mode = 'live';
     }
+    // Saves go on from here (the storage's snapshot, if ahead, is replaced by the next one).
+    this.#saver?.reset(this.sim.position);
     // In place, the log keeps the rows of the timeline as far as it was played (the replay from
     // the checkpoint wrote none: they were there); a change cuts the later ones (#cutLog).
   }

@@ -8,7 +8,6 @@
 import type { LinkedRun } from '$lib/sim/timeline/link-timeline';
 import type { ScenarioError } from '$lib/sim/input/scenario';
 import type { TraceEvent } from '$lib/sim/input/trace';
-import { linkedNotice } from '../link-run';
 import type { Playground } from '../playground.svelte';
 import { resumeOf, runKey, scenarioAfter, type RunMemory } from '../run-memory';
 import type { SimClient } from '../worker/client';
@@ -144,7 +143,9 @@ export class RunLoader {
     // A new run's log: ask again, so nothing of the old one is shown (the filters stay).
     pg.auditTable.focus = null;
     pg.inspection = null;
-    pg.notice = [unresumable, opts.note, refused, link ? linkedNotice(link, r.start) : '']
+    // A link's run says what it brought (link-run.ts, loaded only for a link).
+    const linked = link ? (await import('../link-run')).linkedNotice(link, r.start) : '';
+    pg.notice = [unresumable, r.snapshotNote ?? '', opts.note, refused, linked]
       .filter(Boolean)
       .join(' ');
     pg.snapshot = await client.request({ type: 'advance', to: r.start }, 'snapshot');

@@ -6,7 +6,8 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it, vi } from 'vitest';
 import type { TraceEvent } from '$lib/sim/input/trace';
-import { MAX_WHATIF_REQUESTS, TraceImport } from '../trace-import.svelte';
+import { MAX_WHATIF_REQUESTS } from '../trace-import-run';
+import { TraceImport } from '../trace-import.svelte';
 
 const base = JSON.parse(readFileSync('static/scenarios/reconnect-bypass.json', 'utf8')) as Record<
   string,

@@ -3,7 +3,7 @@ import type { AuditRecord } from '$lib/machine/types';
 import { toCsv, toJsonl } from '$lib/store/audit-export';
 import { auditTotals, queryAudit } from '$lib/store/audit-query';
 import { AuditService, type RecordReader } from './audit-service';
-import { focusOf } from '../guarantees';
+import { focusOf } from '../guarantee-focus';
 import { runLog } from '$lib/sim/session/run-log.testing';
 import { mapChunkStore } from '$lib/store/chunk-store.testing';
 import type { AuditViewQuery } from '$lib/sim/session/protocol';

@@ -41,6 +41,7 @@ import { flushWithin } from './write-limit';
 import { LANE_IDS } from '../../sim/input/lanes';
 import type { LaneId } from '../../sim/input/scenario';
 import type { RunStorage } from '../../sim/session/session';
+import { dropSnapshots, snapshotSlot } from './run-snapshots';
 
 const DECISION_DB = 'sampling-policy-lab-run-decisions';
 const AUDIT_DB = 'sampling-policy-lab-run-audit';
@@ -273,6 +274,7 @@ async function prune(decisions: UseStore): Promise<void> {
     }
     done(undefined);
   });
+  await dropSnapshots(old.map((r) => r.id));
   const audit = auditDb?.ok ? auditDb.store : null;
   if (!audit) return;
   for (const r of old) {
@@ -354,7 +356,9 @@ export async function startRun(resume?: string, abandonOld = false): Promise<Run
     durable: (lane) => run.decisions[lane] ?? null,
     durableError: errors[0] ?? null,
     audit: run.audit,
-    auditError
+    auditError,
+    // The run's latest engine snapshot (issue #21): a resumed namespace's is read for the reload.
+    snapshots: await snapshotSlot(id, id === resume && !fresh)
   };
   current = run;
   return run.storage;

@@ -12,6 +12,7 @@ import { Session } from '../../sim/session/session';
 import { chartWords, thinningWords } from '../../sim/report/long-run';
 import { LANE_IDS } from '../../sim/input/lanes';
 import { loadParsers, parsersLoaded } from '../../sim/input/parsers';
+import { loadSnapshots } from '../../sim/session/snapshots-loader';
 import { prepareReadyMade } from '../../sim/input/ready-made';
 import { MAX_CHART_POINTS, thinSeries, type ThinnedSeries } from '../chart-thin';
 import { LivePacer, isLiveCommand, type LiveCommand, type LiveRequest } from './live';
@@ -113,6 +114,24 @@ listenStorage({
 });
 auditRows.onMissing = () => auditReadBackFailed();
 
+/** The snapshot code; a failure to load it only means no snapshots (a reload re-simulates). */
+function loadSnapshotsQuietly(): Promise<unknown> {
+  return loadSnapshots().catch(() => null);
+}
+
+/**
+ * The run stopped (a pause, a fast-forward's or the run's end, a command done): save its snapshot
+ * for a reload (issue #21; the session saves during long runs by itself). A snapshot is a
+ * convenience: whatever goes wrong with it, the run goes on, and a reload re-simulates.
+ */
+function saveSnapshot(): void {
+  try {
+    session.saveSnapshot();
+  } catch {
+    // The reload re-simulates instead.
+  }
+}
+
 async function retryStorage(): Promise<void> {
   if (await reopenStorage()) postStorage();
 }
@@ -155,6 +174,7 @@ function pump() {
     // An engine error ends the fast-forward in the session, with what broke (as live play's).
     post(session.fastForwardSlice(sliceEvents), fastForwardRe);
     takeAudit(session.drainAudit());
+    if (!session.fastForwarding) saveSnapshot();
     if (session.fastForwarding && performance.now() - lastFfSnapshot >= FF_SNAPSHOT_MS) {
       lastFfSnapshot = performance.now();
       post([session.snapshot()], null);
@@ -304,6 +324,7 @@ function liveBatch(): void {
     if (snap.done || snap.paused) {
       stopLive();
       post([snap], l.re);
+      saveSnapshot();
     } else if (l.credit) {
       l.credit = false;
       const withView = t0 - l.viewAt >= LIVE_VIEW_MS;
@@ -354,6 +375,7 @@ function handleLive(cmd: LiveCommand, id: number): void {
     case 'liveStop':
       stopLive();
       if (session.sim) post([session.snapshot()], id);
+      saveSnapshot();
       void flush();
       return;
   }
@@ -395,7 +417,8 @@ async function prepare(cmd: Command): Promise<void> {
     const next = session.sim.clock.nextAt();
     if (cmd.to <= session.sim.now || next === null || next > cmd.to) return;
   }
-  await loadParsers();
+  // The snapshot code with them: the engine is about to run, or a reload to resume.
+  await Promise.all([loadParsers(), loadSnapshotsQuietly()]);
 }
 
 // Start opening the databases now, so the first load does not wait for it.
@@ -412,7 +435,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
     queue = queue.then(async () => {
       if (cmd.type === 'live' && !live && !parsersLoaded()) {
         try {
-          await loadParsers();
+          await Promise.all([loadParsers(), loadSnapshotsQuietly()]);
         } catch (err) {
           post([{ type: 'error', message: err instanceof Error ? err.message : String(err) }], id);
           return;
@@ -521,6 +544,7 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
           }
         }
       post(replies, id);
+      if (!session.fastForwarding && !live) saveSnapshot();
       // Its snapshot told what was on disk before the restore's writes: say it again after them
       // (the next group commit posts the storage even if it equals the last one posted).
       if (inPlace) lastStorage = '';
