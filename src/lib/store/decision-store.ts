@@ -131,7 +131,7 @@ export function classifyEntry(
 export function toStoredDecision(d: StoredDecision): StoredDecision {
   const out: StoredDecision = {
     server: d.server,
-    identity: d.identity,
+    identity: flat(d.identity),
     verdict: d.verdict,
     reason: d.reason,
     retryable: d.retryable,
@@ -148,6 +148,25 @@ export function toStoredDecision(d: StoredDecision): StoredDecision {
   if (d.approval !== undefined)
     out.approval = { decidedAt: d.approval.decidedAt, expiresAt: d.approval.expiresAt };
   return out;
+}
+
+/**
+ * Read from so that `flat` is not a pure expression an optimising compiler may drop (it never
+ * holds anything that matters).
+ */
+let _flatSink = 0;
+
+/**
+ * `s`, made one flat string in place. An identity is built by concatenation (its server, `:`, its
+ * hex digest appended a word at a time: machine/sha256.ts), which the engine keeps as a tree of
+ * partial strings, about ten objects and 350 bytes beside its 43 characters. A stored decision
+ * lives for as long as its entry (a handler's memory store keeps every allowed one), and so would
+ * the tree; reading a character flattens it (the engine copies the characters once and the tree's
+ * parts die young). Same value: strings compare by their characters.
+ */
+function flat(s: string): string {
+  _flatSink ^= s.charCodeAt(0);
+  return s;
 }
 
 /** A light shape check for entries read back from storage written by an older build or by hand. */
