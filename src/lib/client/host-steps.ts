@@ -7,11 +7,11 @@
  */
 import type { AuthEvent, IncomingRequest, LookupInput, ProviderEvent } from '../machine/authorize';
 import type { FastRun, StepPort, StepStop } from '../machine/authorize/fast';
-import { copyable, type CloneMap } from '../machine/clone';
+import { copyable } from '../machine/clone';
 import type { ConsentActor, ConsentReply, ProviderActor, ProviderReply } from './driver';
 import type { RunHandle } from './host';
 
-/** What these records need of the host: its clock (and, to be copied, its clone). */
+/** What these records need of the host: its clock. */
 interface Host {
   readonly clock: { now(): number };
 }
@@ -80,25 +80,24 @@ export class HostStep implements StepStop, ConsentReply, ProviderReply {
 copyable(HostStep);
 
 /** A presentation waiting for a flight's verdict: its lookup, its alert, and its step. */
-export interface Waiter {
-  readonly input: LookupInput;
-  readonly alert: boolean;
-  readonly step: HostStep;
+export class Waiter {
+  constructor(
+    readonly input: LookupInput,
+    readonly alert: boolean,
+    readonly step: HostStep
+  ) {}
 }
+// Copied over the copy of its step; its lookup is never changed once made: shared.
+copyable(Waiter, ['input']);
 
-/** A presentation being decided, and the presentations of the same identity waiting for it. */
+/**
+ * A presentation being decided, and the presentations of the same identity waiting for it (a
+ * plain record: a copy of its host copies it whole, its waiters by their rules).
+ */
 export interface Flight {
   waiters: Waiter[];
   /** Joiners answered from this flight's verdict while it was not in the store. */
   represented: number;
-}
-
-/** A flight's copy (clone.ts): its waiters' steps are the copies'. */
-export function copyFlight(m: CloneMap, f: Flight): Flight {
-  if (m.has(f)) return m.registered(f);
-  const c = m.set(f, { waiters: [] as Waiter[], represented: f.represented });
-  c.waiters = f.waiters.map((w) => ({ input: w.input, alert: w.alert, step: m.get(w.step) }));
-  return c;
 }
 
 /** A request the table executor runs (the lane keeps it while it is in flight). */

@@ -28,6 +28,7 @@ import {
   tableOf,
   type FastObserver,
   type MachineTable,
+  type StepArgs,
   type StepLogic
 } from '../machine/authorize/fast';
 import { estimateCostMicros, type RateCard } from '../machine/budget';
@@ -48,8 +49,8 @@ import { effectiveBlock, policyHash } from '../machine/policy/effective';
 import type { Policy } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, LookupResult, MaybePromise } from '../store/decision-store';
-import { copyable, NotCloneable, type CloneMap } from '../machine/clone';
-import { copyFlight, HostStep, TableHandle, type Flight, type Waiter } from './host-steps';
+import { copyable } from '../machine/clone';
+import { HostStep, TableHandle, Waiter, type Flight } from './host-steps';
 import { PresentationHistory } from './presentations';
 import type { ConsentActor, ConsentSource, Driver, ProviderActor, ProviderSource } from './driver';
 
@@ -133,12 +134,6 @@ class HostRequest implements FastObserver {
 // A request reporting to a callback cannot be copied (the copier says so); its request is shared.
 copyable(HostRequest, ['request']);
 
-/** A copy of a host's source (clone.ts): an actor's copy; a callback cannot be copied. */
-function copySource<A extends object>(m: CloneMap, source: A | ((...a: never[]) => unknown)): A {
-  if (typeof source === 'function') throw new NotCloneable('a callback source');
-  return m.get(source);
-}
-
 /** A request being authorised. */
 export interface RunHandle {
   identity(): string;
@@ -162,7 +157,7 @@ export interface RequestHandle extends RunHandle {
  */
 export type Executor = 'actor' | 'table';
 
-/** The steps a host invokes, by name (the flow's `invoke` sources). */
+/** The steps a host invokes, by name (the flow's `invoke` sources): the host's own methods. */
 export type HostSteps = Readonly<Record<StepName, StepLogic>>;
 
 /**
@@ -188,7 +183,7 @@ function tableFor(): MachineTable {
   return (table ??= tableOf(authorizationFlow));
 }
 
-export class ClientHost {
+export class ClientHost implements HostSteps {
   config: ClientConfig;
   readonly cards: Record<string, RateCard>;
   /** Swappable: the learner may move a lane between connection scope and durable mid-run. */
@@ -215,16 +210,20 @@ export class ClientHost {
   /** Which flight each leading request (by connection and id) decides. */
   private leaders = new Map<string, string>();
   private _seq = 0;
-  /** A model's rate card, for `evaluate`: one function for the host's life, not one per call. */
-  private readonly _card = (m: string): RateCard | undefined => this.cards[m];
+  /**
+   * A model's rate card, for `evaluate`: one function for the host's life, not one per call —
+   * made on first use (a closure over the host: a copy makes its own).
+   */
+  private _card: ((m: string) => RateCard | undefined) | undefined = undefined;
   /** The actor executor's machine with this host's steps, built on the first actor run. */
   private _machine: unknown;
   private readonly _executor: Executor;
-  private readonly steps: HostSteps;
-  private readonly opts: ClientHostOptions;
+  /** Who answers dialogs: an actor is copied with the host; a callback cannot be (clone.ts). */
+  private readonly consent: ConsentSource | ConsentActor;
+  /** Who runs model calls (as `consent`). */
+  private readonly provider: ProviderSource | ProviderActor;
 
   constructor(opts: ClientHostOptions) {
-    this.opts = opts;
     this.config = opts.config;
     this.cards = opts.cards;
     this.store = opts.store;
@@ -233,94 +232,60 @@ export class ClientHost {
     this.lane = opts.lane;
     this._policy = opts.policy;
     this._executor = opts.executor ?? 'actor';
-    // The invoked steps, once: the actor path wraps each in `fromCallback`, the table path
-    // calls them directly with the same arguments. A step that waits is a record (HostStep).
-    const steps = {
-      lookupDecision: ({ input, port }) => {
-        const step = new HostStep(this, port);
-        this.present(input as LookupInput, step);
-        return step;
-      },
-      evaluatePolicy: ({ input, port }) => {
-        port.send({
-          type: 'policy.evaluated',
-          evaluation: this.evaluate(input as EvaluateRequest),
-          at: this.clock.now()
-        });
-      },
-      askConsent: ({ input, port }) => {
-        const step = new HostStep(this, port);
-        const c = opts.consent;
-        if (typeof c === 'function')
-          step.cancelWith(c(input as ConsentInput, (approved) => step.answer(approved)));
-        else step.started(c, c.ask(input as ConsentInput, step));
-        return step;
-      },
-      callProvider: ({ input, port }) => {
-        const step = new HostStep(this, port);
-        const p = opts.provider;
-        if (typeof p === 'function')
-          step.cancelWith(p(input as ProviderInput, (ev) => step.emit(ev)));
-        else step.started(p, p.call(input as ProviderInput, step));
-        return step;
-      },
-      commitDecision: ({ input, port }) => {
-        const step = new HostStep(this, port);
-        const { connection, decision } = input as CommitInput;
-        try {
-          const r = this.store.commit(connection, decision);
-          if (isPromise(r))
-            r.then(
-              () => this.committed(step),
-              (e: unknown) => this.committed(step, errorText(e))
-            );
-          else this.committed(step);
-        } catch (e) {
-          this.committed(step, errorText(e));
-        }
-        return step;
-      }
-    } satisfies HostSteps;
-    this.steps = steps;
+    this.consent = opts.consent;
+    this.provider = opts.provider;
   }
 
-  /**
-   * A copy of this host (clone.ts): its configuration and policy shared (replaced, never
-   * changed), its store, audit log, clock, consent and provider the copies' (the lane registers
-   * the audit log's and the store's), its ledger, reservations, flights and history copied.
-   */
-  clone(m: CloneMap): ClientHost {
-    if (this._executor !== 'table')
-      throw new NotCloneable('requests run as XState actors (only the table executor copies)');
-    const o = this.opts;
-    const c = m.set(
-      this,
-      new ClientHost({
-        ...o,
-        config: this.config,
-        policy: this._policy,
-        store: m.registered(this.store),
-        audit: m.registered(this.audit),
-        clock: m.get(this.clock),
-        consent: copySource(m, o.consent),
-        provider: copySource(m, o.provider)
-      })
-    );
-    m.set(this.steps, c.steps);
-    c.hashes = new Map(this.hashes);
-    // Volume states are replaced on every change (rollVolume, countRequest, addSpend): shared.
-    c.ledger = new Map(this.ledger);
-    c._pools = new Map(this._pools);
-    c.reserved = new Map(this.reserved);
-    c.heldBy = {
-      server: new Map(this.heldBy.server),
-      connection: new Map(this.heldBy.connection)
-    };
-    for (const [k, f] of this._flights) c._flights.set(k, copyFlight(m, f));
-    c.leaders = new Map(this.leaders);
-    c._seq = this._seq;
-    c.presentations = m.get(this.presentations);
-    return c;
+  // The invoked steps (the flow's `invoke` sources), as methods: a request's run calls them on
+  // its host (FastRun's `steps`), so a copy of the run calls its host's copy; the actor path
+  // wraps each in `fromCallback` (`handle`). A step that waits is a record (HostStep).
+
+  lookupDecision({ input, port }: StepArgs): HostStep {
+    const step = new HostStep(this, port);
+    this.present(input as LookupInput, step);
+    return step;
+  }
+
+  evaluatePolicy({ input, port }: StepArgs): void {
+    port.send({
+      type: 'policy.evaluated',
+      evaluation: this.evaluate(input as EvaluateRequest),
+      at: this.clock.now()
+    });
+  }
+
+  askConsent({ input, port }: StepArgs): HostStep {
+    const step = new HostStep(this, port);
+    const c = this.consent;
+    if (typeof c === 'function')
+      step.cancelWith(c(input as ConsentInput, (approved) => step.answer(approved)));
+    else step.started(c, c.ask(input as ConsentInput, step));
+    return step;
+  }
+
+  callProvider({ input, port }: StepArgs): HostStep {
+    const step = new HostStep(this, port);
+    const p = this.provider;
+    if (typeof p === 'function') step.cancelWith(p(input as ProviderInput, (ev) => step.emit(ev)));
+    else step.started(p, p.call(input as ProviderInput, step));
+    return step;
+  }
+
+  commitDecision({ input, port }: StepArgs): HostStep {
+    const step = new HostStep(this, port);
+    const { connection, decision } = input as CommitInput;
+    try {
+      const r = this.store.commit(connection, decision);
+      if (isPromise(r))
+        r.then(
+          () => this.committed(step),
+          (e: unknown) => this.committed(step, errorText(e))
+        );
+      else this.committed(step);
+    } catch (e) {
+      this.committed(step, errorText(e));
+    }
+    return step;
   }
 
   /**
@@ -352,7 +317,7 @@ export class ClientHost {
     const flight = this._flights.get(key);
     if (flight) {
       step.send({ type: 'store.joining', at: this.clock.now() });
-      flight.waiters.push({ input, alert, step });
+      flight.waiters.push(new Waiter(input, alert, step));
       return;
     }
     const now = this.clock.now();
@@ -482,6 +447,11 @@ export class ClientHost {
     return this._policy;
   }
 
+  /** How this host runs each request's machine. */
+  get executor(): Executor {
+    return this._executor;
+  }
+
   /** The server's effective policy block hash (cached until the policy changes). */
   policyHashFor(server: string): string {
     let h = this.hashes.get(server);
@@ -545,7 +515,7 @@ export class ClientHost {
   authorize(request: IncomingRequest, onDone: OnDone): RunHandle {
     if (this._executor === 'actor') return this.handle(request, onDone);
     const r = new HostRequest(this, request, onDone);
-    const run = new FastRun(tableFor(), this.steps, this.clock, this._input(request), r);
+    const run = new FastRun(tableFor(), this, this.clock, this._input(request), r);
     run.start();
     return new TableHandle(run, this);
   }
@@ -561,7 +531,14 @@ export class ClientHost {
         "client host: the 'actor' executor is not loaded — import client/actor-executor.ts " +
           "(it brings XState), or run the host with executor: 'table'"
       );
-    this._machine ??= actors.machine(this.steps);
+    // The steps as functions (XState's callback actors call them so): this path is never copied.
+    this._machine ??= actors.machine({
+      lookupDecision: (a) => this.lookupDecision(a),
+      evaluatePolicy: (a) => this.evaluatePolicy(a),
+      askConsent: (a) => this.askConsent(a),
+      callProvider: (a) => this.callProvider(a),
+      commitDecision: (a) => this.commitDecision(a)
+    });
     const r = new HostRequest(this, request, onDone);
     return actors.run(this._machine, this.clock, this._input(request), r);
   }
@@ -715,7 +692,7 @@ export class ClientHost {
       server: input.server,
       params: input.params,
       block,
-      card: this._card,
+      card: (this._card ??= (m) => this.cards[m]),
       volume,
       heldMicros: this._held('server', input.server),
       heldUntil: this._heldUntil(input.server),
@@ -784,3 +761,28 @@ export class ClientHost {
     return cap && 'amount' in cap ? { amount: cap.amount, currency: cap.currency } : null;
   }
 }
+
+/**
+ * A host's copy (clone.ts) takes its configuration, rate cards and policy as they are (replaced,
+ * never changed) and the copies of its store and audit log (the engine substitutes them: the
+ * copy's hooks see its store), clock, consent and provider actors (a callback source cannot be
+ * copied: the copier says so), history, flights and reservations' sums. Its caches and ledgers
+ * hold values replaced on every change (volume states, reservations, strings): new containers of
+ * the same values. What it makes on use, it makes again.
+ */
+copyable(ClientHost, {
+  fields: {
+    config: 'shared',
+    cards: 'shared',
+    _policy: 'shared',
+    hashes: 'shallow',
+    ledger: 'shallow',
+    _pools: 'shallow',
+    reserved: 'shallow',
+    leaders: 'shallow',
+    _card: 'dropped',
+    _machine: 'dropped'
+  },
+  refuse: (h) =>
+    h.executor === 'table' ? null : 'requests run as XState actors (only the table executor copies)'
+});

@@ -7,13 +7,16 @@
  * makes it: every class that holds run state registers its copy rules with {@link copyable} — data,
  * not code — and {@link CloneMap} copies every own field of its instances deep, cycles and sharing
  * kept. A class declares only its exceptions (a field shared, copied shallow, dropped or made
- * fresh), so a field added and forgotten is copied, never silently left behind.
+ * fresh), so a field added and forgotten is copied, never silently left behind; and when it
+ * cannot be copied at the moment (a request's run mid-step), why. No class has a copy method of
+ * its own: the client host and a request's run (client/host.ts, machine/authorize/fast.ts) are
+ * copied by their rules too.
  *
  * The run's state holds no closure: the simulation's clock holds its events as data
  * (sim/world/events.ts); what waits on something later — a request's step, a timer of the table
- * executor, a request's outcome — is a record with a method (client/host-steps.ts). A function
- * found in a field throws {@link NotCloneable} naming the class and the field, and the caller
- * re-simulates instead.
+ * executor, a request's outcome — is a record with a method (client/host-steps.ts), and a
+ * request's steps are its host's methods (client/host.ts). A function found in a field throws
+ * {@link NotCloneable} naming the class and the field, and the caller re-simulates instead.
  *
  * Immutable values (scenarios, policies, frames, requests' params, rate cards) are shared, never
  * copied: nothing in the engine changes them after they are made.
@@ -27,11 +30,6 @@ export class NotCloneable extends Error {
   }
 }
 
-/** Anything with a clone method of its own (client/host.ts, machine/authorize/fast.ts). */
-export interface Cloneable<T> {
-  clone(m: CloneMap): T;
-}
-
 /**
  * What the copy of one field gets:
  * - `nested` (the default for every field not named): deep, through the map — objects of copyable
@@ -39,7 +37,12 @@ export interface Cloneable<T> {
  * - `shared`: the same value — one nothing changes once made (a request, a scenario, a policy);
  * - `shallow`: a new container (array, Map, Set or record) holding the same elements;
  * - `dropped`: `undefined` — a cache or a handle the copy does without (it is made again on use);
- * - `{ fresh }`: what `fresh(original)` returns — a new value for the copy (an empty cache).
+ * - `{ fresh }`: what `fresh(original, map)` returns — a new value for the copy (an empty cache;
+ *   a value mostly shared with some part of it copied through the map);
+ * - `{ both }`: the value `both`, written into the copy and into the original too — a flag that
+ *   says the object alone holds something the two now share (machine/authorize/fast.ts: a run
+ *   writes into its context in place while it owns it, and after a copy neither does: each copies
+ *   before it writes).
  */
 export type FieldRule =
   | 'nested'
@@ -47,7 +50,8 @@ export type FieldRule =
   | 'shallow'
   | 'dropped'
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the original is the class's own
-  | { fresh: (original: any) => unknown };
+  | { fresh: (original: any, m: CloneMap) => unknown }
+  | { both: unknown };
 
 /** A class's copy rules: its exceptions to `nested` by field name, and how its copy is made. */
 export interface CopyRules<T extends object> {
@@ -55,12 +59,18 @@ export interface CopyRules<T extends object> {
   fields?: Readonly<Record<string, FieldRule>>;
   /**
    * Makes the object the fields are copied into (an instance from the class's constructor, whose
-   * fields are then overwritten) instead of `Object.create(prototype)`. Why: V8 sizes a
-   * constructed object to its class's fields, while one from `Object.create` has room for four in
-   * the object and keeps the rest in a separate array — bigger, for a class with more fields and
-   * many instances, and a checkpoint holds one copy of each.
+   * fields are then overwritten) instead of `Object.create(prototype)`, given the original (whose
+   * constructor arguments it may pass on). Why: V8 sizes a constructed object to its class's
+   * fields, while one from `Object.create` has room for four in the object and keeps the rest in
+   * a separate array — bigger, for a class with more fields and many instances, and a checkpoint
+   * holds one copy of each.
    */
-  blank?: () => T;
+  blank?: (original: T) => T;
+  /**
+   * Why this object cannot be copied now (a request's run mid-step), or nothing when it can:
+   * asked before the copy is made, a reason throws {@link NotCloneable} with it.
+   */
+  refuse?: (original: T) => string | null | undefined;
   /**
    * Copies, whole, each plain record held in the class's `nested` fields (a store's decisions),
    * instead of a spread whose nested objects are then copied. Why: a spread at a site that sees
@@ -73,15 +83,21 @@ export interface CopyRules<T extends object> {
 /** A class's rules, as the copier reads them. */
 interface How {
   fields: Map<string, FieldRule> | null;
-  blank: (() => object) | undefined;
+  blank: ((original: object) => object) | undefined;
   records: ((r: object) => object) | undefined;
+  refuse: ((original: object) => string | null | undefined) | undefined;
+}
+
+/** A class's rules as registered (`CopyRules`, its field rules in a Map). */
+interface Registered {
+  fields: Map<string, FieldRule>;
+  blank?: (original: object) => object;
+  records?: (r: object) => object;
+  refuse?: (original: object) => string | null | undefined;
 }
 
 /** Rules by prototype, as registered. */
-const RULES = new WeakMap<
-  object,
-  { fields: Map<string, FieldRule>; blank?: () => object; records?: (r: object) => object }
->();
+const RULES = new WeakMap<object, Registered>();
 /** Rules by prototype, merged over its ancestors' (null: the class is not copyable). */
 const RESOLVED = new WeakMap<object, How | null>();
 
@@ -102,8 +118,9 @@ export function copyable<T extends object>(
     : rules;
   RULES.set(cls.prototype as object, {
     fields: new Map(Object.entries(r.fields ?? {})),
-    blank: r.blank,
-    records: r.records as ((r: object) => object) | undefined
+    blank: r.blank as Registered['blank'],
+    records: r.records as Registered['records'],
+    refuse: r.refuse as Registered['refuse']
   });
 }
 
@@ -111,7 +128,7 @@ export function copyable<T extends object>(
 function howOf(proto: object): How | null {
   const known = RESOLVED.get(proto);
   if (known !== undefined) return known;
-  const chain: { fields: Map<string, FieldRule>; records?: (r: object) => object }[] = [];
+  const chain: Registered[] = [];
   for (let p: object | null = proto; p && p !== Object.prototype; p = Object.getPrototypeOf(p)) {
     const r = RULES.get(p);
     if (r) chain.unshift(r);
@@ -119,13 +136,15 @@ function howOf(proto: object): How | null {
   let how: How | null = null;
   if (chain.length) {
     const fields = new Map<string, FieldRule>();
-    let records: ((r: object) => object) | undefined;
+    let records: Registered['records'];
+    let refuse: Registered['refuse'];
     for (const r of chain) {
       for (const [k, v] of r.fields) fields.set(k, v);
       records = r.records ?? records;
+      refuse = r.refuse ?? refuse;
     }
     // A base's blank would make an object of the base class: only the class's own counts.
-    how = { fields: fields.size ? fields : null, blank: RULES.get(proto)?.blank, records };
+    how = { fields: fields.size ? fields : null, blank: RULES.get(proto)?.blank, records, refuse };
   }
   RESOLVED.set(proto, how);
   return how;
@@ -169,7 +188,10 @@ export class CloneMap {
     return this.#copies.has(original);
   }
 
-  /** The copy of `x`, complete when this returns (unless called inside a walk: see {@link walk}). */
+  /**
+   * The copy of `x`, as a `nested` field's — an object of a copyable class, or a container or
+   * record deep — complete when this returns (unless called inside a walk: see {@link walk}).
+   */
   get<T extends object>(x: T): T;
   get<T extends object>(x: T | null): T | null;
   get<T extends object>(x: T | undefined): T | undefined;
@@ -177,14 +199,14 @@ export class CloneMap {
     if (x === null || x === undefined) return x;
     const known = this.#copies.get(x);
     if (known !== undefined) return known as T;
-    if (this.#walking) return this.#make(x);
-    return this.walk(() => this.#make(x));
+    if (this.#walking) return this.#value(x) as T;
+    return this.walk(() => this.#value(x) as T);
   }
 
   /**
-   * Run `fn`, whose `get`s make copies without filling them, then fill every copy made. An entry
-   * point that must copy some objects before others (client/host.ts: a request's run is copied
-   * over its host's steps, which only the host's own copy makes) asks for them in order here.
+   * Run `fn`, whose `get`s make copies without filling them, then fill every copy made: an entry
+   * point that registers substitutes as it goes (engine.ts: each lane's store) asks for the
+   * objects here, and no copy is filled before they are all registered.
    */
   walk<T>(fn: () => T): T {
     if (this.#walking) return fn();
@@ -211,24 +233,17 @@ export class CloneMap {
     return c;
   }
 
-  /**
-   * A copy of `x` (an object of a class), registered: by its rules, its fields filled by the walk;
-   * else by its own `clone` method (a class without rules: client/host.ts, fast.ts).
-   */
+  /** A copy of `x` (an object of a class), by its rules, registered: the walk fills its fields. */
   #make<T extends object>(x: T): T {
     const proto = Object.getPrototypeOf(x) as object | null;
     const how = proto && howOf(proto);
-    if (how) {
-      const c = (how.blank ? how.blank() : Object.create(proto)) as T;
-      this.#copies.set(x, c);
-      this.#todo.push(x, c, how);
-      return c;
-    }
-    const clone = (x as Partial<Cloneable<T>>).clone;
-    if (typeof clone !== 'function')
+    if (!how)
       throw new NotCloneable(`${describe(x)} is not copyable (${this.#where() || 'asked'})`);
-    const c = clone.call(x, this);
-    if (!this.#copies.has(x)) this.#copies.set(x, c);
+    const why = how.refuse?.(x);
+    if (why) throw new NotCloneable(why);
+    const c = (how.blank ? how.blank(x) : Object.create(proto)) as T;
+    this.#copies.set(x, c);
+    this.#todo.push(x, c, how);
     return c;
   }
 
@@ -257,7 +272,8 @@ export class CloneMap {
       } else if (rule === 'shared') to[k] = v;
       else if (rule === 'shallow') to[k] = shallow(v);
       else if (rule === 'dropped') to[k] = undefined;
-      else to[k] = rule.fresh(x);
+      else if ('fresh' in rule) to[k] = rule.fresh(x, this);
+      else to[k] = from[k] = rule.both;
     }
   }
 

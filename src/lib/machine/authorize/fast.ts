@@ -22,7 +22,7 @@
  * invariants — XState's order and snapshots — that are read and changed together.
  */
 import type { AnyStateMachine } from 'xstate';
-import { copyable, NotCloneable, type CloneMap } from '../clone';
+import { copyable, type CloneMap, type FieldRule } from '../clone';
 import {
   afterEventType,
   errorEventType,
@@ -35,6 +35,7 @@ import {
   type FlowTransition,
   type GuardRef,
   type StateName,
+  type StepName,
   reducers as flowReducers
 } from './flow';
 import { EMPTY_GEN } from './outcomes';
@@ -54,11 +55,24 @@ export interface StepStop {
   stop(): void;
 }
 
+/** What an invoked step is given: its input, and where it sends its events. */
+export interface StepArgs {
+  input: unknown;
+  port: StepPort;
+}
+
 /**
  * An invoked step, as the host provides it: `fromCallback`'s function with the callback an
  * object (`port`) and the cleanup an object (the actor executor wraps both for XState).
  */
-export type StepLogic = (args: { input: unknown; port: StepPort }) => StepStop | void;
+export type StepLogic = (args: StepArgs) => StepStop | void;
+
+/**
+ * Where a run finds its invoked steps, by their `src` name: methods of this object, called on it
+ * — the client host's own (client/host.ts), so a copy of the run calls the copy of its host — or
+ * a record of functions (a test's).
+ */
+export type StepSource = Readonly<Partial<Record<StepName, StepLogic>>>;
 
 /** What a timer set as data calls (client/driver.ts `TimerTarget`): the run itself. */
 interface TimerTarget {
@@ -542,7 +556,7 @@ const SET_TIMER = 2;
 const CANCEL_TIMER = 3;
 type Effect = typeof START_CHILD | typeof STOP_CHILD | typeof SET_TIMER | typeof CANCEL_TIMER;
 
-/** The input of a run being copied (clone.ts): the copy is filled in, not started. */
+/** The input of a run's blank copy (clone.ts): its fields are copied in; it is not started. */
 const COPY = Symbol('copy');
 
 /** In the undo log (`FastRun.undo`): the key was not in the context before it was written. */
@@ -591,11 +605,12 @@ export class FastRun implements TimerTarget {
   private initError: unknown = undefined;
   /**
    * True while nothing but this run holds `context`: assignments then write into it. A copy of
-   * the run (`clone`) shares the context, so both turn this off, and the first assignment after
-   * that copies (copy-on-write). Why not XState's new object per assignment: a 30-key context
-   * copied for every event (and `trace` copying the path besides) was a tenth of a handler
-   * request's garbage. What a reader outside the run sees: `identity()` a string, `path()` a
-   * copy, an error's context a copy made from the undo log (`undo`), the output fresh values.
+   * the run shares the context, so both turn this off (its copy rule, below the class), and the
+   * first assignment after that copies (copy-on-write). Why not XState's new object per
+   * assignment: a 30-key context copied for every event (and `trace` copying the path besides)
+   * was a tenth of a handler request's garbage. What a reader outside the run sees: `identity()`
+   * a string, `path()` a copy, an error's context a copy made from the undo log (`undo`), the
+   * output fresh values.
    */
   private owned = false;
   /** True while `context.path` is an array only this run holds: `trace` then pushes onto it. */
@@ -613,7 +628,7 @@ export class FastRun implements TimerTarget {
 
   constructor(
     private readonly table: MachineTable,
-    private readonly steps: Readonly<Record<string, StepLogic>>,
+    private readonly steps: StepSource,
     private readonly clock: StepClock,
     input: AuthInput | typeof COPY,
     private observer: FastObserver
@@ -642,36 +657,17 @@ export class FastRun implements TimerTarget {
     }
   }
 
+  /** Why this run cannot be copied now (a copy is taken between events), or null. */
+  midStep(): string | null {
+    return this.busy || this.queue.length || this.dn || this.rn ? 'a request is mid-step' : null;
+  }
+
   /**
-   * A copy of this run (clone.ts), at rest between events: same state, context, step and timers,
-   * over the copies of its step logic (the host's), clock and observer.
+   * An unstarted run for the copier to copy `of`'s fields into (its rules, below the class): made
+   * by the constructor, so that V8 sizes it to the class's fields.
    */
-  clone(m: CloneMap): FastRun {
-    if (this.busy || this.queue.length || this.dn || this.rn)
-      throw new NotCloneable('a request is mid-step');
-    const c = m.set(
-      this,
-      new FastRun(this.table, m.registered(this.steps), m.get(this.clock), COPY, this.observer)
-    );
-    c.observer = m.get(this.observer as FastObserver & object);
-    // Contexts are never changed in place (each macrostep copies before it assigns): shared —
-    // but for the stored decision a lookup answered with, the store's live entry, whose count of
-    // represented presentations the record reads at the end: the copy's store's entry, then.
-    const ctx = this.context;
-    c.context = ctx?.stored ? { ...ctx, stored: m.box(ctx.stored) } : ctx;
-    // Both hold the context (and its path) now: each copies before it writes (`owned`).
-    this.owned = this.pathOwned = false;
-    c.owned = c.pathOwned = false;
-    c._shape = this._shape;
-    c.state = this.state;
-    c.status = this.status;
-    c.child = m.get(this.child);
-    c.timers = this.timers.slice(0, this.tn);
-    c.tn = this.tn;
-    c.busy = false;
-    c.initError = this.initError;
-    c.doneEvent = this.doneEvent;
-    return c;
+  static blank(of: FastRun): FastRun {
+    return new FastRun(of.table, of.steps, of.clock, COPY, of.observer);
   }
 
   /** As an actor's start: the resting state's step first, then the deferred timers, then events. */
@@ -869,10 +865,12 @@ export class FastRun implements TimerTarget {
   private startChild(child: Child): void {
     if (child.started || child.stopped) return;
     child.started = true;
-    const logic = this.steps[child.src];
+    const steps = this.steps;
+    const logic = steps[child.src as StepName];
     try {
       if (!logic) throw new Error(`actor '${child.src}' was not provided`);
-      child.dispose = logic({ input: child.input, port: child });
+      // Called on its source: a host's step is its method.
+      child.dispose = logic.call(steps, { input: child.input, port: child });
     } catch (error) {
       // As a child actor that failed to start: an error event for the invoke's onError edge.
       this.send({ type: `xstate.error.actor.${child.id}`, error, actorId: child.id });
@@ -1058,3 +1056,45 @@ export class FastRun implements TimerTarget {
     }
   }
 }
+
+/** An empty list, for a copy (a run copied at rest holds nothing in it). */
+const EMPTY: FieldRule = { fresh: () => [] };
+
+/**
+ * A run's copy (clone.ts), taken at rest between events (`midStep` refuses otherwise): the same
+ * state, context, step and timers, over the copies of its step source (its host), clock and
+ * observer. The table, its states and the done event are the table's, never changed: shared.
+ *
+ * Contexts are never changed in place while shared (`owned`): the copy shares the original's —
+ * but for the stored decision a lookup answered with, the store's live entry, whose count of
+ * represented presentations the record reads at the end: the copy's store's entry, then. Both
+ * runs hold the context (and its path) now: each copies before it writes (`owned`, `pathOwned`
+ * false on both). The pending timers are copied (`tn` of them: the rest of the array is spare);
+ * the lists a step fills and empties start empty; the undo log is per event.
+ */
+copyable(FastRun, {
+  fields: {
+    table: 'shared',
+    state: 'shared',
+    doneEvent: 'shared',
+    initError: 'shared',
+    context: {
+      fresh: (r: FastRun, m: CloneMap) => {
+        const ctx = r.context;
+        return ctx?.stored ? { ...ctx, stored: m.box(ctx.stored) } : ctx;
+      }
+    },
+    owned: { both: false },
+    pathOwned: { both: false },
+    timers: { fresh: (r: { timers: unknown[]; tn: number }) => r.timers.slice(0, r.tn) },
+    queue: EMPTY,
+    reserved: EMPTY,
+    deferred: EMPTY,
+    spare: EMPTY,
+    undo: EMPTY,
+    un: { fresh: () => 0 },
+    undoPath: { fresh: () => -1 }
+  },
+  blank: FastRun.blank,
+  refuse: (r) => r.midStep()
+});

@@ -142,6 +142,49 @@ describe('copy rules', () => {
     expect(() => copy(b)).toThrow(/Owner\.table holds a function/);
   });
 
+  it('a `both` field is written into the copy and the original; `fresh` sees the map', () => {
+    class Holder {
+      owns = true;
+      // Filled before `held`: the map copies `held` when the view asks for it.
+      view: { of: { n: number } } | null = null;
+      held = { n: 1 };
+      constructor(readonly size: number) {}
+    }
+    const made: Holder[] = [];
+    copyable(Holder, {
+      fields: {
+        owns: { both: false },
+        // The copy's view is of the copy's `held`, whatever the order the fields are filled in.
+        view: { fresh: (h: Holder, m: CloneMap) => h.view && { of: m.get(h.view.of) } }
+      },
+      blank: (h) => {
+        const c = new Holder(h.size);
+        made.push(c);
+        return c;
+      }
+    });
+    const a = new Holder(4);
+    a.view = { of: a.held };
+    const b = copy(a);
+    expect(made).toEqual([b]);
+    expect(b.size).toBe(4);
+    expect([a.owns, b.owns]).toEqual([false, false]);
+    expect(b.view!.of).not.toBe(a.held);
+    expect(b.view!.of).toBe(b.held);
+  });
+
+  it('a class that refuses a copy says why, and nothing is copied', () => {
+    class Busy {
+      busy = true;
+    }
+    copyable(Busy, { refuse: (x) => (x.busy ? 'it is busy' : null) });
+    const a = new Busy();
+    expect(() => copy(a)).toThrow(NotCloneable);
+    expect(() => copy(a)).toThrow(/it is busy/);
+    a.busy = false;
+    expect(copy(a)).toBeInstanceOf(Busy);
+  });
+
   it('an object of a class without rules cannot be copied', () => {
     class Unknown {}
     const a = new Owner('u');

@@ -115,12 +115,11 @@ export class Simulation implements DialogWatcher {
    * it between events (not from a hook). Throws `NotCloneable` when the run cannot be copied
    * (requests run as XState actors, a store kept elsewhere): re-simulate then.
    *
-   * The generic copier copies the engine (its rules are below the class); this entry point only
-   * says what the copy's own are: its hooks (`opts`), each lane's store (where the copy's
-   * decisions live, seen by the copy's hooks), and its clock's dispatcher (itself). The hosts are
-   * copied first, after their audit logs (a host's copy takes its store's and its log's): a
-   * request's run is copied over its host's steps, which only the host's own copy makes
-   * (client/host.ts).
+   * The generic copier copies the engine — hosts and requests' runs too — by the rules each class
+   * declares (this one's are below the class); this entry point only says what the copy's own
+   * are: its hooks (`opts`), each lane's store (where the copy's decisions live, seen by the
+   * copy's hooks), and its clock's dispatcher (itself). The stores are registered first, so that
+   * a stored decision a request in flight holds is the copy's store's entry (fast.ts).
    */
   clone(opts: SimulationOptions = this.opts): Simulation {
     const m = new CloneMap();
@@ -129,8 +128,6 @@ export class Simulation implements DialogWatcher {
       for (const id of LANE_IDS) {
         const lane = this.lanes[id];
         m.set(lane.host.store, lane.copyStore(m, opts));
-        m.get(lane.host.audit);
-        m.get(lane.host);
       }
       return m.get(this as Simulation);
     });

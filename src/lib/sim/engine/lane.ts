@@ -449,7 +449,7 @@ export class LaneRuntime implements DirectPayee {
   }
 }
 
-// Copied with its engine. Its host copies itself (client/host.ts) over the store the engine's
-// copy substitutes (`copyStore`); a `useDurable` store is the original's, not the copy's (the
-// copy's hooks say where its decisions live).
+// Copied with its engine, its host by the host's rules (client/host.ts) over the store the
+// engine's copy substitutes (`copyStore`); a `useDurable` store is the original's, not the copy's
+// (the copy's hooks say where its decisions live).
 copyable(LaneRuntime, { fields: { cards: 'shared', durableSet: 'dropped' } });

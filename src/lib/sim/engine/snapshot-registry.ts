@@ -4,7 +4,7 @@
  * place, beside the classes rather than in them.
  *
  * - Closures an engine makes over its own objects (the clock's dispatcher, a lane's store tap, a
- *   host's steps; in builds that have them, the consent desk's listener and a provider's callback
+ *   host's rate-card lookup; in builds that have them, the consent desk's listener and a provider's callback
  *   source) are dropped and made again over the decoded objects, as the classes' constructors
  *   make them — only where the original had them.
  * - The run's hooks (its options' functions: the page's sinks, the guard's checks) are stored by
@@ -43,7 +43,7 @@ import { LifetimeTracker } from '../checks/lifetimes';
 import { LoopTracker } from '../checks/loops';
 import { VirtualClock } from '../world/clock';
 import { Rng } from '../world/rng';
-import { ClientHost, type ClientHostOptions } from '../../client/host';
+import { ClientHost } from '../../client/host';
 import { HostStep, TableHandle } from '../../client/host-steps';
 import { PresentationHistory } from '../../client/presentations';
 import { FastRun } from '../../machine/authorize/fast';
@@ -198,10 +198,9 @@ export function engineRegistry(scenario: Scenario): SnapshotRegistry {
     .add('LaneRuntime', LaneRuntime, {
       revive: (lane, ctx, had) => {
         const observe = (ctx as ReviveContext).opts.onStore;
-        const host = lane.host as unknown as Fields;
-        for (const s of new Set([host.store, (host.opts as Fields).store]))
-          if (s instanceof TappedStore && had(s, 'observe'))
-            (s as unknown as { observe: StoreObserver }).observe = (e) => observe!(lane.id, e);
+        const s = lane.host.store;
+        if (s instanceof TappedStore && had(s, 'observe'))
+          (s as unknown as { observe: StoreObserver }).observe = (e) => observe!(lane.id, e);
       }
     })
     .add('ServerRuntime', ServerRuntime)
@@ -221,18 +220,10 @@ export function engineRegistry(scenario: Scenario): SnapshotRegistry {
     })
     .add('Rng', Rng)
     .add('LaneMetrics', LaneMetrics)
-    .add('ClientHost', ClientHost, {
-      drop: ['steps', '_card'],
-      // Its steps and rate-card lookup are closures over the host and its options.
-      make: (field) => new ClientHost(field('opts') as ClientHostOptions)
-    })
-    .add('FastRun', FastRun, {
-      drop: ['steps'],
-      revive: (run) => {
-        const f = run as unknown as Fields;
-        f.steps = ((f.observer as Fields).host as Fields).steps;
-      }
-    })
+    // Its rate-card lookup is a closure over it, made on first use (as its copy drops it); its
+    // steps are its methods, and a request's run calls them on its host (fast.ts `steps`).
+    .add('ClientHost', ClientHost, { drop: ['_card'] })
+    .add('FastRun', FastRun)
     .add('HostStep', HostStep)
     .add('TableHandle', TableHandle)
     .add('PresentationHistory', PresentationHistory)
