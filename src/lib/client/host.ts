@@ -7,6 +7,12 @@
  * The same host runs in the simulation (virtual clock, simulated user and provider), on the page
  * (the learner answers the dialogs) and in the shipped handler (real time, the MCP client's
  * callbacks): only its driver differs (driver.ts). It knows nothing about servers' behaviour.
+ *
+ * Why one file of ~800 lines: the host's five steps (lookup, evaluate, consent, provider,
+ * commit), its in-flight joins and its volume ledger share the host's private state — the
+ * reservations a step makes are the ones commit settles or a cancel releases — and they are
+ * methods so a copied run calls its copied host (issue #21). Split, each part would need that
+ * state passed or made public; host-steps.ts already holds what needs none of it.
  */
 import type {
   AuthContext,
