@@ -158,7 +158,7 @@ export class ServerRuntime implements ServerEnv {
   }
 
   send(params: SamplingParams, _task: Task, wire?: WireStyle): JsonRpcId | null {
-    if (!this.connected) return null;
+    if (!this.isConnected) return null;
     const id = ++this.nextId;
     const sent = wire && (wire.reverseKeys || wire.nfd) ? applyWireStyle(params, wire) : params;
     this.lane.receive(this, id, sent);
