@@ -24,6 +24,9 @@
  *
  * The walk is iterative (a work list, not recursion): a long chain of objects cannot overflow the
  * stack.
+ *
+ * Over 400 lines on purpose: encoding and decoding are one format — each tag written here is read
+ * back a few lines from where it is written, and the two walks share the id table.
  */
 
 /** The snapshot format; a snapshot with another version is refused (and re-simulated instead). */
