@@ -125,7 +125,10 @@ try {
     mimeType: 'application/json',
     buffer: Buffer.from(JSON.stringify(scenario))
   });
-  await page.getByRole('button', { name: 'Play' }).waitFor();
+  // The upload is read by a module loaded on first use: Play is there before the scenario is,
+  // so wait for the scenario itself (its title in the lesson panel), not for the button.
+  await page.getByRole('region', { name: 'Lesson' }).filter({ hasText: '50 servers' }).waitFor();
+  await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
   const slider = page.getByLabel('Speed', { exact: true });
   await slider.fill((await slider.getAttribute('max')) ?? '100');
   const asked = await page.getByLabel('Speed value').textContent();

@@ -28,8 +28,13 @@ export function isSnapshotError(e: unknown): boolean {
 import { engineRegistry } from '../engine/snapshot-registry';
 import type { Scenario } from '../input/scenario';
 
-/** Clock events between saves at least (about a third of a second of engine work). */
-export const SNAPSHOT_EVERY_EVENTS = 50_000;
+/**
+ * Clock events between saves at least (about a second and a half of engine work). A save costs
+ * about 100 ms to encode plus the IndexedDB write of ~3 MiB at a busy run's 6 h: at 50,000 events
+ * it took a fifth of the worker's time in live play at the highest speed (bench:profile:worker);
+ * this bounds it to a few percent, and a reload re-simulates at most this much work.
+ */
+export const SNAPSHOT_EVERY_EVENTS = 200_000;
 /** Simulated time between saves at least. */
 export const SNAPSHOT_EVERY_MS = 5 * 60_000;
 
