@@ -31,7 +31,12 @@ export type Fault =
    * transaction that would write more is never written and never answers (the group commit waits
    * on it, as on a slow disk), for as long as the page lives. A reload (unrouted) ends it.
    */
-  | { kind: 'hold'; store: string; after: number };
+  | { kind: 'hold'; store: string; after: number }
+  /**
+   * Reads of whole ranges (`getAll`) of the object store `store` are answered only once
+   * {@link healStorage} is called: their transactions complete, but nobody hears of it till then.
+   */
+  | { kind: 'holdReads'; store: string };
 
 /** Runs first in the worker: breaks IndexedDB the way `fault` says. Self-contained (serialised). */
 export function breakIndexedDb(fault: Fault): void {
@@ -43,6 +48,41 @@ export function breakIndexedDb(fault: Fault): void {
     // An open whose request never fires a single event.
     IDBFactory.prototype.open = function () {
       return {} as IDBOpenDBRequest;
+    };
+    return;
+  }
+  if (fault.kind === 'holdReads') {
+    const getAll = IDBObjectStore.prototype.getAll;
+    let waiting: (() => void)[] | null = [];
+    new BroadcastChannel('storage-fault').onmessage = () => {
+      const go = waiting ?? [];
+      waiting = null;
+      for (const f of go) f();
+    };
+    const marked = new WeakSet<IDBTransaction>();
+    IDBObjectStore.prototype.getAll = function (
+      this: IDBObjectStore,
+      ...args: [(IDBValidKey | IDBKeyRange | null)?, number?]
+    ) {
+      const tx = this.transaction;
+      if (this.name === fault.store && waiting && !marked.has(tx)) {
+        marked.add(tx);
+        // Whoever waits for the transaction's end hears of it once the reads are let through.
+        let handler: ((this: IDBTransaction, e: Event) => unknown) | null = null;
+        Object.defineProperty(tx, 'oncomplete', {
+          configurable: true,
+          get: () => handler,
+          set: (h: typeof handler) => {
+            handler = h;
+          }
+        });
+        tx.addEventListener('complete', (e) => {
+          const call = () => handler?.call(tx, e);
+          if (waiting) waiting.push(call);
+          else call();
+        });
+      }
+      return getAll.apply(this, args);
     };
     return;
   }

@@ -60,9 +60,29 @@ function auditNotOnDisk(): number {
   return log ? log.pendingWrites : Infinity;
 }
 
+/**
+ * Records made while a reload's index is being built in the background (`holdAudit`): they
+ * follow the rows read back, so they wait and go in after them, in order (null: none held).
+ */
+let held: AuditRecord[][] | null = null;
+
 /** Hand the session's new audit records to the audit index. */
 export function takeAudit(records: AuditRecord[]): void {
-  if (records.length > 0) auditRows.append(records, auditNotOnDisk());
+  if (records.length === 0) return;
+  if (held) held.push(records);
+  else auditRows.append(records, auditNotOnDisk());
+}
+
+/** Hold the session's new records until `releaseAudit` (a reload's index is being built). */
+export function holdAudit(): void {
+  held = [];
+}
+
+/** The records held since `holdAudit`, in order; new ones go to the index again. */
+export function releaseAudit(): AuditRecord[] {
+  const out = (held ?? []).flat();
+  held = null;
+  return out;
 }
 
 /**
@@ -135,7 +155,8 @@ export async function indexResumed(
   run: string,
   rows: number,
   restartKey?: number,
-  restored?: RestoredRows
+  restored?: RestoredRows,
+  onDiskAtMost = rows
 ): Promise<ResumedLog | null> {
   if (!auditStore()) return null;
   // Rows below `found` are keys 0 … found − 1; the ones after it are the restart's, from key
@@ -153,7 +174,9 @@ export async function indexResumed(
     return [...a, ...b];
   });
   try {
-    const onDisk = await indexPrefix(run, rows);
+    // No further than the log held at the reload: built in the background, the index must not
+    // take rows the restart writes meanwhile (they reach the table as the session's records).
+    const onDisk = await indexPrefix(run, Math.min(rows, onDiskAtMost));
     found = onDisk;
     if (restartKey !== undefined && restartKey !== onDisk)
       high = idbReader(run, restartKey - onDisk);

@@ -32,11 +32,15 @@ import {
 import {
   answerAudit,
   auditRows,
+  holdAudit,
   idbReader,
   indexMore,
   indexResumed,
-  takeAudit
+  releaseAudit,
+  takeAudit,
+  type ResumedLog
 } from './audit-feed';
+import type { RecordReader } from './audit-service';
 
 const session = new Session();
 // A seek back or a fork re-simulates into a fresh namespace and shows the branch's own audit rows.
@@ -53,7 +57,8 @@ const post = (replies: Reply[], re: number | null, withView = true) => {
       // The page gets the table's view, never the records themselves.
       takeAudit(r.audit);
       r.audit = [];
-      if (withView) r.auditView = auditRows.view();
+      // A reload's index still being built: no view (the table keeps its loading state).
+      if (withView && !indexing) r.auditView = auditRows.view();
       // What the run thinned to stay within its memory (engine checkpoints: the worker's, so the
       // session's own snapshots stay the same with copies or without), and the charts' points.
       const notes: string[] = [];
@@ -421,6 +426,48 @@ async function prepare(cmd: Command): Promise<void> {
   await Promise.all([loadParsers(), loadSnapshotsQuietly()]);
 }
 
+/**
+ * A reload's audit index being built in the background (null: none). The run goes on meanwhile
+ * (its new records wait in audit-feed.ts and follow the rows read back). The commands below wait
+ * for it, as they replace or cut the index (a new run, a seek, a fork, a client restart, storage
+ * tried again); the table's own questions are answered once it is built, without holding up the
+ * commands after them.
+ */
+let indexing: Promise<void> | null = null;
+const AFTER_INDEXING = new Set<Command['type']>([
+  'load',
+  'seek',
+  'fork',
+  'restart',
+  'retryStorage'
+]);
+
+/**
+ * The reload's index is built (`found`; null: storage failed it): the records made meanwhile go
+ * in after its rows, and the table is told. A failed read starts the table at the restart, as a
+ * load does at once without storage: the rows made again are not its rows.
+ */
+function resumeIndexed(
+  found: ResumedLog | null,
+  reader: RecordReader | null,
+  restored: number
+): void {
+  const made = [...releaseAudit(), ...session.drainAudit()];
+  indexing = null;
+  if (!found) {
+    auditRows.reset(reader);
+    takeAudit(made.slice(restored));
+  } else {
+    takeAudit(made);
+    // The run's row numbers now run ahead of the log's by the rows lost: a restore in place
+    // (it cuts and fills the log and the table by the run's numbers) would mix the two, so
+    // every seek re-simulates into a fresh namespace instead, which writes every row again.
+    if (found.lost > 0) session.setStorage(null);
+  }
+  const view = auditRows.view();
+  post([{ type: 'auditView', id: view.queryId, view }], null);
+}
+
 // Start opening the databases now, so the first load does not wait for it.
 const opening = openDbs();
 deleteLegacyDbs();
@@ -448,11 +495,15 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
   queue = queue.then(async () => {
     try {
       await opening;
+      // What replaces or cuts the audit index waits for a reload's to be built.
+      if (indexing && AFTER_INDEXING.has(cmd.type)) await indexing;
       await prepare(cmd);
       if (cmd.type.startsWith('audit')) {
         const audit = cmd as Extract<Command, { type: `audit${string}` }>;
-        // An export takes a while: answer later commands meanwhile.
-        if (audit.type === 'auditExport') void answerAudit(audit, id, post, flush);
+        // An export takes a while, and a reload's index may still be being built: answer later
+        // commands meanwhile (the page's first advance makes the run ready).
+        if (indexing) void indexing.then(() => answerAudit(audit, id, post, flush));
+        else if (audit.type === 'auditExport') void answerAudit(audit, id, post, flush);
         else await answerAudit(audit, id, post, flush);
         return;
       }
@@ -503,22 +554,24 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
         // restart's follow them, from where the log goes on (the session cut it to `upTo` if
         // it was longer).
         const restored = resuming && upTo !== undefined ? Math.max(0, upTo - key0) : 0;
-        const found =
-          resuming && run && upTo !== undefined
-            ? await indexResumed(run, upTo, Math.min(key0, upTo), {
-                rows: restored,
-                savedWhenDone: saved0 + restored
-              })
-            : null;
-        if (!found) {
+        if (resuming && run && upTo !== undefined) {
+          // Built in the background (issue #21: at 12 h it takes seconds): the run is ready at
+          // once; the table's questions wait for it, its snapshots carry no view meanwhile.
+          holdAudit();
+          indexing = indexResumed(
+            run,
+            upTo,
+            Math.min(key0, upTo),
+            { rows: restored, savedWhenDone: saved0 + restored },
+            key0
+          ).then((found) =>
+            resumeIndexed(found, log && run ? idbReader(run, upTo) : null, restored)
+          );
+        } else {
           auditRows.reset(log && run ? idbReader(run, upTo ?? key0) : null);
           // The table starts at the restart: the rows made again are not its rows.
           if (restored > 0) takeAudit(session.drainAudit().slice(restored));
         }
-        // The run's row numbers now run ahead of the log's by the rows lost: a restore in place
-        // (it cuts and fills the log and the table by the run's numbers) would mix the two, so
-        // every seek re-simulates into a fresh namespace instead, which writes every row again.
-        else if (found.lost > 0) session.setStorage(null);
       }
       if (rewind) {
         const current = currentRun();
