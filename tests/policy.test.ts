@@ -94,10 +94,16 @@ test('an invalid policy is refused with its errors; the last valid policy stays 
   await expect(ed.panel).toContainText(/\d+ errors: cannot be applied/);
   const squiggle = ed.panel.locator('.squiggly-error').first();
   await expect(squiggle).toBeVisible();
-  // The inline error names the path too (Monaco shows a marker's message on hover).
-  const box = (await squiggle.boundingBox())!;
-  await page.mouse.move(box.x + 2, box.y + box.height / 2, { steps: 4 });
-  await expect(page.locator('.monaco-hover').filter({ hasText: /\$(\.\w+)?: / })).toBeVisible();
+  // The inline error names the path too (Monaco shows a marker's message on hover). Monaco
+  // redraws its decorations as the layout settles, so the squiggle found may be replaced before
+  // its box is read: find it again and hover until the message shows.
+  const hover = page.locator('.monaco-hover').filter({ hasText: /\$(\.\w+)?: / });
+  await expect(async () => {
+    const box = await squiggle.boundingBox();
+    expect(box).not.toBeNull();
+    await page.mouse.move(box!.x + 2, box!.y + box!.height / 2, { steps: 4 });
+    await expect(hover).toBeVisible({ timeout: 3_000 });
+  }).toPass({ timeout: 20_000 });
 
   // Apply is disabled, and forcing it with the keyboard is refused.
   await expect(ed.apply).toBeDisabled();

@@ -103,9 +103,13 @@ test('old runs are pruned: after many Resets only the last few namespaces remain
   const runs = new Set<string>();
   for (let i = 0; i < 7; i++) {
     await page.getByRole('button', { name: 'Step' }).click();
-    runs.add((await runId(page))!);
+    const id = (await runId(page))!;
+    runs.add(id);
     await page.getByRole('button', { name: 'Reset', exact: true }).click();
     await expect(page.getByLabel('Lane A requests', { exact: true })).toHaveText('0');
+    // The counters read 0 before the worker has answered the reload of the scenario; the
+    // tab remembers the new run's namespace only once it has (read earlier, it is the old one).
+    await expect.poll(() => runId(page)).not.toBe(id);
   }
   runs.add((await runId(page))!);
   expect(runs.size).toBe(8);
