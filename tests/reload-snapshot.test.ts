@@ -34,7 +34,7 @@ function scenario() {
 /** Why this build's engine cannot be snapshotted (a class keeps `#private` state), or null. */
 function unavailable(): string | null {
   try {
-    engineRegistry(scenario());
+    engineRegistry();
     return null;
   } catch (e) {
     if (e instanceof SnapshotError) return e.message;

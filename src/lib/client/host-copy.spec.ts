@@ -36,7 +36,7 @@ class Desk implements ConsentActor {
     this.open.splice(ticket as number, 1);
   }
 }
-copyable(Desk);
+copyable(Desk, { name: 'spec.Desk' });
 
 /** Where a request's outcome goes: kept, so that a copy has its own. */
 class Outcome implements DecisionListener {
@@ -45,7 +45,7 @@ class Outcome implements DecisionListener {
     this.out = out;
   }
 }
-copyable(Outcome);
+copyable(Outcome, { name: 'spec.Outcome' });
 
 /** One host with one request waiting on its dialog. */
 function waiting(executor: Executor = 'table', provider?: ProviderActor) {
@@ -185,4 +185,4 @@ class Probe implements ProviderActor {
   }
   stop(): void {}
 }
-copyable(Probe, ['error']);
+copyable(Probe, { name: 'spec.Probe', fields: { error: 'shared' } });

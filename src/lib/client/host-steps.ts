@@ -77,7 +77,7 @@ export class HostStep implements StepStop, ConsentReply, ProviderReply {
   }
 }
 // Copied over the copies of its host, its run's port and the actor it started (clone.ts).
-copyable(HostStep);
+copyable(HostStep, { name: 'host-steps.HostStep' });
 
 /** A presentation waiting for a flight's verdict: its lookup, its alert, and its step. */
 export class Waiter {
@@ -88,7 +88,7 @@ export class Waiter {
   ) {}
 }
 // Copied over the copy of its step; its lookup is never changed once made: shared.
-copyable(Waiter, ['input']);
+copyable(Waiter, { name: 'host-steps.Waiter', fields: { input: 'shared' } });
 
 /**
  * A presentation being decided, and the presentations of the same identity waiting for it (a
@@ -119,4 +119,4 @@ export class TableHandle implements RunHandle {
       this.run.send({ type: 'request.cancelled', at: this.host.clock.now() });
   }
 }
-copyable(TableHandle, ['request']);
+copyable(TableHandle, { name: 'host-steps.TableHandle', fields: { request: 'shared' } });

@@ -138,7 +138,7 @@ class HostRequest implements FastObserver {
   }
 }
 // A request reporting to a callback cannot be copied (the copier says so); its request is shared.
-copyable(HostRequest, ['request']);
+copyable(HostRequest, { name: 'host.HostRequest', fields: { request: 'shared' } });
 
 /** A request being authorised. */
 export interface RunHandle {
@@ -184,8 +184,8 @@ export function installActorExecutor(e: ActorExecutor): void {
 
 let table: MachineTable | undefined;
 
-/** The flow's transition table, built on first use. */
-function tableFor(): MachineTable {
+/** The flow's transition table, built on first use (a snapshot names its states by it). */
+export function tableFor(): MachineTable {
   return (table ??= tableOf(authorizationFlow));
 }
 
@@ -777,6 +777,7 @@ export class ClientHost implements HostSteps {
  * the same values. What it makes on use, it makes again.
  */
 copyable(ClientHost, {
+  name: 'host.ClientHost',
   fields: {
     config: 'shared',
     cards: 'shared',

@@ -123,6 +123,7 @@ export class PresentationHistory {
 // identity to drop is, it finds again on first use (an iterator over the original's map is not
 // the copy's).
 copyable(PresentationHistory, {
+  name: 'presentations.PresentationHistory',
   fields: { oldest: { fresh: () => null } },
   blank: () => new PresentationHistory()
 });

@@ -20,6 +20,12 @@
  *
  * Immutable values (scenarios, policies, frames, requests' params, rate cards) are shared, never
  * copied: nothing in the engine changes them after they are made.
+ *
+ * The same registration names the class for the snapshots a page saves (sim/engine/snapshot*.ts):
+ * each rule carries a stable `name` ('clock.Entry': its module, its class), the one a snapshot
+ * stores. A name is required and unique — checked when the class registers — so every class a
+ * copy can hold can be saved and read back under a name that does not depend on where or whether
+ * a run happened to meet it.
  */
 
 /** A run's state cannot be copied here (a closure in a field, say): re-simulate instead. */
@@ -55,6 +61,12 @@ export type FieldRule =
 
 /** A class's copy rules: its exceptions to `nested` by field name, and how its copy is made. */
 export interface CopyRules<T extends object> {
+  /**
+   * The class's stable name, `module.Class` by convention ('clock.Entry'): what a snapshot stores
+   * for its instances (sim/engine/snapshot.ts). Renaming the class or moving it keeps this name;
+   * changing a name changes the saved format (raise `SNAPSHOT_VERSION`).
+   */
+  name: string;
   /** Fields copied otherwise than deep (TypeScript `private` fields by their name). */
   fields?: Readonly<Record<string, FieldRule>>;
   /**
@@ -100,28 +112,53 @@ interface Registered {
 const RULES = new WeakMap<object, Registered>();
 /** Rules by prototype, merged over its ancestors' (null: the class is not copyable). */
 const RESOLVED = new WeakMap<object, How | null>();
+/** Registered classes by name, in the order they registered. */
+const NAMED = new Map<string, CopyableClass>();
+/** Registered names by prototype. */
+const NAMES = new WeakMap<object, string>();
+
+/** A class registered with {@link copyable}. */
+export type CopyableClass = abstract new (...args: never[]) => object;
 
 /**
- * Let {@link CloneMap} copy instances of `cls` (and of its subclasses, which inherit the rules
- * and may add their own): a new object of the same prototype with every own field copied by its
- * {@link FieldRule}. Frozen values are shared. A class with `#private` members cannot be copied
- * this way — the copy, made without its constructor, fails their brand check: they are TypeScript
- * `private` instead. `rules` may also be the names of the shared fields.
+ * Let {@link CloneMap} copy instances of `cls`: a new object of the same prototype with every own
+ * field copied by its {@link FieldRule}, under the stable `rules.name` (which snapshots store).
+ * Subclasses inherit the rules and may add their own (registering under their own name): a
+ * subclass that did not register is copied by its ancestors' rules but has no name of its own, so
+ * a snapshot refuses it (or stores what the caller substitutes: a durable store). Frozen values
+ * are shared. A class with `#private` members cannot be copied this way — the copy, made without
+ * its constructor, fails their brand check: they are TypeScript `private` instead.
+ *
+ * Throws when the name is missing or another class has it already: a mistake in the program,
+ * found when its module loads. (The same class name registering again is a module evaluated
+ * twice — a development server's hot update: the newer class takes the name.)
  */
 export function copyable<T extends object>(
   cls: abstract new (...args: never[]) => T,
-  rules: CopyRules<T> | string[] = {},
-  blank?: () => T
+  rules: CopyRules<T>
 ): void {
-  const r: CopyRules<T> = Array.isArray(rules)
-    ? { fields: Object.fromEntries(rules.map((k) => [k, 'shared' as const])), blank }
-    : rules;
+  const name = (rules as Partial<CopyRules<T>> | undefined)?.name;
+  if (typeof name !== 'string' || !name)
+    throw new Error(`copyable(${cls.name}): its rules need a stable name ('module.Class')`);
+  const holder = NAMED.get(name);
+  if (holder && holder !== cls && holder.name !== cls.name)
+    throw new Error(`copyable(${cls.name}): the name '${name}' is class ${holder.name}'s`);
+  const before = NAMES.get(cls.prototype as object);
+  if (before !== undefined && before !== name)
+    throw new Error(`copyable(${cls.name}): registered already, as '${before}'`);
+  NAMED.set(name, cls);
+  NAMES.set(cls.prototype as object, name);
   RULES.set(cls.prototype as object, {
-    fields: new Map(Object.entries(r.fields ?? {})),
-    blank: r.blank as Registered['blank'],
-    records: r.records as Registered['records'],
-    refuse: r.refuse as Registered['refuse']
+    fields: new Map(Object.entries(rules.fields ?? {})),
+    blank: rules.blank as Registered['blank'],
+    records: rules.records as Registered['records'],
+    refuse: rules.refuse as Registered['refuse']
   });
+}
+
+/** Every class registered so far, by its stable name, in the order they registered. */
+export function copyableClasses(): ReadonlyMap<string, CopyableClass> {
+  return NAMED;
 }
 
 /** The rules for objects of prototype `proto`: its own, over its ancestors' (cached). */

@@ -173,6 +173,7 @@ export class ConnectionDecisionStore implements DecisionStore {
 // live entry (a lookup's result in flight) gets the same copy. Its only plain records are its
 // decisions, each copied whole as a literal of its own shape.
 copyable(ConnectionDecisionStore, {
+  name: 'connection-store.ConnectionDecisionStore',
   blank: () => new ConnectionDecisionStore(),
   records: toStoredDecision
 });

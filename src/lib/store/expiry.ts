@@ -80,4 +80,8 @@ export function heapNeedsRebuild(heapSize: number, live: number): boolean {
 
 // A copy has its own items in the same heap order: the times as they are, the references deep (a
 // key tuple is copied; a reference another owner also holds, once per copy).
-copyable(ExpiryHeap, { fields: { at: 'shallow' }, blank: () => new ExpiryHeap() });
+copyable(ExpiryHeap, {
+  name: 'expiry.ExpiryHeap',
+  fields: { at: 'shallow' },
+  blank: () => new ExpiryHeap()
+});

@@ -41,4 +41,7 @@ export class SharedDecisionStore implements DecisionStore {
 }
 
 // A copy has its own entries (see ConnectionDecisionStore's rules).
-copyable(SharedDecisionStore, { blank: () => new SharedDecisionStore() });
+copyable(SharedDecisionStore, {
+  name: 'shared-store.SharedDecisionStore',
+  blank: () => new SharedDecisionStore()
+});

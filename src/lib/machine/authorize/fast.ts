@@ -292,7 +292,7 @@ class Child implements StepPort {
   }
 }
 // Copied in the copy of its run, with the copy of what stops it (the host's); its input shared.
-copyable(Child, ['input']);
+copyable(Child, { name: 'fast.Child', fields: { input: 'shared' } });
 
 const INIT: Ev = { type: 'xstate.init' };
 /** A run's done event before it is done (one object for every run). */
@@ -1073,6 +1073,7 @@ const EMPTY: FieldRule = { fresh: () => [] };
  * the lists a step fills and empties start empty; the undo log is per event.
  */
 copyable(FastRun, {
+  name: 'fast.FastRun',
   fields: {
     table: 'shared',
     state: 'shared',

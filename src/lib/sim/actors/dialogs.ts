@@ -44,7 +44,7 @@ class LaneConsent implements ConsentActor {
   }
 }
 // Copied over the copies of the desk (registered by the engine's copy) and the simulated user.
-copyable(LaneConsent);
+copyable(LaneConsent, { name: 'dialogs.LaneConsent' });
 
 /** The name of a dialog within its run. */
 export function dialogKey(lane: LaneId, connection: string, requestId: JsonRpcId): string {
@@ -122,4 +122,4 @@ export class ConsentDesk {
   }
 }
 
-copyable(ConsentDesk);
+copyable(ConsentDesk, { name: 'dialogs.ConsentDesk' });

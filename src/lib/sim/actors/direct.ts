@@ -110,4 +110,7 @@ class DirectStream implements ProviderReply {
     );
   }
 }
-copyable(DirectStream, { fields: { call: 'shared', card: 'shared' } });
+copyable(DirectStream, {
+  name: 'direct.DirectStream',
+  fields: { call: 'shared', card: 'shared' }
+});

@@ -220,7 +220,10 @@ class Stream {
 }
 
 // Copied over the copies of its provider and the host's step; its texts and words shared.
-copyable(Stream, { fields: { texts: 'shared', words: 'shared' } });
+copyable(Stream, {
+  name: 'provider.Stream',
+  fields: { texts: 'shared', words: 'shared' }
+});
 
 /** A call that fails: one event, after the latency. */
 class Failing {
@@ -246,7 +249,7 @@ class Failing {
   }
 }
 
-copyable(Failing, { fields: { event: 'shared' } });
+copyable(Failing, { name: 'provider.Failing', fields: { event: 'shared' } });
 
 /**
  * A provider for one lane. `deadlineMs` tells the provider nothing — it only decides how slow
@@ -436,4 +439,7 @@ export function cardsByModel(cards: readonly RateCard[]): Record<string, RateCar
 
 // Copied over the copies of the clock, its random stream and its calls' steps; a callback source
 // made for a page is not the copy's (it makes its own on use).
-copyable(SimProvider, { fields: { spec: 'shared', callbacks: 'dropped' } });
+copyable(SimProvider, {
+  name: 'provider.SimProvider',
+  fields: { spec: 'shared', callbacks: 'dropped' }
+});

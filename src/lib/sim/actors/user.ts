@@ -103,4 +103,4 @@ export class SimUser implements ConsentActor {
 }
 
 // Copied over the copies of the clock, its random stream and the host's steps it answers.
-copyable(SimUser, { fields: { spec: 'shared' } });
+copyable(SimUser, { name: 'user.SimUser', fields: { spec: 'shared' } });

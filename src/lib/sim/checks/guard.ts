@@ -191,5 +191,6 @@ export function guardedSimulation(
 // A copy of a guard is attached to no engine; its checker is its own, its scenario and options
 // (a frame validator) shared. Charge contexts are never changed: a new map of the same ones.
 copyable(RunGuard, {
+  name: 'guard.RunGuard',
   fields: { sim: { fresh: () => null }, scenario: 'shared', opts: 'shared', arrived: 'shallow' }
 });

@@ -300,6 +300,7 @@ export class LifetimeTracker {
 // A copy shares the key states (a new map of the same ones) until either tracker changes one:
 // copying makes both copy-on-write (`shareKeys`). Its scopes, hashes and ends are its own.
 copyable(LifetimeTracker, {
+  name: 'lifetimes.LifetimeTracker',
   fields: { keys: 'shallow', mine: { fresh: (t: LifetimeTracker) => t['shareKeys']() } },
   blank: () => new LifetimeTracker()
 });

@@ -73,4 +73,4 @@ export class LoopTracker {
 
 // A copy has its own presentation times and sweep counters (its members are TypeScript private,
 // not #private, for the generic copier).
-copyable(LoopTracker, { blank: () => new LoopTracker() });
+copyable(LoopTracker, { name: 'loops.LoopTracker', blank: () => new LoopTracker() });

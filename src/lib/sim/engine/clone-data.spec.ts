@@ -80,7 +80,7 @@ describe('copy rules', () => {
   class Part {
     n = 1;
   }
-  copyable(Part);
+  copyable(Part, { name: 'spec.Part' });
   class Owner {
     part = new Part();
     list = [new Part()];
@@ -92,6 +92,7 @@ describe('copy rules', () => {
     constructor(readonly name: string) {}
   }
   copyable(Owner, {
+    name: 'spec.Owner',
     fields: {
       config: 'shared',
       seen: 'shallow',
@@ -152,6 +153,7 @@ describe('copy rules', () => {
     }
     const made: Holder[] = [];
     copyable(Holder, {
+      name: 'spec.Holder',
       fields: {
         owns: { both: false },
         // The copy's view is of the copy's `held`, whatever the order the fields are filled in.
@@ -177,7 +179,7 @@ describe('copy rules', () => {
     class Busy {
       busy = true;
     }
-    copyable(Busy, { refuse: (x) => (x.busy ? 'it is busy' : null) });
+    copyable(Busy, { name: 'spec.Busy', refuse: (x) => (x.busy ? 'it is busy' : null) });
     const a = new Busy();
     expect(() => copy(a)).toThrow(NotCloneable);
     expect(() => copy(a)).toThrow(/it is busy/);

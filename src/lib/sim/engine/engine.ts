@@ -404,5 +404,6 @@ export class Simulation implements DialogWatcher {
 // Marks, actions and restart reports are never changed once made: a copy has its own lists of the
 // same ones. The scenario is shared; the copy's hooks are substituted (`clone`).
 copyable(Simulation, {
+  name: 'engine.Simulation',
   fields: { scenario: 'shared', marks: 'shallow', actions: 'shallow', restarts: 'shallow' }
 });

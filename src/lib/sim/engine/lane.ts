@@ -64,7 +64,7 @@ class SinkAuditLog implements AuditLog {
     return this.n;
   }
 }
-copyable(SinkAuditLog);
+copyable(SinkAuditLog, { name: 'lane.SinkAuditLog' });
 
 function notCloneable(what: string): never {
   throw new NotCloneable(what);
@@ -166,7 +166,7 @@ export class ServerRuntime implements ServerEnv {
   }
 }
 // Copied with its lane: its connection, its random stream, its agent.
-copyable(ServerRuntime);
+copyable(ServerRuntime, { name: 'lane.ServerRuntime' });
 
 function askedFacts(handle: RunHandle): AskedFacts {
   return { identity: handle.identity(), path: handle.path?.() ?? [] };
@@ -203,7 +203,7 @@ class Flying implements DecisionListener, RunHandle {
     this.handle?.cancel();
   }
 }
-copyable(Flying, { fields: { request: 'shared' } });
+copyable(Flying, { name: 'lane.Flying', fields: { request: 'shared' } });
 
 export class LaneRuntime implements DirectPayee {
   readonly host: ClientHost;
@@ -452,4 +452,7 @@ export class LaneRuntime implements DirectPayee {
 // Copied with its engine, its host by the host's rules (client/host.ts) over the store the
 // engine's copy substitutes (`copyStore`); a `useDurable` store is the original's, not the copy's
 // (the copy's hooks say where its decisions live).
-copyable(LaneRuntime, { fields: { cards: 'shared', durableSet: 'dropped' } });
+copyable(LaneRuntime, {
+  name: 'lane.LaneRuntime',
+  fields: { cards: 'shared', durableSet: 'dropped' }
+});

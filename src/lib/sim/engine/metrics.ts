@@ -252,4 +252,4 @@ export class LaneMetrics {
 // A copy has its own counters, series, edge counts and alerted identities (plain data, copied into
 // a constructed instance's fields, so they keep the shapes the hot paths are used to). The edge
 // labels are a module-wide cache of immutable strings, never in an instance.
-copyable(LaneMetrics, { blank: () => new LaneMetrics() });
+copyable(LaneMetrics, { name: 'metrics.LaneMetrics', blank: () => new LaneMetrics() });

@@ -3,7 +3,7 @@
  * copied as IndexedDB copies it (structuredClone) or as v8.serialize does, and restored, goes on
  * exactly as the run left alone — frames, audit records, metrics and guarantees, byte for byte.
  */
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { deserialize, serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { RunGuard } from '../checks/guard';
@@ -12,7 +12,28 @@ import { parseScenario, type Scenario } from '../input/scenario';
 import type { Simulation, SimulationOptions } from './engine';
 import { restoreEngine, snapshotEngine, type EngineSnapshot } from './snapshot-engine';
 import { engineRegistry } from './snapshot-registry';
-import { SnapshotError } from './snapshot';
+import { CLASS, SnapshotError } from './snapshot';
+import { copyableClasses } from '../../machine/clone';
+
+/** The class names a snapshot's records carry. */
+function classNames(root: unknown): Set<string> {
+  const out = new Set<string>();
+  const seen = new Set<object>();
+  const work: unknown[] = [root];
+  while (work.length) {
+    const v = work.pop();
+    if (typeof v !== 'object' || v === null || seen.has(v)) continue;
+    seen.add(v);
+    if (v instanceof Map) for (const [k, e] of v) work.push(k, e);
+    else if (v instanceof Set || Array.isArray(v)) work.push(...v);
+    else {
+      const r = v as Record<string, unknown>;
+      if (typeof r[CLASS] === 'string') out.add(r[CLASS]);
+      work.push(...Object.values(r));
+    }
+  }
+  return out;
+}
 
 function load(name: string): Scenario {
   const r = parseScenario(readFileSync(`static/scenarios/${name}.json`, 'utf8'));
@@ -23,7 +44,7 @@ function load(name: string): Scenario {
 /** Why this build's engine cannot be snapshotted (a class keeps `#private` state), or null. */
 function unavailable(): string | null {
   try {
-    engineRegistry(load('reconnect-bypass'));
+    engineRegistry();
     return null;
   } catch (e) {
     if (e instanceof SnapshotError) return e.message;
@@ -93,6 +114,29 @@ describe.skipIf(why !== null)(`engine snapshots${why ? ` (unavailable: ${why})` 
       }
     },
     120_000
+  );
+
+  it.each(readdirSync('static/scenarios').map((f) => f.replace(/\.json$/, '')))(
+    '%s: every class in a snapshot is named by its copy rules; restored, the run goes on the same',
+    (name) => {
+      const scenario = load(name);
+      const whole = run(scenario, scenario.seed);
+      whole.sim.runToEnd();
+      const first = run(scenario, scenario.seed);
+      first.sim.advanceTo(scenario.start + Math.round(scenario.durationMs * 0.4), 1_000);
+      const snap = structuredClone(snapshotEngine(first.sim, first.guard));
+      const named = classNames(snap.root);
+      expect(named.size).toBeGreaterThan(10);
+      for (const n of named) expect(copyableClasses().has(n), n).toBe(true);
+      const rest = capture();
+      const back = restoreEngine(snap, scenario, rest.opts);
+      back.sim.runToEnd();
+      expect([...first.audit, ...rest.audit].join('\n')).toBe(whole.audit.join('\n'));
+      expect(metricsJson(back.sim, back.guard.results())).toBe(
+        metricsJson(whole.sim, whole.guard.results())
+      );
+    },
+    60_000
   );
 
   it('a snapshot restored twice gives two independent runs', () => {

@@ -41,7 +41,7 @@ function hooksOf(opts: object): Record<string, unknown> {
  * data was expected): the caller keeps re-simulation then.
  */
 export function snapshotEngine(sim: Simulation, guard: RunGuard): EngineSnapshot {
-  const registry = engineRegistry(sim.scenario);
+  const registry = engineRegistry();
   const validate = (guard.checker as unknown as { validate?: unknown }).validate;
   const hooks = { ...hooksOf(sim.opts), ...(validate ? { validate } : {}) };
   const root: Pair = { sim, guard };
@@ -59,7 +59,7 @@ export function restoreEngine(
   opts: SimulationOptions,
   validate?: (frame: unknown) => string | null
 ): Pair {
-  const decoded = decodeLater<Pair>(engineRegistry(scenario), snapshot, {
+  const decoded = decodeLater<Pair>(engineRegistry(), snapshot, {
     externals: scenarioByName(scenario)
   });
   const { guard } = decoded.value;

@@ -1,7 +1,8 @@
 /**
  * The engine's snapshot registry (snapshot.ts): every class a running engine and its invariant
- * guard hold, by the name a snapshot stores, with what each needs beyond its fields — in one
- * place, beside the classes rather than in them.
+ * guard hold, by the stable name its copy rules give it (machine/clone.ts `copyable`: one
+ * registration serves the copier and the snapshots), with what each needs beyond its fields —
+ * here, beside the classes rather than in them.
  *
  * - Closures an engine makes over its own objects (the clock's dispatcher, a lane's store tap, a
  *   host's rate-card lookup; in builds that have them, the consent desk's listener and a provider's callback
@@ -11,56 +12,29 @@
  *   name and the new run's attached instead.
  * - The scenario and everything in it are left out and re-attached from the run's inputs; the
  *   flow's transition table is a constant (the states a request is in point into it).
- * - Classes their modules do not export (a clock's entries, a lane's record of a request, a
- *   provider's stream…) are learned from a probe engine of the same scenario, with a request in
- *   flight on every server, and probe provider calls: named by where they are first met.
  * - A durable store the page keeps (IndexedDB) is stored as its decisions in memory: a run
  *   restored from a snapshot is then given the page's store back, as a reload's re-simulation is
  *   (session.ts).
+ *
+ * A class is named by its own registration, never by where a run happens to meet it: the same
+ * name in every run and every scenario, and none missing from a run that meets a class late.
+ * A snapshot of a run holding an object whose class did not register is refused (the caller
+ * re-simulates), naming the class and where it was.
  */
 import { ConsentDesk } from '../actors/dialogs';
-import { callDirect } from '../actors/direct';
-import { SimProvider, DEFAULT_PROVIDER, type ProviderSpec } from '../actors/provider';
-import { SimUser } from '../actors/user';
-import { BehaviourParams } from '../actors/servers/base';
-import {
-  BudgetShrinker,
-  ContextGreedy,
-  TimeoutSensitive,
-  WellBehaved
-} from '../actors/servers/polite';
-import {
-  NaiveRetrier,
-  PromptMutator,
-  Reconnector,
-  SerialiserVariant,
-  TightLoop
-} from '../actors/servers/retriers';
-import { RunGuard } from '../checks/guard';
-import { InvariantChecker } from '../checks/invariants/checker';
-import { Tally } from '../checks/invariants/catalogue';
-import { LifetimeTracker } from '../checks/lifetimes';
-import { LoopTracker } from '../checks/loops';
-import { VirtualClock } from '../world/clock';
-import { Rng } from '../world/rng';
-import { ClientHost } from '../../client/host';
-import { HostStep, TableHandle } from '../../client/host-steps';
-import { PresentationHistory } from '../../client/presentations';
-import { FastRun } from '../../machine/authorize/fast';
+import { SimProvider } from '../actors/provider';
+import { copyableClasses, type CopyableClass } from '../../machine/clone';
 import type { ConsentInput, ProviderInput } from '../../machine/authorize/types';
-import { ConnectionDecisionStore } from '../../store/connection-store';
+import { VirtualClock } from '../world/clock';
+import { ClientHost, tableFor } from '../../client/host';
 import type { DecisionStore } from '../../store/decision-store';
-import { ExpiryHeap } from '../../store/expiry';
 import { SharedDecisionStore } from '../../store/shared-store';
-import { LANE_IDS } from '../input/lanes';
 import type { LaneId, Scenario } from '../input/scenario';
 import type { SimEvent } from '../world/events';
 import { Simulation, LaneRuntime, type SimulationOptions } from './engine';
-import { ServerRuntime } from './lane';
-import { LaneMetrics } from './metrics';
 import { step } from './step';
 import { TappedStore, type StoreObserver } from './store-tap';
-import { SnapshotError, SnapshotRegistry, type EncodeOptions } from './snapshot';
+import { SnapshotError, SnapshotRegistry, type ClassRules, type EncodeOptions } from './snapshot';
 
 /** What the revivers are handed: the restored run's options (its hooks). */
 export interface ReviveContext {
@@ -69,207 +43,81 @@ export interface ReviveContext {
 
 type Fields = Record<string, unknown>;
 
-/** The probe engine runs this many slices of this many events, learning after each. */
-const PROBE_STEPS = 8;
-const PROBE_EVENTS = 400;
-
-const PROBE_PARAMS = {
-  messages: [{ role: 'user' as const, content: { type: 'text' as const, text: 'probe' } }],
-  maxTokens: 16
-};
-
-/** A provider call of a probe provider: what it keeps for the call (a stream, a failure). */
-function probeProvider(failing: boolean): object {
-  const spec: ProviderSpec = {
-    ...DEFAULT_PROVIDER,
-    transportFailureRate: failing ? 1 : 0,
-    providerErrorRate: 0
-  };
-  const p = new SimProvider(spec, new VirtualClock(0), new Rng(1));
-  const input: ProviderInput = {
-    server: 'probe',
-    model: DEFAULT_PROVIDER.cards[0]!.model,
-    params: PROBE_PARAMS,
-    inputTokens: 10,
-    maxTokens: 16,
-    contextApplied: 'none',
-    now: 0
-  };
-  p.call(input, { emit() {} } as never);
-  return p;
+/** A class's snapshot rules, typed by the class. */
+function rules<T extends object>(
+  cls: abstract new (...args: never[]) => T,
+  r: ClassRules<T>
+): [CopyableClass, ClassRules] {
+  return [cls, r as unknown as ClassRules];
 }
 
-/** A direct call's stream (SEP-2577's baseline), from a call to a provider that only records. */
-function probeDirect(): object {
-  const got: unknown[] = [];
-  const recorder = {
-    call(_input: unknown, r: unknown) {
-      got.push(r);
-      return 1;
-    },
-    stop() {}
-  };
-  callDirect(
-    recorder as never,
-    DEFAULT_PROVIDER.cards,
-    { server: 'probe', connection: 'probe#0', id: 1, params: PROBE_PARAMS, now: 0 },
-    {} as never
-  );
-  return got;
-}
+/** What some classes need beyond their fields (the rest need nothing). */
+const RULES = new Map<CopyableClass, ClassRules>([
+  rules(Simulation, {
+    drop: ['opts'],
+    revive: (sim, ctx, had) => {
+      (sim as unknown as { opts: SimulationOptions }).opts = (ctx as ReviveContext).opts;
+      // The closures a new engine makes over itself, where this build's engine has them.
+      if (had(sim.clock, 'dispatch')) sim.clock.dispatch = (e: SimEvent) => step(sim, e);
+      if (had(sim.consent, 'asked'))
+        (sim.consent as unknown as Fields).asked = (lane: LaneId, input: ConsentInput) =>
+          sim.lanes[lane].asked(input);
+    }
+  }),
+  rules(ConsentDesk, { drop: ['asked'] }),
+  rules(VirtualClock, { drop: ['dispatch'] }),
+  rules(LaneRuntime, {
+    revive: (lane, ctx, had) => {
+      const observe = (ctx as ReviveContext).opts.onStore;
+      const s = lane.host.store;
+      if (s instanceof TappedStore && had(s, 'observe'))
+        (s as unknown as { observe: StoreObserver }).observe = (e) => observe!(lane.id, e);
+    }
+  }),
+  rules(SimProvider, {
+    drop: ['source'],
+    revive: (p, _ctx, had) => {
+      if (!had(p, 'source')) return;
+      (p as unknown as Fields).source = (
+        input: ProviderInput,
+        emit: (e: unknown) => void
+      ): (() => void) => {
+        const n = p.call(input, { emit } as never);
+        return () => p.stop(n);
+      };
+    }
+  }),
+  // Its rate-card lookup is a closure over it, made on first use (as its copy drops it); its
+  // steps are its methods, and a request's run calls them on its host (fast.ts `steps`).
+  rules(ClientHost, { drop: ['_card'] }),
+  rules(TappedStore, {
+    drop: ['observe', 'status'],
+    // Its `status` is a closure over the store it wraps (made by its constructor); its
+    // observer is the lane's, re-made by the lane (above).
+    make: (field) => new TappedStore(field('inner') as DecisionStore, undefined as never)
+  })
+]);
+
+let registry: SnapshotRegistry | null = null;
+/** How many registered classes `registry` holds (a module loaded later adds its own). */
+let known = 0;
 
 /**
- * A probe engine of `scenario` with a request in flight on each server of each lane (as far as
- * its policy keeps one waiting), and the flow table its requests run on.
+ * The engine's registry: every class registered with `copyable`, by its name, with its rules
+ * above; and the flow's transition table as constants. Made on first use and extended when more
+ * classes have registered since. Throws {@link SnapshotError} when a class cannot be snapshotted
+ * (one with `#private` state).
  */
-function probeEngine(scenario: Scenario): { sim: Simulation; table: object | null } {
-  const sim = new Simulation(scenario, {});
-  let table: object | null = null;
-  let n = 0;
-  for (const id of LANE_IDS)
-    for (const server of sim.lanes[id].servers.values()) {
-      sim.lanes[id].receive(server, `probe-${n++}`, PROBE_PARAMS);
-      for (const f of sim.lanes[id].inFlight.values()) {
-        const handle = (f as unknown as Fields).handle as Fields | null;
-        if (handle?.run instanceof FastRun)
-          table ??= (handle.run as unknown as Fields).table as object;
-      }
-    }
-  return { sim, table };
-}
-
-/**
- * Register every class met in `roots`' graphs that the registry does not know — the ones their
- * modules keep to themselves (a clock's entries, a lane's record of a request, a provider's
- * stream…) — by the path where the walk first meets it, which is the same in every run of the
- * same build (snapshots are read by the build that wrote them: another build's may not decode,
- * and is then re-simulated). A class met nowhere here is refused when a snapshot holds one.
- */
-function learn(r: SnapshotRegistry, roots: [string, unknown][], skip: ReadonlySet<object>): void {
-  const seen = new Set<object>();
-  const work: [unknown, string][] = roots.map(([name, v]) => [v, name]);
-  for (let i = 0; i < work.length; i++) {
-    const [v, path] = work[i]!;
-    if (typeof v !== 'object' || v === null || seen.has(v) || skip.has(v)) continue;
-    seen.add(v);
-    if (ArrayBuffer.isView(v) || v instanceof WeakMap || v instanceof WeakSet) continue;
-    if (v instanceof Map) {
-      for (const [k, e] of v) work.push([k, `${path}.key`], [e, `${path}.get()`]);
-      continue;
-    }
-    if (v instanceof Set) {
-      for (const e of v) work.push([e, `${path}.values`]);
-      continue;
-    }
-    if (Array.isArray(v)) {
-      for (const e of v) work.push([e, `${path}[]`]);
-      continue;
-    }
-    const proto = Object.getPrototypeOf(v) as object | null;
-    if (proto && proto !== Object.prototype && !r.entryOf(proto))
-      r.add(`auto:${path}`, (proto as { constructor: new () => object }).constructor);
-    for (const k of Object.keys(v)) work.push([(v as Fields)[k], `${path}.${k}`]);
-  }
-}
-
-const registries = new WeakMap<Scenario, SnapshotRegistry>();
-
-/**
- * The registry for engines of `scenario` (made once per scenario object). Throws
- * {@link SnapshotError} when a class cannot be snapshotted (one with `#private` state).
- */
-export function engineRegistry(scenario: Scenario): SnapshotRegistry {
-  const known = registries.get(scenario);
-  if (known) return known;
-  const r = new SnapshotRegistry()
-    .add('Simulation', Simulation, {
-      drop: ['opts'],
-      revive: (sim, ctx, had) => {
-        (sim as unknown as { opts: SimulationOptions }).opts = (ctx as ReviveContext).opts;
-        // The closures a new engine makes over itself, where this build's engine has them.
-        if (had(sim.clock, 'dispatch')) sim.clock.dispatch = (e: SimEvent) => step(sim, e);
-        if (had(sim.consent, 'asked'))
-          (sim.consent as unknown as Fields).asked = (lane: LaneId, input: ConsentInput) =>
-            sim.lanes[lane].asked(input);
-      }
-    })
-    .add('ConsentDesk', ConsentDesk, { drop: ['asked'] })
-    .add('VirtualClock', VirtualClock, { drop: ['dispatch'] })
-    .add('LaneRuntime', LaneRuntime, {
-      revive: (lane, ctx, had) => {
-        const observe = (ctx as ReviveContext).opts.onStore;
-        const s = lane.host.store;
-        if (s instanceof TappedStore && had(s, 'observe'))
-          (s as unknown as { observe: StoreObserver }).observe = (e) => observe!(lane.id, e);
-      }
-    })
-    .add('ServerRuntime', ServerRuntime)
-    .add('SimUser', SimUser)
-    .add('SimProvider', SimProvider, {
-      drop: ['source'],
-      revive: (p, _ctx, had) => {
-        if (!had(p, 'source')) return;
-        (p as unknown as Fields).source = (
-          input: ProviderInput,
-          emit: (e: unknown) => void
-        ): (() => void) => {
-          const n = p.call(input, { emit } as never);
-          return () => p.stop(n);
-        };
-      }
-    })
-    .add('Rng', Rng)
-    .add('LaneMetrics', LaneMetrics)
-    // Its rate-card lookup is a closure over it, made on first use (as its copy drops it); its
-    // steps are its methods, and a request's run calls them on its host (fast.ts `steps`).
-    .add('ClientHost', ClientHost, { drop: ['_card'] })
-    .add('FastRun', FastRun)
-    .add('HostStep', HostStep)
-    .add('TableHandle', TableHandle)
-    .add('PresentationHistory', PresentationHistory)
-    .add('TappedStore', TappedStore, {
-      drop: ['observe', 'status'],
-      // Its `status` is a closure over the store it wraps (made by its constructor); its
-      // observer is the lane's, re-made by the lane (above).
-      make: (field) => new TappedStore(field('inner') as DecisionStore, undefined as never)
-    })
-    .add('ConnectionDecisionStore', ConnectionDecisionStore)
-    .add('SharedDecisionStore', SharedDecisionStore)
-    .add('ExpiryHeap', ExpiryHeap)
-    .add('BehaviourParams', BehaviourParams)
-    .add('WellBehaved', WellBehaved)
-    .add('ContextGreedy', ContextGreedy)
-    .add('BudgetShrinker', BudgetShrinker)
-    .add('TimeoutSensitive', TimeoutSensitive)
-    .add('NaiveRetrier', NaiveRetrier)
-    .add('TightLoop', TightLoop)
-    .add('Reconnector', Reconnector)
-    .add('PromptMutator', PromptMutator)
-    .add('SerialiserVariant', SerialiserVariant)
-    .add('RunGuard', RunGuard)
-    .add('InvariantChecker', InvariantChecker)
-    .add('Tally', Tally)
-    .add('LifetimeTracker', LifetimeTracker)
-    .add('LoopTracker', LoopTracker);
-  const { sim, table } = probeEngine(scenario);
-  const skip = new Set(scenarioObjects(scenario).keys());
-  learn(
-    r,
-    [
-      ['engine', sim],
-      ['provider', probeProvider(false)],
-      ['failing', probeProvider(true)],
-      ['direct', probeDirect()]
-    ],
-    skip
-  );
-  // What the servers and the user make only once the run goes (a task's state, a timing).
-  for (let i = 0; i < PROBE_STEPS && !sim.done; i++) {
-    sim.advanceTo(sim.end, PROBE_EVENTS);
-    learn(r, [['engine', sim]], skip);
-  }
-  if (table) r.constantGraph('table', table);
-  registries.set(scenario, r);
+export function engineRegistry(): SnapshotRegistry {
+  const classes = copyableClasses();
+  if (registry && known === classes.size) return registry;
+  for (const cls of RULES.keys())
+    if (![...classes.values()].includes(cls))
+      throw new Error(`snapshot rules for class ${cls.name}, which has no copy rules (copyable)`);
+  const r = registry ?? new SnapshotRegistry().constantGraph('table', tableFor());
+  for (const [name, cls] of classes) if (!r.entryNamed(name)) r.add(name, cls, RULES.get(cls));
+  registry = r;
+  known = classes.size;
   return r;
 }
 

@@ -29,8 +29,12 @@
  * back a few lines from where it is written, and the two walks share the id table.
  */
 
-/** The snapshot format; a snapshot with another version is refused (and re-simulated instead). */
-export const SNAPSHOT_VERSION = 1;
+/**
+ * The snapshot format; a snapshot with another version is refused (and re-simulated instead).
+ * Raised whenever the names a snapshot stores change. 2: classes are named by their copy rules
+ * (machine/clone.ts), no longer by where a probe run first met them.
+ */
+export const SNAPSHOT_VERSION = 2;
 
 /** The tag of an encoded class instance; the field name never occurs in run state. */
 export const CLASS = '\u0000class';
@@ -86,8 +90,9 @@ interface Entry {
 }
 
 /**
- * The classes and constants a snapshot may hold, by name: one per engine (snapshot-registry.ts
- * builds the engine's). Names are what a snapshot stores, so renaming a class keeps its name here.
+ * The classes and constants a snapshot may hold, by name (snapshot-registry.ts builds the
+ * engine's, from the classes' copy rules). Names are what a snapshot stores: renaming a class
+ * keeps its name.
  */
 export class SnapshotRegistry {
   readonly #byProto = new Map<object, Entry>();

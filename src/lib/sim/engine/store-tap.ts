@@ -4,6 +4,7 @@
  * passed on. The run's invariants read these reports to know what each store held and when a
  * store lifetime ended; the store itself is untouched and answers exactly as before.
  */
+import { copyable } from '../../machine/clone';
 import type { StoredDecision } from '../../machine/types';
 import type { DecisionStore, MaybePromise } from '../../store/decision-store';
 
@@ -72,6 +73,9 @@ export class TappedStore implements DecisionStore {
     return this.inner.clear();
   }
 }
+// An engine's copy taps its own copy of the store (lane.ts `copyStore`): the copier meets a tap
+// only there. Its observer and status are closures — copied by these rules, it would be refused.
+copyable(TappedStore, { name: 'store-tap.TappedStore' });
 
 /** Wrap `store` so that `observe` sees every change to it; reports `opened` at once. */
 export function tapStore(store: DecisionStore, observe: StoreObserver): DecisionStore {

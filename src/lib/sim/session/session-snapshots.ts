@@ -124,7 +124,7 @@ export class SnapshotSaver {
     if (newest && newest.t === at.t && newest.events === at.events) return false;
     let snapshot: EngineSnapshot;
     try {
-      engineRegistry(sim.scenario);
+      engineRegistry();
     } catch (e) {
       // A class of the engine cannot be stored at all: not for this run, then.
       if (!(e instanceof SnapshotError)) throw e;

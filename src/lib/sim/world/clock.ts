@@ -33,6 +33,7 @@ class Entry {
 // a timer's argument: shared. A timer set as a callback (an XState actor's) cannot be copied: its
 // `fn` throws NotCloneable, naming it.
 copyable(Entry, {
+  name: 'clock.Entry',
   fields: { event: 'shared', arg: 'shared' },
   blank: () => new Entry(0, 0, null, null, undefined, null)
 });
@@ -277,6 +278,7 @@ export class VirtualClock implements Driver {
 
 // The copy's dispatcher is its owner's (engine.ts sets it on the engine's copy).
 copyable(VirtualClock, {
+  name: 'clock.VirtualClock',
   fields: { dispatch: { fresh: () => noWorld } },
   blank: () => new VirtualClock()
 });

@@ -110,4 +110,4 @@ export class Rng {
 }
 
 // A copy is at the same point of the same stream: the two draw the same numbers from here on.
-copyable(Rng, { blank: () => new Rng(0) });
+copyable(Rng, { name: 'rng.Rng', blank: () => new Rng(0) });

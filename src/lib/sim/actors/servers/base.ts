@@ -87,6 +87,7 @@ export class TaskState {
 }
 // Params are never changed once built (a behaviour replaces them): shared.
 copyable(TaskState, {
+  name: 'servers.TaskState',
   fields: { original: 'shared', params: 'shared' },
   blank: () => new TaskState(NO_TASK, NO_PARAMS, NO_PARAMS)
 });
@@ -104,6 +105,7 @@ class Pending {
   ) {}
 }
 copyable(Pending, {
+  name: 'servers.Pending',
   fields: { params: 'shared' },
   blank: () => new Pending(0, 0, new TaskState(NO_TASK, NO_PARAMS, NO_PARAMS), NO_PARAMS)
 });
@@ -267,6 +269,8 @@ export class BehaviourParams {
     return v as T;
   }
 }
+// Never changed once made: servers share theirs with their copies (below); named for snapshots.
+copyable(BehaviourParams, { name: 'servers.BehaviourParams' });
 
 /**
  * The shared mechanics. Tasks start at `startAfterMs`, then one every `intervalMs` on average
@@ -529,4 +533,7 @@ export abstract class BaseServer implements ServerAgent {
 
 // Every behaviour's state is this class's (and a few fields of its own, copied deep): its
 // parameters and spec are never changed once made.
-copyable(BaseServer, { fields: { p: 'shared', spec: 'shared' } });
+copyable(BaseServer, {
+  name: 'servers.BaseServer',
+  fields: { p: 'shared', spec: 'shared' }
+});

@@ -4,6 +4,7 @@
  * server. They differ in what they ask for and in how they treat cost refusals and silence.
  */
 import { exactShrink, naiveShrinkInputTokens } from '../../../machine/budget';
+import { copyable } from '../../../machine/clone';
 import type { SamplingParams } from '../../../machine/types';
 import type { ServerEnv, ServerSpec } from '../../world/world';
 import { BaseServer, describeFailure, type Failure, type TaskState } from './base';
@@ -184,3 +185,9 @@ export class TimeoutSensitive extends WellBehaved {
     this.retryAfter(s, this.p.num('retryDelayMs'));
   }
 }
+
+// Each behaviour is copied (and saved) under its own name, by its base's rules (base.ts).
+copyable(WellBehaved, { name: 'servers.WellBehaved' });
+copyable(ContextGreedy, { name: 'servers.ContextGreedy' });
+copyable(BudgetShrinker, { name: 'servers.BudgetShrinker' });
+copyable(TimeoutSensitive, { name: 'servers.TimeoutSensitive' });

@@ -3,6 +3,7 @@
  * and the serialiser-variant retrier. Each is a failure mode from the seeds; what bounds it is
  * the client's identity, decision store and volume controls, never its own good sense.
  */
+import { copyable } from '../../../machine/clone';
 import type { ServerEnv, ServerSpec, WireStyle } from '../../world/world';
 import { BaseServer, describeFailure, type Failure, type TaskState } from './base';
 import { WELL_BEHAVED_DEFAULTS, WellBehaved } from './polite';
@@ -174,3 +175,10 @@ export class SerialiserVariant extends BaseServer {
     this.retryAfter(s, this.p.num('intervalMs'));
   }
 }
+
+// Each behaviour is copied (and saved) under its own name, by its base's rules (base.ts).
+copyable(NaiveRetrier, { name: 'servers.NaiveRetrier' });
+copyable(TightLoop, { name: 'servers.TightLoop' });
+copyable(Reconnector, { name: 'servers.Reconnector' });
+copyable(PromptMutator, { name: 'servers.PromptMutator' });
+copyable(SerialiserVariant, { name: 'servers.SerialiserVariant' });

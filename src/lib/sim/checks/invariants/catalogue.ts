@@ -78,7 +78,7 @@ export class Tally {
 }
 
 // A copy has its own counts and offenders (at most MAX_OFFENDERS).
-copyable(Tally, { blank: () => new Tally() });
+copyable(Tally, { name: 'invariants.Tally', blank: () => new Tally() });
 
 /**
  * The audit rows behind a guarantee that holds: what the audit table shows when the learner

@@ -400,6 +400,7 @@ export class InvariantChecker {
 // spend, trackers and totals (its members are TypeScript private, not #private, for the generic
 // copier). The rate cards and the frame validator are shared (immutable).
 copyable(InvariantChecker, {
+  name: 'invariants.InvariantChecker',
   fields: { cards: 'shared', validate: 'shared' },
   blank: () => new InvariantChecker({ cards: {} })
 });
