@@ -66,16 +66,6 @@ export class RunGuard {
     this.start = scenario.start;
   }
 
-  /**
-   * A copy of this guard's judgement so far, attached to no engine: what an engine copy taken at
-   * the same moment continues under (clone.ts). Charge contexts are never changed: shared.
-   */
-  clone(): RunGuard {
-    // An entry point of its own (the engine's copy does not hold its guard): the session keeps
-    // a guard beside each engine checkpoint. The rules are below the class.
-    return new CloneMap().get(this as RunGuard);
-  }
-
   /** `next`'s hooks, each also feeding the checker (first the checker, then `next`). */
   options(next: SimulationOptions = {}): SimulationOptions {
     const c = this.checker;
@@ -186,6 +176,15 @@ export function guardedSimulation(
 ): { sim: Simulation; guard: RunGuard } {
   const guard = new RunGuard(scenario, guardOpts);
   return { sim: guard.simulate(scenario, opts), guard };
+}
+
+/**
+ * A copy of `guard`'s judgement so far, attached to no engine: what an engine copy taken at the
+ * same moment continues under (machine/clone.ts). An entry point of its own (the engine's copy
+ * does not hold its guard): the session keeps a guard beside each engine checkpoint.
+ */
+export function copyGuard(guard: RunGuard): RunGuard {
+  return new CloneMap().get(guard);
 }
 
 // A copy of a guard is attached to no engine; its checker is its own, its scenario and options

@@ -16,9 +16,9 @@
  * starts a new branch from p: the checkpoints after p were of the abandoned one and go.
  */
 import { NotCloneable } from '../../machine/clone';
-import type { Simulation } from './engine';
+import { copyEngine, type Simulation } from './engine';
 import type { RunPosition } from './engine-types';
-import type { RunGuard } from '../checks/guard';
+import { copyGuard, type RunGuard } from '../checks/guard';
 import { estimateCopyBytes } from './engine-size';
 
 /** Clock events between checkpoints at first (about 0.3 s of re-simulation at most). */
@@ -126,8 +126,8 @@ export class EngineCheckpoints {
       const bytes = estimateCopyBytes(sim, guard);
       this.#list.push({
         at,
-        sim: sim.clone({}),
-        guard: guard.clone(),
+        sim: copyEngine(sim, {}),
+        guard: copyGuard(guard),
         counts: { ...counts },
         bytes
       });

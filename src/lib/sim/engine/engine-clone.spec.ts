@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { NotCloneable } from '../../machine/clone';
 // One case runs on actors (which do not copy).
 import '../../client/actor-executor';
-import { Simulation, type SimulationOptions } from './engine';
+import { copyEngine, Simulation, type SimulationOptions } from './engine';
 import { RunGuard } from '../checks/guard';
 import { auditLineJson, frameLineJson, metricsJson } from '../report/report';
 import { parseScenario, type Scenario } from '../input/scenario';
@@ -77,7 +77,7 @@ describe('engine copies', () => {
       drive(a, () => {
         const rest = capture(scenario);
         const before = { frames: first.frames.length, audit: first.audit.length };
-        const b = a.clone(rest.opts);
+        const b = copyEngine(a, rest.opts);
         rest.guard.attach(b);
         expect(b.position).toEqual(a.position);
         expect(metricsJson(b)).toBe(metricsJson(a));
@@ -119,11 +119,11 @@ describe('engine copies', () => {
     a.advanceTo(a.start + 600_000, 5_000);
     const second = capture(scenario);
     // The guard's own state travels with the engine's: the copy's guard is copied from the first.
-    const b = a.clone(second.opts);
+    const b = copyEngine(a, second.opts);
     second.guard.attach(b);
     b.advanceTo(b.start + 1_500_000);
     const third = capture(scenario);
-    const c = b.clone(third.opts);
+    const c = copyEngine(b, third.opts);
     third.guard.attach(c);
     c.runToEnd();
     expect(metricsJson(c)).toBe(metricsJson(u));
@@ -135,6 +135,6 @@ describe('engine copies', () => {
   it('says so when a run cannot be copied (requests run as XState actors)', () => {
     const sim = new Simulation(load('tired-user'), { executor: 'actor' });
     sim.advanceTo(sim.start + 60_000);
-    expect(() => sim.clone()).toThrow(NotCloneable);
+    expect(() => copyEngine(sim)).toThrow(NotCloneable);
   });
 });

@@ -69,7 +69,7 @@ export class Simulation implements DialogWatcher {
     this.seed = opts.seed ?? scenario.seed;
     this.endAt = scenario.start + scenario.durationMs;
     this.clock = new VirtualClock(this.start);
-    this.runsItsClock();
+    runsItsClock(this);
     this.consent = new ConsentDesk([], this);
     // Who answers from the start is on the timeline too: a reload re-simulates the run from its
     // actions alone (run-memory.ts), whatever the reloaded page's checkbox says.
@@ -107,40 +107,6 @@ export class Simulation implements DialogWatcher {
     const at = [...(scenario.data?.restarts ?? []), ...(opts.restartAt ?? [])];
     for (const ms of [...new Set(at)].sort((a, b) => a - b))
       this.clock.schedule(this.start + ms, { kind: 'restart' });
-  }
-
-  /**
-   * A second, independent engine at this one's exact position (clone.ts), reporting to `opts`'s
-   * hooks: continuing both gives the same frames, records and numbers (checkpoint.spec.ts). Call
-   * it between events (not from a hook). Throws `NotCloneable` when the run cannot be copied
-   * (requests run as XState actors, a store kept elsewhere): re-simulate then.
-   *
-   * The generic copier copies the engine — hosts and requests' runs too — by the rules each class
-   * declares (this one's are below the class); this entry point only says what the copy's own
-   * are: its hooks (`opts`), each lane's store (where the copy's decisions live, seen by the
-   * copy's hooks), and its clock's dispatcher (itself). The stores are registered first, so that
-   * a stored decision a request in flight holds is the copy's store's entry (fast.ts).
-   */
-  clone(opts: SimulationOptions = this.opts): Simulation {
-    const m = new CloneMap();
-    m.set(this.opts, opts);
-    const copy = m.walk(() => {
-      for (const id of LANE_IDS) {
-        const lane = this.lanes[id];
-        m.set(lane.host.store, lane.copyStore(m, opts));
-      }
-      return m.get(this as Simulation);
-    });
-    copy.runsItsClock();
-    return copy;
-  }
-
-  /**
-   * This engine runs the events of its clock. (A method, not a closure made in `clone`: that one
-   * would keep the whole clone map alive with every copy.)
-   */
-  private runsItsClock(): void {
-    this.clock.dispatch = (e) => step(this, e);
   }
 
   /** A consent dialog opened in `lane` (the desk tells of each: dialogs.ts). */
@@ -401,8 +367,43 @@ export class Simulation implements DialogWatcher {
   }
 }
 
+/**
+ * A second, independent engine at `sim`'s exact position (machine/clone.ts), reporting to
+ * `opts`'s hooks: continuing both gives the same frames, records and numbers (checkpoint.spec.ts).
+ * Call it between events (not from a hook). Throws `NotCloneable` when the run cannot be copied —
+ * its requests run as XState actors (the actor executor: only the table executor's runs copy), a
+ * store kept elsewhere: re-simulate then.
+ *
+ * The generic copier copies the engine — hosts and requests' runs too — by the rules each class
+ * declares (this one's are below the class); this entry point only says what the copy's own
+ * are: its hooks (`opts`), each lane's store (where the copy's decisions live, seen by the
+ * copy's hooks), and its clock's dispatcher (itself). The stores are registered first, so that
+ * a stored decision a request in flight holds is the copy's store's entry (fast.ts).
+ */
+export function copyEngine(sim: Simulation, opts: SimulationOptions = sim.opts): Simulation {
+  const m = new CloneMap();
+  m.set(sim.opts, opts);
+  const copy = m.walk(() => {
+    for (const id of LANE_IDS) {
+      const lane = sim.lanes[id];
+      m.set(lane.host.store, lane.copyStore(m, opts));
+    }
+    return m.get(sim);
+  });
+  runsItsClock(copy);
+  return copy;
+}
+
+/**
+ * `sim` runs the events of its clock. (Made here, not in `copyEngine`: a closure there would keep
+ * the whole clone map alive with every copy.)
+ */
+function runsItsClock(sim: Simulation): void {
+  sim.clock.dispatch = (e) => step(sim, e);
+}
+
 // Marks, actions and restart reports are never changed once made: a copy has its own lists of the
-// same ones. The scenario is shared; the copy's hooks are substituted (`clone`).
+// same ones. The scenario is shared; the copy's hooks are substituted (`copyEngine`).
 copyable(Simulation, {
   name: 'engine.Simulation',
   fields: { scenario: 'shared', marks: 'shallow', actions: 'shallow', restarts: 'shallow' }

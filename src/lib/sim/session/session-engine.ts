@@ -11,9 +11,9 @@ import { BreakpointWatcher, type BreakCondition } from '../timeline/breakpoints'
 import { CheckpointRecorder, type ViewCheckpoint } from '../engine/checkpoint';
 // The SDK's frame schemas, loaded on first use with the parsers (the worker awaits them).
 import { parsers } from '../input/parsers';
-import type { Simulation, SimulationOptions } from '../engine/engine';
+import { copyEngine, type Simulation, type SimulationOptions } from '../engine/engine';
 import type { EngineCheckpoint } from '../engine/engine-checkpoints';
-import { RunGuard } from '../checks/guard';
+import { copyGuard, RunGuard } from '../checks/guard';
 import type { LaneId, Scenario } from '../input/scenario';
 import type { Make, RunFork } from '../timeline/session-timeline';
 import type { RunStorage } from './session-view';
@@ -82,7 +82,7 @@ export function wireEngine(
 ): WiredEngine {
   // From a checkpoint, the run's invariants and view checkpoints go on from where they stood.
   const guard = from
-    ? from.checkpoint.guard.clone()
+    ? copyGuard(from.checkpoint.guard)
     : new RunGuard(run.scenario, { validate: (frame) => parsers().sdkFrameProblem(frame) });
   // At most about 2,000 checkpoints a run (a few MB), however fine its sampling.
   const recorder = new CheckpointRecorder(Math.floor(run.scenario.durationMs / MAX_CHECKPOINTS));
@@ -104,7 +104,7 @@ export function wireEngine(
   const sim = create(
     opts,
     (s, o) => recorder.attach(guard.simulate(s, o)),
-    (checkpoint) => recorder.attach(guard.attach(checkpoint.clone(guard.options(opts))))
+    (checkpoint) => recorder.attach(guard.attach(copyEngine(checkpoint, guard.options(opts))))
   );
   recorder.attach(sim);
   watcher.attach(sim);
