@@ -156,6 +156,16 @@ export function copyable<T extends object>(
   });
 }
 
+/**
+ * Why an object of `cls` cannot be copied now (its rules' `refuse`, its own or inherited), for a
+ * caller that keeps run state otherwise than by copying it (a snapshot): the same reasons hold.
+ */
+export function refusalOf(
+  cls: CopyableClass
+): ((original: object) => string | null | undefined) | undefined {
+  return howOf(cls.prototype as object)?.refuse;
+}
+
 /** Every class registered so far, by its stable name, in the order they registered. */
 export function copyableClasses(): ReadonlyMap<string, CopyableClass> {
   return NAMED;

@@ -136,5 +136,6 @@ describe('engine copies', () => {
     const sim = new Simulation(load('tired-user'), { executor: 'actor' });
     sim.advanceTo(sim.start + 60_000);
     expect(() => copyEngine(sim)).toThrow(NotCloneable);
+    expect(() => copyEngine(sim)).toThrow(/XState actors/);
   });
 });

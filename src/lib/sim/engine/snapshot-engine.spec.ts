@@ -6,6 +6,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { deserialize, serialize } from 'node:v8';
 import { describe, expect, it } from 'vitest';
+// One case runs on actors (which are not saved).
+import '../../client/actor-executor';
 import { RunGuard } from '../checks/guard';
 import { auditLineJson, frameLineJson, metricsJson } from '../report/report';
 import { parseScenario, type Scenario } from '../input/scenario';
@@ -138,6 +140,17 @@ describe.skipIf(why !== null)(`engine snapshots${why ? ` (unavailable: ${why})` 
     },
     60_000
   );
+
+  it('a run on XState actors (the actor executor) is not saved, and the error says why', () => {
+    const scenario = load('tired-user');
+    const guard = new RunGuard(scenario);
+    const sim = guard.simulate(scenario, { executor: 'actor' });
+    for (const t of [0, 60_000]) {
+      sim.advanceTo(sim.start + t);
+      expect(() => snapshotEngine(sim, guard)).toThrow(SnapshotError);
+      expect(() => snapshotEngine(sim, guard)).toThrow(/XState actors/);
+    }
+  });
 
   it('a snapshot restored twice gives two independent runs', () => {
     const scenario = load('reconnect-bypass');

@@ -19,11 +19,12 @@
  * A class is named by its own registration, never by where a run happens to meet it: the same
  * name in every run and every scenario, and none missing from a run that meets a class late.
  * A snapshot of a run holding an object whose class did not register is refused (the caller
- * re-simulates), naming the class and where it was.
+ * re-simulates), naming the class and where it was; so is one its copy rules refuse, for their
+ * reason (requests run as XState actors, a timer set as a callback).
  */
 import { ConsentDesk } from '../actors/dialogs';
 import { SimProvider } from '../actors/provider';
-import { copyableClasses, type CopyableClass } from '../../machine/clone';
+import { copyableClasses, refusalOf, type CopyableClass } from '../../machine/clone';
 import type { ConsentInput, ProviderInput } from '../../machine/authorize/types';
 import { VirtualClock } from '../world/clock';
 import { ClientHost, tableFor } from '../../client/host';
@@ -115,7 +116,9 @@ export function engineRegistry(): SnapshotRegistry {
     if (![...classes.values()].includes(cls))
       throw new Error(`snapshot rules for class ${cls.name}, which has no copy rules (copyable)`);
   const r = registry ?? new SnapshotRegistry().constantGraph('table', tableFor());
-  for (const [name, cls] of classes) if (!r.entryNamed(name)) r.add(name, cls, RULES.get(cls));
+  // What the copier refuses (an XState actor's timer, a request's run mid-step), a snapshot does.
+  for (const [name, cls] of classes)
+    if (!r.entryNamed(name)) r.add(name, cls, { ...RULES.get(cls), refuse: refusalOf(cls) });
   registry = r;
   known = classes.size;
   return r;

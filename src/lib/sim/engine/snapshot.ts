@@ -78,6 +78,11 @@ export interface ClassRules<T extends object = object> {
    * object a field of the record will hold (made now, filled later).
    */
   make?: (field: (name: string) => unknown) => T;
+  /**
+   * Why this object cannot be stored now, or nothing when it can: asked when the encoder meets it,
+   * a reason throws {@link SnapshotError} with it (the engine's: the copy rules' own reasons).
+   */
+  refuse?: (obj: T) => string | null | undefined;
 }
 
 interface Entry {
@@ -87,6 +92,7 @@ interface Entry {
   revive:
     ((obj: object, context: unknown, had: (o: object, f: string) => boolean) => void) | undefined;
   make: ((field: (name: string) => unknown) => object) | undefined;
+  refuse: ((obj: object) => string | null | undefined) | undefined;
 }
 
 /**
@@ -117,7 +123,8 @@ export class SnapshotRegistry {
       proto: cls.prototype as object,
       drop: new Set(rules.drop ?? []),
       revive: rules.revive as Entry['revive'],
-      make: rules.make as Entry['make']
+      make: rules.make as Entry['make'],
+      refuse: rules.refuse as Entry['refuse']
     };
     this.#byProto.set(e.proto, e);
     this.#byName.set(name, e);
@@ -313,6 +320,8 @@ export function encode<Meta>(
         `${ownerOf(at)} holds an instance of class ${name} at ${pathOf(at)}, which is not registered for snapshots (snapshot-registry.ts)`
       );
     }
+    const why = entry.refuse?.(v);
+    if (why) throw new SnapshotError(`cannot save the run: ${why}`);
     return later(v, { [CLASS]: entry.name }, at, entry);
   };
   const remember = (from: object, to: unknown): unknown => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor, setup } from 'xstate';
 import { VirtualClock } from './clock';
 import { Rng } from './rng';
-import { CloneMap } from '../../machine/clone';
+import { CloneMap, NotCloneable } from '../../machine/clone';
 
 describe('VirtualClock', () => {
   it('runs events in time order, same-instant events in scheduling order', () => {
@@ -131,5 +131,18 @@ describe('events as data', () => {
     copy.runUntil(20);
     expect(seen).toEqual(['A1@10', 'B3@15']);
     expect(clock.pending).toBe(2);
+  });
+
+  it("a callback pending (XState's setTimeout: the actor executor) cannot be copied, and says so", () => {
+    const clock = new VirtualClock(0);
+    clock.after(5, { kind: 'restart' });
+    const t = clock.setTimeout(() => {}, 10);
+    expect(() => new CloneMap().get(clock)).toThrow(NotCloneable);
+    expect(() => new CloneMap().get(clock)).toThrow(
+      /a timer set as a callback is pending .*XState actors/
+    );
+    // Once it is cleared (or has run), what remains is data: the clock copies.
+    clock.clearTimeout(t);
+    expect(new CloneMap().get(clock).pending).toBe(1);
   });
 });

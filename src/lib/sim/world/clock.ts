@@ -6,6 +6,15 @@
  * deadlines — in simulated time. Nothing here reads the wall clock: time only moves when the
  * engine asks it to, and events at the same instant run in the order they were scheduled, which
  * is what makes a run byte-for-byte reproducible.
+ *
+ * What it holds decides whether a run can be copied (a checkpoint: machine/clone.ts) or saved (a
+ * snapshot: engine/snapshot.ts). The engine's events and the table executor's timers (the
+ * simulation's default, `executor: 'table'`) are data: such a run copies and saves. A callback
+ * set with `setTimeout` — XState's, under the actor executor (`executor: 'actor'`, the /single/
+ * page's and the reference run of the executor equivalence test), or a test's — is a closure:
+ * while one is pending the run cannot be copied nor saved, and the attempt says so (NotCloneable,
+ * SnapshotError: "a timer set as a callback"), for its caller to re-simulate instead. XState needs
+ * them, so they stay.
  */
 import type { Driver, TimerTarget } from '../../client/driver';
 import { copyable } from '../../machine/clone';
@@ -30,11 +39,15 @@ class Entry {
   ) {}
 }
 // Events that are data name what they act on by address and are never changed once made, nor is
-// a timer's argument: shared. A timer set as a callback (an XState actor's) cannot be copied: its
-// `fn` throws NotCloneable, naming it.
+// a timer's argument: shared. A timer set as a callback (an XState actor's) cannot be copied nor
+// saved: refused, saying so.
 copyable(Entry, {
   name: 'clock.Entry',
   fields: { event: 'shared', arg: 'shared' },
+  refuse: (e) =>
+    e.fn
+      ? "a timer set as a callback is pending (XState's setTimeout: requests run as XState actors) — only the table executor's runs, whose timers are data, can be copied"
+      : null,
   blank: () => new Entry(0, 0, null, null, undefined, null)
 });
 
