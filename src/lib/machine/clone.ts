@@ -26,6 +26,8 @@
  * stores. A name is required and unique — checked when the class registers — so every class a
  * copy can hold can be saved and read back under a name that does not depend on where or whether
  * a run happened to meet it.
+ *
+ * Just over 400 lines: the rules' vocabulary and the walk that applies them are read together.
  */
 
 /** A run's state cannot be copied here (a closure in a field, say): re-simulate instead. */

@@ -20,6 +20,9 @@
  * Evaluate never mutates its input and never counts anything: the machine commits the request to
  * the rate window and the spend to the budget window (`countRequest`, `addSpend` below), because
  * only the machine knows whether the request got as far as being counted and what it cost.
+ *
+ * Over 400 lines on purpose: the checks above read top to bottom in the order they run, each
+ * beside the helpers only it uses; split, a reader would lose the order that decides the reason.
  */
 import {
   estimateCostMicros,

@@ -17,6 +17,9 @@
  *
  * A {@link AuditSelection} is one query's answer kept up to date as rows are appended: matching
  * counts and totals are extended by the new rows only, never recounted over the whole log.
+ *
+ * Over 400 lines on purpose: the columns, the chunks and the selections share one row format;
+ * a change to how a row is stored is one change here, read with the code that reads it.
  */
 import { fromMicros, parseMoneyAmount } from '../machine/money';
 import type { AuditRecord } from '../machine/types';

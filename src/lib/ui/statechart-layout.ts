@@ -6,6 +6,9 @@
  * initial state, long edges broken by dummy points, orderings within layers that reduce
  * crossings, positions that keep edges straight, and a place on every edge for its live count. Pure and deterministic: the same machine gives the same
  * picture, so the drawing never jumps while the counts change.
+ *
+ * Over 400 lines on purpose: the layout's phases (layers, dummies, ordering, positions, labels)
+ * run in sequence over one graph representation that each phase extends.
  */
 import type { AnyStateMachine } from 'xstate';
 
