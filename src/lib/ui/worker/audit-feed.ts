@@ -65,23 +65,34 @@ function auditNotOnDisk(): number {
  * follow the rows read back, so they wait and go in after them, in order (null: none held).
  */
 let held: AuditRecord[][] | null = null;
+/** How many records `held` holds (the worker bounds it: sim.worker.ts). */
+let heldCount = 0;
 
 /** Hand the session's new audit records to the audit index. */
 export function takeAudit(records: AuditRecord[]): void {
   if (records.length === 0) return;
-  if (held) held.push(records);
-  else auditRows.append(records, auditNotOnDisk());
+  if (held) {
+    held.push(records);
+    heldCount += records.length;
+  } else auditRows.append(records, auditNotOnDisk());
 }
 
 /** Hold the session's new records until `releaseAudit` (a reload's index is being built). */
 export function holdAudit(): void {
   held = [];
+  heldCount = 0;
+}
+
+/** The records held since `holdAudit` (0: none, or not holding). */
+export function heldAudit(): number {
+  return heldCount;
 }
 
 /** The records held since `holdAudit`, in order; new ones go to the index again. */
 export function releaseAudit(): AuditRecord[] {
   const out = (held ?? []).flat();
   held = null;
+  heldCount = 0;
   return out;
 }
 

@@ -32,6 +32,7 @@ import {
 import {
   answerAudit,
   auditRows,
+  heldAudit,
   holdAudit,
   idbReader,
   indexMore,
@@ -78,6 +79,10 @@ const post = (replies: Reply[], re: number | null, withView = true) => {
       if (spill)
         notes.push(
           `Long run: the audit table's index could not be written to this browser's storage (${spill}), so all of it is kept in memory (${Math.round(auditRows.memory.indexBytes / 2 ** 20)} MB, 36 bytes a row).`
+        );
+      if (waitingForIndex && indexing)
+        notes.push(
+          `Waiting for the audit log's index: after the reload it is read back from this browser's storage, and the ${heldAudit().toLocaleString('en-US')} records the run made meanwhile wait in memory until it is built. The run goes on by itself then.`
         );
       if (notes.length) r.longRun = notes;
     }
@@ -161,6 +166,13 @@ let lastFfSnapshot = 0;
 function pump() {
   if (!session.fastForwarding) return;
   const memory = memoryCheck();
+  if (memory === 'index') {
+    const gen = pumpGen;
+    waitForIndex(null, () => {
+      if (gen === pumpGen) setTimeout(pump, 0);
+    });
+    return;
+  }
   if (memory === 'wait') {
     // The run is ahead of the disk: let the writes catch up before the next slice (unless a
     // new fast-forward has started its own pump meanwhile).
@@ -218,10 +230,26 @@ let maxHeld = 250_000;
 let chartPoints = MAX_CHART_POINTS;
 
 /**
- * Whether the run may go on: 'wait' while the audit log's writes are far behind, a notice to stop
- * on when too many rows are held in memory with nowhere to go, else null.
+ * Records a reload's run may make while the audit index is built again in the background (they
+ * wait in memory, about 1 KB each, to follow the rows read back; at 12 h the index takes about
+ * 3 s, in which fast play or a fast-forward made tens of thousands). At this many the run waits
+ * for the index: its clock stands still (the time waited is not owed afterwards, as when a
+ * fast-forward has the engine) and it goes on by itself once the index is built, saying so
+ * meanwhile. Rather than stop play with a note: the wait ends by itself in seconds, so a user who
+ * pressed Play would only have to press it again; rather than drop or re-read records: every row
+ * must reach the table once. The `?heldRecords=N` knob lowers it too (tests).
  */
-function memoryCheck(): Extract<Reply, { type: 'fastForwardClamped' }> | 'wait' | null {
+const HOLD_WHILE_INDEXING = 20_000;
+/** The run is waiting for a reload's index (HOLD_WHILE_INDEXING): its snapshots say so. */
+let waitingForIndex = false;
+
+/**
+ * Whether the run may go on: 'wait' while the audit log's writes are far behind, 'index' while it
+ * holds as many records as it may until a reload's index is built, a notice to stop on when too
+ * many rows are held in memory with nowhere to go, else null.
+ */
+function memoryCheck(): Extract<Reply, { type: 'fastForwardClamped' }> | 'wait' | 'index' | null {
+  if (indexing && heldAudit() >= Math.min(HOLD_WHILE_INDEXING, maxHeld)) return 'index';
   const log = currentRun()?.audit;
   const failed = !log || log.status().failure !== null;
   if (!failed && log.pendingWrites > MAX_BACKLOG) return 'wait';
@@ -237,6 +265,22 @@ function memoryCheck(): Extract<Reply, { type: 'fastForwardClamped' }> | 'wait' 
       : `Stopped: this run's audit log is kept in memory only (the browser's storage is not available to it) and holds ${n} records; going on would fill the tab's memory. Reset to start again.`,
     extendTo: null
   };
+}
+
+/**
+ * The run holds as many records as it may while a reload's index is built: `go` once it is built.
+ * The first time, the page is shown the run where it stands, with why it waits (post()), and what
+ * it made is written (the rows the index will follow).
+ */
+function waitForIndex(re: number | null, go: () => void): void {
+  const built = indexing;
+  if (!built) return go();
+  if (!waitingForIndex) {
+    waitingForIndex = true;
+    post([session.snapshot()], re);
+    void flush();
+  }
+  void built.then(go, go);
 }
 
 // ---- Live play (issue #9; live.ts): the worker runs on its own clock, the page only shows ----
@@ -296,6 +340,16 @@ function liveBatch(): void {
     return;
   }
   const memory = memoryCheck();
+  if (memory === 'index') {
+    // The clock stands still while it waits: the wall time waited is not owed afterwards.
+    waitForIndex(l.re, () => {
+      if (live !== l) return;
+      l.pacer.due(performance.now());
+      l.pacer.owed = 0;
+      scheduleLive(0);
+    });
+    return;
+  }
   if (memory === 'wait') {
     // Go on as soon as the group commit under way has settled (its writes have a time limit:
     // run-storage.ts), not at the next 50 ms poll: the bench:profile:worker profile of live play
@@ -434,6 +488,12 @@ async function prepare(cmd: Command): Promise<void> {
  * commands after them.
  */
 let indexing: Promise<void> | null = null;
+/**
+ * Exports asked for while a reload's index was being built: they answer once it is, over the
+ * whole log. What replaces or cuts the index (AFTER_INDEXING) waits for them too, so a Reset
+ * clicked while one waits still gives the file of the log it was asked of, not a failure.
+ */
+let exportsWaiting: Promise<unknown> = Promise.resolve();
 const AFTER_INDEXING = new Set<Command['type']>([
   'load',
   'seek',
@@ -466,6 +526,11 @@ function resumeIndexed(
   }
   const view = auditRows.view();
   post([{ type: 'auditView', id: view.queryId, view }], null);
+  // The run waited for the index: the page's last snapshot says so; this one no more.
+  if (waitingForIndex) {
+    waitingForIndex = false;
+    if (session.sim) post([session.snapshot()], null);
+  }
 }
 
 // Start opening the databases now, so the first load does not wait for it.
@@ -497,13 +562,17 @@ self.onmessage = (e: MessageEvent<WorkerRequest | LiveRequest>) => {
       await opening;
       // What replaces or cuts the audit index waits for a reload's to be built.
       if (indexing && AFTER_INDEXING.has(cmd.type)) await indexing;
+      if (AFTER_INDEXING.has(cmd.type)) await exportsWaiting;
       await prepare(cmd);
       if (cmd.type.startsWith('audit')) {
         const audit = cmd as Extract<Command, { type: `audit${string}` }>;
         // An export takes a while, and a reload's index may still be being built: answer later
         // commands meanwhile (the page's first advance makes the run ready).
-        if (indexing) void indexing.then(() => answerAudit(audit, id, post, flush));
-        else if (audit.type === 'auditExport') void answerAudit(audit, id, post, flush);
+        if (indexing) {
+          const answered = indexing.then(() => answerAudit(audit, id, post, flush));
+          if (audit.type === 'auditExport')
+            exportsWaiting = Promise.all([exportsWaiting, answered]);
+        } else if (audit.type === 'auditExport') void answerAudit(audit, id, post, flush);
         else await answerAudit(audit, id, post, flush);
         return;
       }
