@@ -106,19 +106,62 @@ async function halfway(page: Page) {
 
 const why = unavailable();
 
-test('a reload mid-run resumes at the same time with the same counters, then goes on as lab run --restart-at T', async ({
-  page
-}) => {
+/** Damages run `id`'s saved snapshot on disk: a snapshot of a version this build does not read. */
+function damage(page: Page, id: string) {
+  return page.evaluate(
+    (run) =>
+      new Promise<void>((resolve) => {
+        const req = indexedDB.open('sampling-policy-lab-run-snapshots', 1);
+        req.onupgradeneeded = () => req.result.createObjectStore('snapshots');
+        req.onsuccess = () => {
+          const tx = req.result.transaction('snapshots', 'readwrite');
+          const t = (
+            JSON.parse(sessionStorage.getItem('sampling-policy-lab-run')!) as { t: number }
+          ).t;
+          tx.objectStore('snapshots').put(
+            {
+              snapshot: { version: -1, meta: { at: { t, events: 1 } }, root: null },
+              counts: { auditRows: 0, frames: 0 },
+              views: [],
+              actions: '[]'
+            },
+            run
+          );
+          tx.oncomplete = () => {
+            req.result.close();
+            resolve();
+          };
+        };
+      }),
+    id
+  );
+}
+
+/**
+ * Stops the run half-way, waits for its snapshot to be saved where it stands, lets `meanwhile`
+ * act on run `id`'s saved state, and reloads: the run is back at 0:30:00, ready to play, with the
+ * same counters (whether resumed from the snapshot or re-simulated). Returns what the tab
+ * remembered of the run before the reload.
+ */
+async function reloadHalfway(page: Page, meanwhile?: (id: string) => Promise<unknown>) {
   await halfway(page);
   const before = await counters(page);
   const run = await remembered(page);
   // Saved when the fast-forward stopped: the snapshot is of the run where it stands.
   if (why === null) await expect.poll(() => savedAt(page, run.id)).toBe(run.t);
+  await meanwhile?.(run.id);
   await page.reload();
   await expect(clock(page)).toHaveText('0:30:00');
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
   // The reload's client restart changes none of these at its instant.
   expect(await counters(page)).toEqual(before);
+  return run;
+}
+
+test('a reload mid-run resumes at the same time with the same counters, then goes on as lab run --restart-at T', async ({
+  page
+}) => {
+  const run = await reloadHalfway(page);
   await expect(page.getByRole('status').filter({ hasText: 'saved snapshot' })).toHaveCount(0);
 
   await page.getByLabel('Hours', { exact: true }).fill('');
@@ -136,43 +179,8 @@ test('a reload mid-run resumes at the same time with the same counters, then goe
 test('a saved snapshot that cannot be read is dropped with a note; the run is re-simulated, the same', async ({
   page
 }) => {
-  await halfway(page);
-  const before = await counters(page);
-  const run = await remembered(page);
-  if (why === null) await expect.poll(() => savedAt(page, run.id)).toBe(run.t);
-  // Damaged on disk: a snapshot of a version this build does not read.
-  await page.evaluate(
-    (id) =>
-      new Promise<void>((resolve) => {
-        const req = indexedDB.open('sampling-policy-lab-run-snapshots', 1);
-        req.onupgradeneeded = () => req.result.createObjectStore('snapshots');
-        req.onsuccess = () => {
-          const tx = req.result.transaction('snapshots', 'readwrite');
-          const t = (
-            JSON.parse(sessionStorage.getItem('sampling-policy-lab-run')!) as { t: number }
-          ).t;
-          tx.objectStore('snapshots').put(
-            {
-              snapshot: { version: -1, meta: { at: { t, events: 1 } }, root: null },
-              counts: { auditRows: 0, frames: 0 },
-              views: [],
-              actions: '[]'
-            },
-            id
-          );
-          tx.oncomplete = () => {
-            req.result.close();
-            resolve();
-          };
-        };
-      }),
-    run.id
-  );
-  await page.reload();
-  await expect(clock(page)).toHaveText('0:30:00');
-  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  const run = await reloadHalfway(page, (id) => damage(page, id));
   await expect(page.getByText(/The run's saved snapshot could not be read/)).toBeVisible();
-  expect(await counters(page)).toEqual(before);
   // Dropped: read once, then gone (the resumed run saves again once it moves on).
   await expect.poll(() => savedAt(page, run.id)).toBeNull();
 });

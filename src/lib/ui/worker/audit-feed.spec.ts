@@ -4,7 +4,8 @@ import type { AuditRecord } from '$lib/machine/types';
 import { auditTotals } from '$lib/store/audit-query';
 import { inTransaction } from '$lib/store/idb';
 import { runLog } from '$lib/sim/session/run-log.testing';
-import { auditRows, indexMore, indexResumed } from './audit-feed';
+import { auditRows } from './audit-feed';
+import { indexMore, indexResumed } from './audit-reindex';
 import { auditStore, flushRun, startRun, currentRun } from './run-storage';
 
 // Node has no `navigator`: no Web Locks either (run-storage.ts and index-chunks.ts then go without).

@@ -22,7 +22,9 @@
  * what was counted as saved and is gone is counted as lost (the lanes go on from memory, as after
  * any storage failure, and Retry writes what they hold into the new database).
  *
- * The module owns the two open databases and the run in use (`current`).
+ * The module owns the two open databases and the run in use (`current`). It is longer than
+ * ~400 lines for that reason: opening, locking, pruning, committing and losing storage all read
+ * and change that one state, which a split would spread over modules that each reach into it.
  */
 import { AUDIT_STORE, DurableAuditLog } from '../../store/audit-log';
 import { CachedDurableStore, DECISIONS_STORE } from '../../store/cached-durable-store';
