@@ -8,6 +8,9 @@
  * do (replies.ts), loading a scenario and a reload's resume (run-loader.ts), time travel's
  * requests (travel-request.ts) and the speed setting (speed.ts). This class holds the state the
  * components read and delegates to them.
+ *
+ * Over 400 lines on purpose: it is the one object components bind to, so every state they read is
+ * declared here; the behaviour behind each part is in the modules above.
  */
 import type { ClientConfigInput } from '$lib/machine/config';
 import type { Policy } from '$lib/machine/policy';
