@@ -54,8 +54,28 @@ const fixed: CreateMessageResult = {
   model: 'example-model-v2',
   stopReason: 'endTurn'
 };
+/** The policy's result for these requests: the bare handler's, with the lab's budget block. */
+const budgeted = {
+  ...fixed,
+  budget: {
+    decision: {
+      estimatedCost: { amount: '0.003009', currency: 'USD' },
+      limitApplied: { amount: '0.0500', currency: 'USD' },
+      limitSource: 'host_policy',
+      meterBasis: 'example-model-v2@2026-07-01:in=3.00/Mtok,out=15.00/Mtok,cached=0.30/Mtok',
+      estimatedTokens: { input: 3, output: 200 },
+      requestHonored: true,
+      actualCost: { amount: '0.000024', currency: 'USD' },
+      actualTokens: { input: 3, output: 1 }
+    }
+  }
+};
 const handle: Handle =
-  mode === 'bare' ? async () => fixed : (r, e) => conn.handle(r as never, e as never);
+  mode === 'bare'
+    ? async () => fixed
+    : mode === 'bare-budget'
+      ? async () => budgeted
+      : (r, e) => conn.handle(r as never, e as never);
 
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
 const server = new Server({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
@@ -126,5 +146,6 @@ for (let r = 0; r < rounds; r++) {
       `GC ${gcMs.toFixed(0)} ms in ${stats.length}`
   );
 }
+await (globalThis as { __stopAlloc?: () => Promise<void> }).__stopAlloc?.();
 await client.close();
 await lab.close();
