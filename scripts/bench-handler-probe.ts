@@ -8,7 +8,7 @@
  *
  *   node --import tsx scripts/bench-handler-probe.ts --mode=policy --n=20000 [--yield]
  */
-import { GCProfiler } from 'node:v8';
+import { GCProfiler, writeHeapSnapshot } from 'node:v8';
 import { setImmediate as turn } from 'node:timers/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
@@ -94,7 +94,10 @@ const small = () => ({
   maxTokens: 200
 });
 
+/** `--snapshot-at=K`: a heap snapshot as request K is sent (what is alive mid-round). */
+const snapshotAt = Number(arg('snapshot-at', '0'));
 async function one(): Promise<unknown> {
+  if (seq + 1 === snapshotAt) console.log(writeHeapSnapshot('/tmp/probe.heapsnapshot'));
   if (mode !== 'alone') return server.createMessage(small());
   const requestId = `direct-${seq}`;
   const signal = withSignal ? new AbortController().signal : undefined;
