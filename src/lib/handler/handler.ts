@@ -34,7 +34,8 @@ import {
 } from './sources';
 import { memoryStore } from './stores';
 import { useFreshIdentity } from '../machine/authorize/flow';
-import { freshIdentity } from '../machine/authorize/fresh-identity';
+import { freshIdentity, useDigest } from '../machine/authorize/fresh-identity';
+import * as nodeCrypto from 'node:crypto';
 import {
   GuardedStore,
   logError,
@@ -47,6 +48,11 @@ import {
 // The handler's requests are parsed afresh: identify them with the writer that hashes while it
 // writes (flow.ts says why it is installed here, not imported there).
 useFreshIdentity(freshIdentity);
+// Hashed by Node's one-shot SHA-256 where the runtime has it (Node 20.12 and later): the same
+// digest, a microsecond less per request than the JavaScript one (fresh-identity.ts).
+const oneShot = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;
+if (typeof oneShot === 'function')
+  useDigest((bytes, length) => oneShot('sha256', bytes.subarray(0, length), 'hex').slice(0, 32));
 
 export interface SamplingPolicyOptions {
   /** The policy JSON the lab's editor writes (a value or its text). */
