@@ -75,7 +75,14 @@ const handle: Handle =
     ? async () => fixed
     : mode === 'bare-budget'
       ? async () => budgeted
-      : (r, e) => conn.handle(r as never, e as never);
+      : mode === 'bare-garbage'
+        ? async () => {
+            // About what the handler allocates per request (~14 KB), none of it kept.
+            let junk: unknown = null;
+            for (let i = 0; i < 300; i++) junk = { i, junk, s: null };
+            return junk ? fixed : budgeted;
+          }
+        : (r, e) => conn.handle(r as never, e as never);
 
 const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
 const server = new Server({ name: 'bench', version: '1.0.0' }, { capabilities: {} });

@@ -437,9 +437,11 @@ export class ClientHost implements HostSteps {
     }
   }
 
-  /** A request finished: if it led a decision, the presentations waiting on it get its verdict. */
-  private land(request: IncomingRequest, verdict: StoredDecision | null): void {
-    const rk = reservationKey(request.connection, request.id);
+  /**
+   * A request finished: if it led a decision, the presentations waiting on it get its verdict.
+   * `rk` is its reservation key (`finish` builds it once for this and its release).
+   */
+  private land(rk: string, verdict: StoredDecision | null): void {
     const key = this.leaders.get(rk);
     if (key === undefined) return;
     this.leaders.delete(rk);
@@ -582,11 +584,12 @@ export class ClientHost implements HostSteps {
     // Spend and the audit record, before the frame leaves: the log answers "why did the bill
     // triple" a month later, so nothing reaches a server unrecorded.
     out.audit.seq = ++this._seq;
-    this.release(reservationKey(request.connection, request.id));
+    const rk = reservationKey(request.connection, request.id);
+    this.release(rk);
     this.charge(out.audit);
     void this.audit.append(out.audit);
     r.tell(out);
-    this.land(request, out.verdict);
+    this.land(rk, out.verdict);
   }
 
   /** The one frame and record of a request whose machine failed: -32603, no data, no budget. */
