@@ -334,9 +334,10 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
   let refusedInFlight = 0;
   /** Expired decisions are dropped once a second, as requests arrive (no timer of its own). */
   let lastSweep = clock.now();
-  function sweepNow(): void {
+  /** Returns the clock's reading, which the request it was taken for is stamped with. */
+  function sweepNow(): number {
     const now = clock.now();
-    if (now - lastSweep < 1_000) return;
+    if (now - lastSweep < 1_000) return now;
     lastSweep = now;
     try {
       const n = store.sweep(now);
@@ -344,6 +345,8 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
     } catch {
       // A sweep is housekeeping: expired entries are misses anyway.
     }
+    // Once a second: read again after the sweep, which may have taken a while.
+    return clock.now();
   }
 
   /** Shadow mode's answer to a call the policy refused: the model's, as if it had been allowed. */
@@ -502,7 +505,7 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
             reject(new SamplingError(INVALID_PARAMS, `Invalid sampling request: ${valid}`));
             return;
           }
-          sweepNow();
+          const now = sweepNow();
           // One params object per request: shadow mode finds the model's result by it.
           const params: SamplingParams = { ...valid };
           pending++;
@@ -523,7 +526,7 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
                 server,
                 connection: id,
                 params,
-                receivedAt: clock.now(),
+                receivedAt: now,
                 fresh: true
               },
               req
