@@ -18,7 +18,8 @@ import {
   type CreateMessageResult
 } from '@modelcontextprotocol/sdk/types.js';
 import { defaultPolicy } from '../src/lib/machine/policy';
-import { createSamplingPolicy, memoryStore } from '../src/lib/handler/index';
+import * as source from '../src/lib/handler/index';
+import { builtHandler } from './bench-handler-built';
 
 const arg = (name: string, fallback: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -28,6 +29,10 @@ const rounds = Number(arg('rounds', '3'));
 const concurrency = Number(arg('c', '16'));
 const yielding = process.argv.includes('--yield');
 const withSignal = process.argv.includes('--signal');
+/** `--built`: the handler as `npm pack` ships it (one esbuild bundle), not the sources via tsx. */
+const { createSamplingPolicy, memoryStore } = process.argv.includes('--built')
+  ? await builtHandler()
+  : source;
 /** Make the signal but do not hand it to the handler. */
 const hideSignal = process.argv.includes('--hide-signal');
 

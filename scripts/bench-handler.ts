@@ -14,6 +14,9 @@
  * over a transport that delivers each message in its own turn (`setImmediate`), as a client
  * reading a server's stdout meets it.
  *
+ * The handler measured is the one `npm pack` ships: its sources bundled by esbuild as
+ * scripts/build-handler.mjs does (bench-handler-built.ts), not run through tsx.
+ *
  * The handler's requests are distinct (each its own identity, so each is hashed, evaluated,
  * consented to at once, sampled, committed to a memory store and audited to a callback) under a
  * policy without a rate limit, so every request takes the whole path.
@@ -32,7 +35,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { defaultPolicy } from '../src/lib/machine/policy';
 import type { StoredDecision } from '../src/lib/machine/types';
-import { createSamplingPolicy, fileStore, memoryStore } from '../src/lib/handler/index';
+import { builtHandler } from './bench-handler-built';
+
+/** The handler as it ships (bench-handler-built.ts says why not the sources through tsx). */
+const { createSamplingPolicy, fileStore, memoryStore } = await builtHandler();
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const load = () => `load ${loadavg()[0]!.toFixed(2)}`;
