@@ -2,11 +2,17 @@
  * One side of the handler's bench (scripts/bench-handler.ts) alone in its process, to run under
  * `node --cpu-prof`, `--heap-prof` or `--trace-gc`: `n` requests through the SDK round trip with
  * the policy (`--mode=policy`), with a bare handler (`--mode=bare`), or through `conn.handle`
- * directly (`--mode=alone`, `--signal` to pass each request its own AbortSignal as the SDK does).
- * `--yield` yields to the event loop before each request as a stdio transport's reader would.
- * Prints CPU µs, bytes allocated and bytes promoted per request.
+ * directly (`--mode=alone`; `--signal` makes each request an AbortSignal as the SDK does and passes
+ * it, `--hide-signal` makes it but passes none). `--mode=bare-budget`: the bare handler returns the
+ * policy's result with its budget block; `--mode=bare-garbage`: it allocates about what the
+ * handler does and keeps none. `--yield` lets the event loop turn before each request is sent (the
+ * transport still delivers at once; scripts/bench-handler.ts has the per-message one). `--built`:
+ * the handler as it ships (bench-handler-built.ts). `--snapshot-at=K`: a heap snapshot as request
+ * K is sent. Prints CPU µs, bytes allocated and bytes promoted per request, per round. A script
+ * given to `node --import` may set `globalThis.__stopAlloc` (an allocation sampler's stop): it is
+ * called at the end.
  *
- *   node --import tsx scripts/bench-handler-probe.ts --mode=policy --n=20000 [--yield]
+ *   node --import tsx scripts/bench-handler-probe.ts --mode=policy --n=20000 [--yield] [--built]
  */
 import { GCProfiler, writeHeapSnapshot } from 'node:v8';
 import { setImmediate as turn } from 'node:timers/promises';
