@@ -16,10 +16,12 @@
  *                                   `npm run bench:day` is `--only=day`: the simulated 24 hours
  *                                   alone
  *
- * `handler` (scripts/bench-handler.ts): the shipped handler through a real SDK round trip against
- * a bare handler (wall-clock rates, and CPU µs per request of both with their ratio: the figure
- * to read on a loaded machine; bytes allocated per request), the handler alone in CPU µs and bytes
- * per request, and fileStore commits per second.
+ * `handler` (scripts/bench-handler.ts): the shipped handler (its esbuild bundle) through a real
+ * SDK round trip against a bare handler (wall-clock rates, and CPU µs per request of both with
+ * their ratio: the figure to read on a loaded machine; bytes allocated and promoted per request),
+ * over the in-memory transport and over one that delivers each message in its own turn as stdio
+ * does; the handler alone in CPU µs and bytes per request, without and with an AbortSignal made
+ * per request; and fileStore commits per second.
  */
 import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';

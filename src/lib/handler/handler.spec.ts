@@ -178,6 +178,46 @@ describe('cancellation', () => {
     await t.policy.close();
   });
 
+  it("an answered request leaves no listener on the server's signal (a long-lived signal holds nothing of it)", async () => {
+    const dialog = deferred<ConsentAnswer>();
+    const t = lab({
+      consent: (r) => {
+        t.consents.push(r);
+        return dialog.promise;
+      }
+    });
+    const conn = t.policy.connect('everything');
+    // The signal's listeners, counted through its own methods.
+    const signal = new AbortController().signal;
+    const on = new Set<unknown>();
+    const add = signal.addEventListener.bind(signal);
+    const remove = signal.removeEventListener.bind(signal);
+    signal.addEventListener = (type: string, l: never, o?: never) => {
+      on.add(l);
+      add(type, l, o);
+    };
+    signal.removeEventListener = (type: string, l: never, o?: never) => {
+      on.delete(l);
+      remove(type, l, o);
+    };
+    const answered = outcome(conn.handle({ params: ask() }, { requestId: 7, signal }));
+    // Still waiting on the dialog a turn later: it listens for a cancellation.
+    await new Promise((r) => setImmediate(r));
+    await until(() => t.consents.length === 1, 'the dialog opened');
+    expect(on.size).toBe(1);
+    dialog.resolve('allow');
+    expect((await answered).result?.content).toEqual({ type: 'text', text: 'answer 1' });
+    expect(on.size).toBe(0);
+    // One answered within its turn never listens.
+    const quick = lab();
+    const c2 = quick.policy.connect('everything');
+    await c2.handle({ params: ask('Other.') }, { requestId: 8, signal });
+    await new Promise((r) => setImmediate(r));
+    expect(on.size).toBe(0);
+    await t.policy.close();
+    await quick.policy.close();
+  });
+
   it('closing the connection ends what is running on it', async () => {
     const t = lab({
       consent: (r) => {

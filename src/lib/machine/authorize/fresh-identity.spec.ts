@@ -7,7 +7,9 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_IDENTITY_FIELDS, MAX_PARAMS_DEPTH, requestIdentity } from '../identity';
 import type { IdentityOptions } from '../identity';
-import { freshIdentity } from './fresh-identity';
+import { hash } from 'node:crypto';
+import { freshIdentity, useDigest } from './fresh-identity';
+import { sha256Hex } from '../sha256';
 
 /** Text of every kind the writer treats apart: ASCII, Latin-1, escapes, NFC changes, surrogates. */
 const piece = fc.oneof(
@@ -127,5 +129,21 @@ describe("the handler's identity, written as it is hashed", () => {
       expect(outcome(() => freshIdentity('everything', p, opts))).toBe(
         outcome(() => requestIdentity('everything', p, opts))
       );
+  });
+
+  it("is requestIdentity's with a runtime's SHA-256 installed (the handler installs Node's)", () => {
+    useDigest((bytes, length) => hash('sha256', bytes.subarray(0, length), 'hex').slice(0, 32));
+    try {
+      fc.assert(
+        fc.property(params, (p) => {
+          expect(outcome(() => freshIdentity('everything', p, {}))).toBe(
+            outcome(() => requestIdentity('everything', p, {}))
+          );
+        }),
+        { seed: 20_261_204, numRuns: 500 }
+      );
+    } finally {
+      useDigest((bytes, length) => sha256Hex(bytes, length, 16));
+    }
   });
 });
