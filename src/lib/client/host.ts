@@ -80,6 +80,8 @@ export interface ClientHostOptions {
 interface Reservation {
   server: string;
   connection: string;
+  /** The call's request id as its reservation key holds it (`String(id)`). */
+  request: string;
   micros: number;
   /** The latest virtual ms the call can end (its hold is released by then). */
   until: number;
@@ -208,7 +210,13 @@ export class ClientHost implements HostSteps {
    * and their connection's pool until they finish: without it, two calls evaluated while a third
    * runs would each be granted the whole remainder, and together overdraw it.
    */
-  private reserved = new Map<string, Reservation>();
+  private reserved: Reservation[] = [];
+  // An array, not a Map by reservation key: in a process that makes an AbortSignal per request
+  // (the SDK does; handler.ts's `Running` says why it matters) a long-lived Map's entries are
+  // promoted to the old generation even when deleted before the next scavenge, and a Map with a
+  // key set and deleted per request rehashes into a fresh table every few requests. An array
+  // slot is neither; a call's reservation is found by a scan, as `_heldUntil` already scans them
+  // all (as many as the calls in flight that hold money).
   /** The reservations' sums by server and by connection (kept with `reserved`, read per call). */
   private heldBy = { server: new Map<string, number>(), connection: new Map<string, number>() };
   /** Identities being decided, by store scope key: later presentations join them. */
@@ -444,9 +452,9 @@ export class ClientHost implements HostSteps {
 
   /**
    * A request finished: if it led a decision, the presentations waiting on it get its verdict.
-   * `rk` is its reservation key (`finish` builds it once for this and its release).
    */
-  private land(rk: string, verdict: StoredDecision | null): void {
+  private land(request: IncomingRequest, verdict: StoredDecision | null): void {
+    const rk = reservationKey(request.connection, request.id);
     const key = this.leaders.get(rk);
     if (key === undefined) return;
     this.leaders.delete(rk);
@@ -589,12 +597,11 @@ export class ClientHost implements HostSteps {
     // Spend and the audit record, before the frame leaves: the log answers "why did the bill
     // triple" a month later, so nothing reaches a server unrecorded.
     out.audit.seq = ++this._seq;
-    const rk = reservationKey(request.connection, request.id);
-    this.release(rk);
+    this.release(request.connection, String(request.id));
     this.charge(out.audit);
     void this.audit.append(out.audit);
     r.tell(out);
-    this.land(rk, out.verdict);
+    this.land(request, out.verdict);
   }
 
   /** The one frame and record of a request whose machine failed: -32603, no data, no budget. */
@@ -649,7 +656,7 @@ export class ClientHost implements HostSteps {
     return {
       flights: this._flights.size,
       waiters,
-      reservations: this.reserved.size,
+      reservations: this.reserved.length,
       pools: this._pools.size
     };
   }
@@ -673,17 +680,24 @@ export class ClientHost implements HostSteps {
   }
 
   /** Hold `micros` against the call's server and connection until it finishes. */
-  private reserve(key: string, r: Reservation): void {
-    this.release(key);
-    this.reserved.set(key, r);
+  private reserve(r: Reservation): void {
+    this.release(r.connection, r.request);
+    this.reserved.push(r);
     this.hold('server', r.server, r.micros);
     this.hold('connection', r.connection, r.micros);
   }
 
-  private release(key: string): void {
-    const r = this.reserved.get(key);
-    if (!r) return;
-    this.reserved.delete(key);
+  /** The call's reservation (by its connection and request id) ends, if it holds one. */
+  private release(connection: string, request: string): void {
+    const all = this.reserved;
+    let i = 0;
+    while (i < all.length && (all[i]!.request !== request || all[i]!.connection !== connection))
+      i++;
+    if (i === all.length) return;
+    const r = all[i]!;
+    // The last one moves into its place: the order is never read (`_heldUntil` takes a minimum).
+    const last = all.pop()!;
+    if (last !== r) all[i] = last;
     this.hold('server', r.server, -r.micros);
     this.hold('connection', r.connection, -r.micros);
   }
@@ -692,7 +706,7 @@ export class ClientHost implements HostSteps {
   private _heldUntil(server: string): number | null {
     if (this._held('server', server) <= 0) return null;
     let first: number | null = null;
-    for (const r of this.reserved.values())
+    for (const r of this.reserved)
       if (r.server === server && r.micros > 0 && (first === null || r.until < first))
         first = r.until;
     return first;
@@ -734,9 +748,10 @@ export class ClientHost implements HostSteps {
         (evaluation.consent === 'ask' ? c.consentTimeoutMs : 0) +
         c.deadlineMs +
         STEP_TIMEOUT_MS;
-      this.reserve(reservationKey(input.connection, input.requestId), {
+      this.reserve({
         server: input.server,
         connection: input.connection,
+        request: String(input.requestId),
         micros,
         until
       });

@@ -31,10 +31,11 @@
 
 /**
  * The snapshot format; a snapshot with another version is refused (and re-simulated instead).
- * Raised whenever the names a snapshot stores change. 2: classes are named by their copy rules
- * (machine/clone.ts), no longer by where a probe run first met them.
+ * Raised whenever the names a snapshot stores change, or the shape of what a class holds. 2:
+ * classes are named by their copy rules (machine/clone.ts), no longer by where a probe run first
+ * met them. 3: a client host's reservations are an array, no longer a Map.
  */
-export const SNAPSHOT_VERSION = 2;
+export const SNAPSHOT_VERSION = 3;
 
 /** The tag of an encoded class instance; the field name never occurs in run state. */
 export const CLASS = '\u0000class';
