@@ -322,11 +322,10 @@ export class ClientHost implements HostSteps {
    */
   private present(input: LookupInput, step: HostStep): void {
     const now = this.clock.now();
-    const { alert } = this.presentations.record(
-      `${input.server}\u0000${input.identity}`,
-      now,
-      this.config.alert
-    );
+    // Keyed by the identity itself, which names its server (`<server>:<32 hex digits>`,
+    // machine/identity.ts): the string the store's lookup hashes next, hashed once for both —
+    // a key built per presentation was a fresh string, flattened and hashed each time.
+    const { alert } = this.presentations.record(input.identity, now, this.config.alert);
     this.enter(input, alert, step, now);
   }
 

@@ -33,9 +33,10 @@
  * The snapshot format; a snapshot with another version is refused (and re-simulated instead).
  * Raised whenever the names a snapshot stores change, or the shape of what a class holds. 2:
  * classes are named by their copy rules (machine/clone.ts), no longer by where a probe run first
- * met them. 3: a client host's reservations are an array, no longer a Map.
+ * met them. 3: a client host's reservations are an array, no longer a Map. 4: its presentation
+ * history is keyed by the identity alone.
  */
-export const SNAPSHOT_VERSION = 3;
+export const SNAPSHOT_VERSION = 4;
 
 /** The tag of an encoded class instance; the field name never occurs in run state. */
 export const CLASS = '\u0000class';
