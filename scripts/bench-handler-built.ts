@@ -5,6 +5,10 @@
  * benches run under tsx, which compiles each source with `keepNames` — a call that names every
  * function made at run time (`__name`, an Object.defineProperty), so a closure made per request
  * costs a third of a microsecond there and nothing in the shipped bundle.
+ *
+ * For an A/B comparison: `BENCH_HANDLER_ENTRY=<another tree>/src/lib/handler/index.ts` bundles
+ * that tree's handler instead (say `git archive main src | tar -x -C /tmp/base`), and
+ * `KEEP_BUNDLE=1` keeps the bundle, so that a `--cpu-prof` profile's lines can be read.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,7 +23,10 @@ export async function builtHandler(): Promise<Handler> {
   const dir = mkdtempSync(join(cache, 'bench-handler-built-'));
   const outfile = join(dir, 'index.mjs');
   await build({
-    entryPoints: [new URL('../src/lib/handler/index.ts', import.meta.url).pathname],
+    entryPoints: [
+      process.env.BENCH_HANDLER_ENTRY ??
+        new URL('../src/lib/handler/index.ts', import.meta.url).pathname
+    ],
     outfile,
     bundle: true,
     platform: 'node',
@@ -32,6 +39,6 @@ export async function builtHandler(): Promise<Handler> {
   try {
     return (await import(pathToFileURL(outfile).href)) as Handler;
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!process.env.KEEP_BUNDLE) rmSync(dir, { recursive: true, force: true });
   }
 }
