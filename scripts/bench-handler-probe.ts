@@ -14,18 +14,20 @@
  *
  *   node --import tsx scripts/bench-handler-probe.ts --mode=policy --n=20000 [--yield] [--built]
  */
-import { GCProfiler, writeHeapSnapshot } from 'node:v8';
+import { writeHeapSnapshot } from 'node:v8';
 import { setImmediate as turn } from 'node:timers/promises';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CreateMessageRequestSchema,
-  type CreateMessageResult
-} from '@modelcontextprotocol/sdk/types.js';
-import { defaultPolicy } from '../src/lib/machine/policy';
 import * as source from '../src/lib/handler/index';
 import { builtHandler } from './bench-handler-built';
+import {
+  FIXED,
+  allocPerRequest,
+  benchPolicy,
+  benchSample,
+  made,
+  sdkPair,
+  small,
+  type Handle
+} from './bench-handler-rig';
 
 const arg = (name: string, fallback: string) =>
   process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
@@ -42,32 +44,17 @@ const { createSamplingPolicy, memoryStore } = process.argv.includes('--built')
 /** Make the signal but do not hand it to the handler. */
 const hideSignal = process.argv.includes('--hide-signal');
 
-type Handle = (request: unknown, extra: unknown) => Promise<CreateMessageResult>;
-
-const policy = defaultPolicy();
-policy.defaults.rateLimit = null;
-policy.defaults.budget = { amount: '1000000.00', currency: 'USD', windowMs: 86_400_000 };
 const lab = createSamplingPolicy({
-  policy,
+  policy: benchPolicy(),
   store: memoryStore(),
   audit: () => {},
   consent: () => 'allow',
-  sample: (_p, { model }) => ({
-    content: { type: 'text', text: 'fixed' },
-    model,
-    usage: { outputTokens: 1 }
-  })
+  sample: benchSample
 });
 const conn = lab.connect('everything');
-const fixed: CreateMessageResult = {
-  role: 'assistant',
-  content: { type: 'text', text: 'fixed' },
-  model: 'example-model-v2',
-  stopReason: 'endTurn'
-};
 /** The policy's result for these requests: the bare handler's, with the lab's budget block. */
 const budgeted = {
-  ...fixed,
+  ...FIXED,
   budget: {
     decision: {
       estimatedCost: { amount: '0.003009', currency: 'USD' },
@@ -83,7 +70,7 @@ const budgeted = {
 };
 const handle: Handle =
   mode === 'bare'
-    ? async () => fixed
+    ? async () => FIXED
     : mode === 'bare-budget'
       ? async () => budgeted
       : mode === 'bare-garbage'
@@ -91,33 +78,19 @@ const handle: Handle =
             // About what the handler allocates per request (~14 KB), none of it kept.
             let junk: unknown = null;
             for (let i = 0; i < 300; i++) junk = { i, junk, s: null };
-            return junk ? fixed : budgeted;
+            return junk ? FIXED : budgeted;
           }
         : (r, e) => conn.handle(r as never, e as never);
 
-const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-const server = new Server({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
-const client = new Client(
-  { name: 'bench-client', version: '1.0.0' },
-  { capabilities: { sampling: {} } }
-);
-client.setRequestHandler(CreateMessageRequestSchema, (r, extra) => handle(r, extra));
-await Promise.all([client.connect(clientSide), server.connect(serverSide)]);
-
-let seq = 0;
-const small = () => ({
-  messages: [
-    { role: 'user' as const, content: { type: 'text' as const, text: `Summarise ${++seq}.` } }
-  ],
-  maxTokens: 200
-});
+// `--yield` turns the loop before each request is sent; the transport itself delivers at once.
+const { server, close } = await sdkPair(handle);
 
 /** `--snapshot-at=K`: a heap snapshot as request K is sent (what is alive mid-round). */
 const snapshotAt = Number(arg('snapshot-at', '0'));
 async function one(): Promise<unknown> {
-  if (seq + 1 === snapshotAt) console.log(writeHeapSnapshot('/tmp/probe.heapsnapshot'));
+  if (made() + 1 === snapshotAt) console.log(writeHeapSnapshot('/tmp/probe.heapsnapshot'));
   if (mode !== 'alone') return server.createMessage(small());
-  const requestId = `direct-${seq}`;
+  const requestId = `direct-${made()}`;
   const signal = withSignal ? new AbortController().signal : undefined;
   return conn.handle(
     { method: 'sampling/createMessage', params: small() } as never,
@@ -139,34 +112,15 @@ async function run(count: number): Promise<void> {
 
 await run(2_000);
 for (let r = 0; r < rounds; r++) {
-  const profiler = new GCProfiler();
-  const before = process.memoryUsage().heapUsed;
   const cpu = process.cpuUsage();
-  profiler.start();
-  await run(n);
+  const alloc = await allocPerRequest(n, () => run(n));
   const used = process.cpuUsage(cpu);
-  const after = process.memoryUsage().heapUsed;
-  const stats = profiler.stop()?.statistics ?? [];
-  let freed = 0;
-  let promoted = 0;
-  let gcMs = 0;
-  for (const gc of stats) {
-    freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
-    gcMs += gc.cost / 1000;
-    if (gc.gcType === 'Scavenge') {
-      const old = (s: typeof gc.beforeGC) =>
-        s.heapSpaceStatistics
-          .filter((x) => x.spaceName === 'old_space')
-          .reduce((a, x) => a + x.spaceUsedSize, 0);
-      promoted += old(gc.afterGC) - old(gc.beforeGC);
-    }
-  }
   console.log(
     `${mode}${yielding ? ' yield' : ''}${withSignal ? ' signal' : ''}: ${((used.user + used.system) / n).toFixed(1)} µs CPU, ` +
-      `${((after - before + freed) / n / 1024).toFixed(1)} KB allocated, ${(promoted / n / 1024).toFixed(2)} KB promoted per request; ` +
-      `GC ${gcMs.toFixed(0)} ms in ${stats.length}`
+      `${(alloc.allocated / 1024).toFixed(1)} KB allocated, ${(alloc.promoted / 1024).toFixed(2)} KB promoted per request; ` +
+      `GC ${alloc.gcMs.toFixed(0)} ms in ${alloc.collections}`
   );
 }
 await (globalThis as { __stopAlloc?: () => Promise<void> }).__stopAlloc?.();
-await client.close();
+await close();
 await lab.close();

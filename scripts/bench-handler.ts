@@ -24,79 +24,23 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GCProfiler } from 'node:v8';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  CreateMessageRequestSchema,
-  type CreateMessageResult
-} from '@modelcontextprotocol/sdk/types.js';
-import { defaultPolicy } from '../src/lib/machine/policy';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { StoredDecision } from '../src/lib/machine/types';
 import { builtHandler } from './bench-handler-built';
+import {
+  FIXED,
+  allocPerRequest,
+  benchPolicy,
+  benchSample,
+  sdkPair,
+  small
+} from './bench-handler-rig';
 
 /** The handler as it ships (bench-handler-built.ts says why not the sources through tsx). */
 const { createSamplingPolicy, fileStore, memoryStore } = await builtHandler();
 
 const fmt = (n: number) => Math.round(n).toLocaleString('en-US');
 const load = () => `load ${loadavg()[0]!.toFixed(2)}`;
-
-type Handle = (request: unknown, extra: unknown) => Promise<CreateMessageResult>;
-
-/**
- * The SDK's in-memory pair, but each message is delivered in a turn of its own (`setImmediate`),
- * as a stdio transport's reader hands on each line it reads: the microtasks a message started
- * have all run before the next one arrives.
- */
-class YieldingTransport implements Transport {
-  other: YieldingTransport | undefined;
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: Transport['onmessage'];
-  static pair(): [YieldingTransport, YieldingTransport] {
-    const a = new YieldingTransport();
-    const b = new YieldingTransport();
-    a.other = b;
-    b.other = a;
-    return [a, b];
-  }
-  async start(): Promise<void> {}
-  async send(message: Parameters<Transport['send']>[0]): Promise<void> {
-    const other = this.other;
-    if (!other) throw new Error('Not connected');
-    setImmediate(() => other.onmessage?.(message));
-  }
-  async close(): Promise<void> {
-    const other = this.other;
-    this.other = undefined;
-    await other?.close();
-    this.onclose?.();
-  }
-}
-
-async function sdkPair(handle: Handle, yielding = false) {
-  const [clientSide, serverSide]: [Transport, Transport] = yielding
-    ? YieldingTransport.pair()
-    : InMemoryTransport.createLinkedPair();
-  const server = new Server({ name: 'bench', version: '1.0.0' }, { capabilities: {} });
-  const client = new Client(
-    { name: 'bench-client', version: '1.0.0' },
-    { capabilities: { sampling: {} } }
-  );
-  client.setRequestHandler(CreateMessageRequestSchema, (r, extra) => handle(r, extra));
-  await Promise.all([client.connect(clientSide), server.connect(serverSide)]);
-  return { server, close: () => client.close() };
-}
-
-let seq = 0;
-const small = () => ({
-  messages: [
-    { role: 'user' as const, content: { type: 'text' as const, text: `Summarise ${++seq}.` } }
-  ],
-  maxTokens: 200
-});
 
 interface Run {
   /** Requests per second (wall clock). */
@@ -132,38 +76,6 @@ const median = (xs: number[]) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[s.length >> 1]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
 };
-
-interface Alloc {
-  /** Bytes allocated per request. */
-  allocated: number;
-  /** Bytes per request the young generation's collections moved to the old one. */
-  promoted: number;
-}
-
-const oldSpace = (h: { heapSpaceStatistics: { spaceName: string; spaceUsedSize: number }[] }) =>
-  h.heapSpaceStatistics.find((x) => x.spaceName === 'old_space')?.spaceUsedSize ?? 0;
-
-/**
- * Bytes allocated per request by `work` (which runs `n` requests): the heap's growth plus what
- * each garbage collection in between freed, from V8's GC profiler; and the bytes promoted (the
- * old space's growth across each scavenge): what outlived two scavenges, which a mark-compact
- * has to collect later. Its own runs, apart from the timed ones (the profiler's bookkeeping is
- * small, but not nothing).
- */
-async function allocPerRequest(n: number, work: () => Promise<unknown>): Promise<Alloc> {
-  const profiler = new GCProfiler();
-  const before = process.memoryUsage().heapUsed;
-  profiler.start();
-  await work();
-  const after = process.memoryUsage().heapUsed;
-  let freed = 0;
-  let promoted = 0;
-  for (const gc of profiler.stop()?.statistics ?? []) {
-    freed += gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize;
-    if (gc.gcType === 'Scavenge') promoted += oldSpace(gc.afterGC) - oldSpace(gc.beforeGC);
-  }
-  return { allocated: (after - before + freed) / n, promoted: promoted / n };
-}
 
 const kb = (bytes: number) => `${(bytes / 1024).toFixed(1)} KB`;
 
@@ -226,29 +138,15 @@ async function commits(n: number, concurrency: number): Promise<number> {
 
 /** A handler as the bench runs it: every request distinct, allowed, sampled, stored, audited. */
 function benchLab() {
-  const policy = defaultPolicy();
-  policy.defaults.rateLimit = null;
-  policy.defaults.budget = { amount: '1000000.00', currency: 'USD', windowMs: 86_400_000 };
   const lab = createSamplingPolicy({
-    policy,
+    policy: benchPolicy(),
     store: memoryStore(),
     audit: () => void lab.records++,
     consent: () => 'allow',
-    sample: (_p, { model }) => ({
-      content: { type: 'text', text: 'fixed' },
-      model,
-      usage: { outputTokens: 1 }
-    })
+    sample: benchSample
   });
   return Object.assign(lab, { records: 0 });
 }
-
-const fixed: CreateMessageResult = {
-  role: 'assistant',
-  content: { type: 'text', text: 'fixed' },
-  model: 'example-model-v2',
-  stopReason: 'endTurn'
-};
 
 /**
  * The policy's round trip against the bare one, over the in-memory transport or the yielding
@@ -259,7 +157,7 @@ async function compare(yielding: boolean, N: number, C: number, ROUNDS: number) 
   const lab = benchLab();
   const conn = lab.connect('everything');
   const withHandler = await sdkPair((r, e) => conn.handle(r as never, e as never), yielding);
-  const bare = await sdkPair(async () => fixed, yielding);
+  const bare = await sdkPair(async () => FIXED, yielding);
   // Warm both paths, then alternate (bare, handler) round by round; each figure is the median of
   // its side's rounds. The CPU ratio (bare µs / handler µs per request: the rate ratio the
   // handler would reach on an idle machine) is the one to read on a loaded one.
