@@ -7,6 +7,10 @@
  * One policy object per process (its rate and budget windows are per server, across
  * connections); one `connect(server)` per MCP connection; `conn.handle` is the SDK's request
  * handler for `sampling/createMessage`.
+ *
+ * Over 400 lines on purpose: the policy object, its connections and their requests share the
+ * handler's lifetime (open, draining, closed) and its failure rule (a store or audit write that
+ * fails refuses that request); split, each part would re-check that state.
  */
 import type { AuthOutput } from '../machine/authorize';
 import {

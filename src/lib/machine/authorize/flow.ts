@@ -22,6 +22,9 @@
  * one `invoke` per state with `onError`, `on`, `after` (named delays) and `always` transitions,
  * named guards (or their negation), named reducers with static params — so that fast.ts can
  * implement all of it with XState's semantics and checkFlow() can refuse anything else.
+ *
+ * Over 400 lines on purpose: the flow is one description — its states, guards and reducers read
+ * together as the statechart does; split, a state's edges would live apart from its guards.
  */
 import { chunkCrosses } from '../budget';
 import {
