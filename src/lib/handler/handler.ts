@@ -9,7 +9,7 @@
  * handler for `sampling/createMessage`.
  *
  * Over 400 lines on purpose: the policy object, its connections and their requests share the
- * handler's lifetime (open, draining, closed) and its failure rule (a store or audit write that
+ * handler's lifetime (open until `close()`) and its failure rule (a store or audit write that
  * fails refuses that request); split, each part would re-check that state.
  */
 import type { AuthOutput } from '../machine/authorize';
