@@ -20,6 +20,7 @@ import type { Simulation } from './engine';
 import type { RunPosition } from './engine-types';
 import type { RunGuard } from '../checks/guard';
 import { estimateCopyBytes } from './engine-size';
+import { CheckpointMemo, copyAsCheckpoint } from '../../store/checkpoint-memo';
 
 /** Clock events between checkpoints at first (about 0.3 s of re-simulation at most). */
 export const CHECKPOINT_EVERY_EVENTS = 25_000;
@@ -58,6 +59,11 @@ export interface EngineCheckpoint {
   counts: { auditRows: number; frames: number };
   /** Its estimated size in memory (engine-size.ts). */
   bytes: number;
+  /**
+   * Of those, the copies it made afresh (checkpoint-memo.ts), which later checkpoints may share:
+   * with those of the checkpoints before it that were dropped. None when not a compact copy.
+   */
+  made?: number;
 }
 
 export class EngineCheckpoints {
@@ -70,6 +76,8 @@ export class EngineCheckpoints {
   #bytes = 0;
   /** Times the spacing doubled since the last clear. */
   #thinned = 0;
+  /** The copies the checkpoints share (checkpoint-memo.ts): forgotten with them. */
+  #memo = new CheckpointMemo();
 
   constructor(opts: EngineCheckpointOptions | number = {}) {
     const o = typeof opts === 'number' ? { everyEvents: opts } : opts;
@@ -123,15 +131,14 @@ export class EngineCheckpoints {
     const newest = sim.actions.at(-1);
     if (newest && newest.t === at.t && newest.events === at.events) return;
     try {
-      const bytes = estimateCopyBytes(sim, guard);
-      this.#list.push({
-        at,
-        sim: sim.clone({}),
-        guard: guard.clone(),
-        counts: { ...counts },
-        bytes
-      });
-      this.#bytes += bytes;
+      // The lists, priced before the copy; the copies it makes afresh, as the memo makes them.
+      const memo = this.#memo;
+      const made = memo.madeBytes;
+      const listed = estimateCopyBytes(sim, guard);
+      const copy = copyAsCheckpoint(memo, () => ({ sim: sim.clone({}), guard: guard.clone() }));
+      const fresh = memo.madeBytes - made;
+      this.#list.push({ at, ...copy, counts: { ...counts }, bytes: listed + fresh, made: fresh });
+      this.#bytes += listed + fresh;
     } catch (e) {
       if (!(e instanceof NotCloneable)) throw e;
       this.#unavailable = e.message;
@@ -144,7 +151,16 @@ export class EngineCheckpoints {
       (this.#list.length > MAX_ENGINE_CHECKPOINTS || this.#bytes > this.budgetBytes)
     ) {
       const odd = this.#list.length % 2 === 0 ? 1 : 0;
-      this.#set(this.#list.filter((_, i) => i % 2 === odd));
+      // The copies a dropped checkpoint made afresh may be the next one's too: they go on being
+      // counted there (an upper bound: the next one shares some of them at most).
+      const list = this.#list;
+      for (let i = 0; i + 1 < list.length; i++)
+        if (i % 2 !== odd) {
+          const made = list[i]!.made ?? 0;
+          list[i + 1]!.bytes += made;
+          list[i + 1]!.made = (list[i + 1]!.made ?? 0) + made;
+        }
+      this.#set(list.filter((_, i) => i % 2 === odd));
       this.everyEvents *= 2;
       this.#thinned++;
     }
@@ -185,6 +201,7 @@ export class EngineCheckpoints {
   /** Forget them all (a new run, a fork). */
   clear(): void {
     this.#set([]);
+    this.#memo = new CheckpointMemo();
     this.#unavailable = null;
     this.everyEvents = this.#firstEvery;
     this.#thinned = 0;
