@@ -10,8 +10,8 @@
  * before the copy, and the copies it made afresh, which the memo prices as it makes them
  * (engine-checkpoints.ts adds those). Calibrated in Node (`scripts/bench-seek-parts.ts`) against
  * the heap a simulated day of the retry storm's 31 checkpoints frees when dropped, memo included:
- * 34.9 MiB, estimated 40–45 MiB (Chromium's compressed pointers make a copy smaller still), so the
- * budget errs safe.
+ * 30.4 MiB, estimated 40.6 MiB — a third above (Chromium's compressed pointers make a copy smaller
+ * still), so the budget errs safe.
  *
  * Deterministic (counts only, and the memo's copies, which depend on the run alone): the same run
  * thins its checkpoints at the same places every time.
