@@ -64,6 +64,11 @@ const copySpan = (s: Span): Span => ({ from: s.from, to: s.to, seq: s.seq });
 const KEY_BYTES = 200;
 /** Memory of one span (an object of three numbers, boxed where they are not small integers). */
 const SPAN_BYTES = 72;
+/**
+ * Memory of a state made or copied since the last checkpoint, as the checkpoints hold it: the
+ * record, its three arrays and their spans (calibrated: engine-size.ts).
+ */
+const STATE_COPY_BYTES = 700;
 
 export class LifetimeTracker {
   private readonly scope = new Map<string, StoreScope>();
@@ -277,7 +282,7 @@ export class LifetimeTracker {
   checkpointBytes(): number {
     let ends = 0;
     for (const e of this.ends.values()) ends += e.length;
-    return this.keys.size * 16 + this.made * (KEY_BYTES + 2 * SPAN_BYTES) + ends * 8;
+    return this.keys.size * 16 + this.made * STATE_COPY_BYTES + ends * 8;
   }
 
   /**
