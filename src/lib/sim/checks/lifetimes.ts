@@ -282,7 +282,9 @@ export class LifetimeTracker {
   checkpointBytes(): number {
     let ends = 0;
     for (const e of this.ends.values()) ends += e.length;
-    return this.keys.size * 16 + this.made * STATE_COPY_BYTES + ends * 8;
+    // A tracker decoded from a snapshot of an older build has no count (NaN once counted on).
+    const made = this.made || 0;
+    return this.keys.size * 16 + made * STATE_COPY_BYTES + ends * 8;
   }
 
   /**
