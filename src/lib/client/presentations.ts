@@ -16,6 +16,7 @@
  */
 import type { AlertConfig } from '../machine/vocabulary';
 import { copyable } from '../machine/clone';
+import { checkpointMemo, sameNumbers, type CheckpointMemo } from '../store/checkpoint-memo';
 
 export interface PresentationResult {
   /** Presentations of this identity inside the window, this one included. */
@@ -65,11 +66,18 @@ export class PresentationHistory {
    * requests, before the table is next compacted.
    */
   private oldest: Iterator<string> | null = null;
+  /**
+   * Set in an engine checkpoint's copy only (checkpoint-memo.ts): the history as a flat list of
+   * identities and their times, `times` empty. A checkpoint is never run, only copied, and its
+   * copy has the map again.
+   */
+  private frozen: FrozenHistory | null = null;
 
   constructor(readonly maxIdentities = 10_000) {}
 
   /** Record one presentation of `key` at `now` under the alert settings current at `now`. */
   record(key: string, now: number, settings: Partial<AlertConfig> | undefined): PresentationResult {
+    if (this.frozen) frozenHistory();
     const threshold = saneThreshold(settings);
     const windowMs = saneWindow(settings);
     let times = this.times.get(key);
@@ -103,10 +111,11 @@ export class PresentationHistory {
 
   /** Identities currently remembered (for the memory bound's tests and the UI). */
   get size(): number {
-    return this.times.size;
+    return this.frozen ? this.frozen.keys.length : this.times.size;
   }
 
   clear(): void {
+    if (this.frozen) frozenHistory();
     this.times.clear();
     this.oldest = null;
   }
@@ -119,11 +128,61 @@ export class PresentationHistory {
   }
 }
 
+/**
+ * A history as an engine checkpoint holds it (checkpoint-memo.ts): the identities in the map's
+ * order and their times, each list a copy shared with the checkpoints before while it is the same.
+ */
+interface FrozenHistory {
+  readonly keys: readonly string[];
+  readonly times: readonly (readonly number[])[];
+}
+
+/** Estimated bytes of one identity's times as a checkpoint holds them: the array beside its numbers. */
+export const TIMES_COPY_BYTES = 32;
+
+function frozenHistory(): never {
+  throw new Error("an engine checkpoint's history is never run: copy the checkpoint to run it");
+}
+
+function freeze(times: Map<string, number[]>, memo: CheckpointMemo): FrozenHistory {
+  const keys: string[] = [];
+  const lists: (readonly number[])[] = [];
+  for (const [key, list] of times) {
+    keys.push(key);
+    lists.push(memo.reuse(list, sameNumbers, copyTimes, TIMES_COPY_BYTES + 8 * list.length));
+  }
+  return { keys, times: lists };
+}
+
+const copyTimes = (list: readonly number[]): number[] => list.slice();
+
+function thaw(f: FrozenHistory): Map<string, number[]> {
+  const out = new Map<string, number[]>();
+  for (let i = 0; i < f.keys.length; i++) out.set(f.keys[i]!, f.times[i]!.slice());
+  return out;
+}
+
 // A copy has its own history, in the same (least recently presented first) order; where the next
 // identity to drop is, it finds again on first use (an iterator over the original's map is not
-// the copy's).
+// the copy's). An engine checkpoint's copy holds it frozen instead (see FrozenHistory), and a copy
+// of that has its map again.
 copyable(PresentationHistory, {
   name: 'presentations.PresentationHistory',
-  fields: { oldest: { fresh: () => null } },
+  fields: {
+    oldest: { fresh: () => null },
+    times: {
+      fresh: (h: PresentationHistory, m) => {
+        const frozen = h['frozen'];
+        if (frozen) return thaw(frozen);
+        return checkpointMemo() ? new Map() : m.get(h['times']);
+      }
+    },
+    frozen: {
+      fresh: (h: PresentationHistory) => {
+        const memo = checkpointMemo();
+        return h['frozen'] || !memo ? null : freeze(h['times'], memo);
+      }
+    }
+  },
   blank: () => new PresentationHistory()
 });

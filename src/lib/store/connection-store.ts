@@ -19,7 +19,8 @@ import {
   type LookupResult
 } from './decision-store';
 import { ExpiryHeap, heapNeedsRebuild } from './expiry';
-import { copyable } from '../machine/clone';
+import { copyable, type CloneMap } from '../machine/clone';
+import { checkpointMemo, sameNumbers, type CheckpointMemo } from './checkpoint-memo';
 
 /** identity → decision */
 type ByIdentity = Map<string, StoredDecision>;
@@ -39,6 +40,11 @@ export class ConnectionDecisionStore implements DecisionStore {
   >();
   /** Kept incrementally so `count()` is O(1) for the live charts. */
   private size = 0;
+  /**
+   * Set in an engine checkpoint's copy only (checkpoint-memo.ts): the decisions as a flat list,
+   * the maps empty. A checkpoint is never run, only copied, and its copy has the maps again.
+   */
+  private frozen: FrozenDecisions | null = null;
 
   /** See {@link DecisionStore.lookup}. Returns the live entry: callers must not mutate it. */
   lookup(
@@ -48,6 +54,7 @@ export class ConnectionDecisionStore implements DecisionStore {
     policyHash: string,
     now: number
   ): LookupResult | null {
+    if (this.frozen) frozenStore();
     const byIdentity = this.byConnection.get(connection)?.get(server);
     const d = byIdentity?.get(identity);
     if (byIdentity === undefined || d === undefined) return null;
@@ -66,6 +73,7 @@ export class ConnectionDecisionStore implements DecisionStore {
 
   /** See {@link DecisionStore.commit}. Stored synchronously; only the verdict fields are kept. */
   commit(connection: string, decision: StoredDecision): void {
+    if (this.frozen) frozenStore();
     let byServer = this.byConnection.get(connection);
     if (byServer === undefined) {
       byServer = new Map();
@@ -85,6 +93,7 @@ export class ConnectionDecisionStore implements DecisionStore {
 
   /** See {@link DecisionStore.sweep}. */
   sweep(now: number): number {
+    if (this.frozen) frozenStore();
     let n = 0;
     this.expiry.drain(now, ([connection, server, identity], at) => {
       const byServer = this.byConnection.get(connection);
@@ -122,6 +131,7 @@ export class ConnectionDecisionStore implements DecisionStore {
 
   /** See {@link DecisionStore.invalidateServer}: every connection's entries for `server`, nobody else's. */
   invalidateServer(server: string): number {
+    if (this.frozen) frozenStore();
     let dropped = 0;
     for (const [connection, byServer] of this.byConnection) {
       const byIdentity = byServer.get(server);
@@ -139,6 +149,7 @@ export class ConnectionDecisionStore implements DecisionStore {
    * the connection id, so this is correct whether connection ids are global or per server.
    */
   closeConnection(server: string, connection: string): void {
+    if (this.frozen) frozenStore();
     const byServer = this.byConnection.get(connection);
     const byIdentity = byServer?.get(server);
     if (byServer === undefined || byIdentity === undefined) return;
@@ -149,6 +160,7 @@ export class ConnectionDecisionStore implements DecisionStore {
 
   /** Every entry on every connection (a snapshot array of the live entries). */
   entries(): StoredDecision[] {
+    if (this.frozen) return this.frozen.decisions.slice();
     const out: StoredDecision[] = [];
     for (const byServer of this.byConnection.values())
       for (const byIdentity of byServer.values()) for (const d of byIdentity.values()) out.push(d);
@@ -160,6 +172,7 @@ export class ConnectionDecisionStore implements DecisionStore {
   }
 
   clear(): number {
+    if (this.frozen) frozenStore();
     const dropped = this.size;
     this.byConnection.clear();
     this.expiry.clear();
@@ -168,12 +181,119 @@ export class ConnectionDecisionStore implements DecisionStore {
   }
 }
 
+/**
+ * A store as an engine checkpoint holds it (checkpoint-memo.ts). `shape` lists the maps in their
+ * order — per connection its name and its servers' count, per server its name and its decisions'
+ * count (a map emptied by lookups stays, so a later commit lands where it would have) — and
+ * `decisions` the decisions in that order, each a copy shared with the checkpoints before while
+ * its value is the same.
+ */
+interface FrozenDecisions {
+  readonly shape: readonly (string | number)[];
+  readonly decisions: readonly StoredDecision[];
+}
+
+/** Estimated bytes of one decision's copy (engine-size.ts): the record and its `recent` array. */
+export const DECISION_COPY_BYTES = 160;
+
+function frozenStore(): never {
+  throw new Error("an engine checkpoint's store is never run: copy the checkpoint to run it");
+}
+
+/** Whether `a` holds the same value as `b` (every field a stored decision has). */
+function sameDecision(a: StoredDecision, b: StoredDecision): boolean {
+  if (
+    a.server !== b.server ||
+    a.identity !== b.identity ||
+    a.verdict !== b.verdict ||
+    a.reason !== b.reason ||
+    a.retryable !== b.retryable ||
+    !Object.is(a.decidedAt, b.decidedAt) ||
+    !Object.is(a.expiresAt, b.expiresAt) ||
+    a.policyHash !== b.policyHash ||
+    !Object.is(a.represented, b.represented) ||
+    a.resetsAt !== b.resetsAt ||
+    !Object.is(a.retryAfterMs, b.retryAfterMs) ||
+    !Object.is(a.retryAt, b.retryAt) ||
+    a.message !== b.message ||
+    !sameNumbers(a.recent, b.recent)
+  )
+    return false;
+  const x = a.approval;
+  const y = b.approval;
+  if (x === undefined || y === undefined) return x === y;
+  return Object.is(x.decidedAt, y.decidedAt) && Object.is(x.expiresAt, y.expiresAt);
+}
+
+/**
+ * The checkpoint's form of `byConnection`. Each live decision is registered as copied to its
+ * checkpoint copy, so a request in flight holding it (fast.ts) holds that copy in the checkpoint.
+ */
+function freeze(byConnection: Map<string, ByServer>, memo: CheckpointMemo, m: CloneMap) {
+  const shape: (string | number)[] = [];
+  const decisions: StoredDecision[] = [];
+  for (const [connection, byServer] of byConnection) {
+    shape.push(connection, byServer.size);
+    for (const [server, byIdentity] of byServer) {
+      shape.push(server, byIdentity.size);
+      for (const d of byIdentity.values()) {
+        const c = memo.reuse(d, sameDecision, toStoredDecision, DECISION_COPY_BYTES);
+        m.set(d, c);
+        decisions.push(c);
+      }
+    }
+  }
+  return { shape, decisions } satisfies FrozenDecisions;
+}
+
+/**
+ * The maps of a checkpoint's store, for a store that runs: each decision copied (a lookup
+ * changes it) and registered, so a request in flight that held it holds the new store's entry.
+ */
+function thaw(f: FrozenDecisions, m: CloneMap): Map<string, ByServer> {
+  const out = new Map<string, ByServer>();
+  const { shape, decisions } = f;
+  let next = 0;
+  for (let i = 0; i < shape.length;) {
+    const byServer: ByServer = new Map();
+    out.set(shape[i] as string, byServer);
+    const servers = shape[i + 1] as number;
+    i += 2;
+    for (let j = 0; j < servers; j++, i += 2) {
+      const byIdentity: ByIdentity = new Map();
+      byServer.set(shape[i] as string, byIdentity);
+      const n = shape[i + 1] as number;
+      for (let k = 0; k < n; k++) {
+        const d = decisions[next++]!;
+        byIdentity.set(d.identity, m.set(d, toStoredDecision(d)));
+      }
+    }
+  }
+  return out;
+}
+
 // A copy has its own maps (same order, so `entries()` lists alike), heap and decisions: they are
 // mutable (a lookup bumps `represented`), so each is copied, once per copy — whoever else holds a
 // live entry (a lookup's result in flight) gets the same copy. Its only plain records are its
-// decisions, each copied whole as a literal of its own shape.
+// decisions, each copied whole as a literal of its own shape. An engine checkpoint's copy holds
+// them frozen instead (see FrozenDecisions), and a copy of that has its maps again.
 copyable(ConnectionDecisionStore, {
   name: 'connection-store.ConnectionDecisionStore',
   blank: () => new ConnectionDecisionStore(),
-  records: toStoredDecision
+  records: toStoredDecision,
+  fields: {
+    byConnection: {
+      fresh: (s: ConnectionDecisionStore, m) => {
+        const frozen = s['frozen'];
+        if (frozen) return thaw(frozen, m);
+        return checkpointMemo() ? new Map() : m.get(s['byConnection']);
+      }
+    },
+    frozen: {
+      fresh: (s: ConnectionDecisionStore, m) => {
+        const memo = checkpointMemo();
+        return s['frozen'] || !memo ? null : freeze(s['byConnection'], memo, m);
+      }
+    }
+  }
 });

@@ -1,4 +1,5 @@
 import { copyable } from '../machine/clone';
+import { checkpointMemo } from './checkpoint-memo';
 
 /**
  * Sweeping expired decisions on the virtual clock. Expired entries are misses anyway, but left in
@@ -78,10 +79,27 @@ export function heapNeedsRebuild(heapSize: number, live: number): boolean {
   return heapSize > 4 * live + 1024;
 }
 
+/** A reference nothing can change: a key tuple of strings and numbers (the stores' own). */
+function isKey(ref: unknown): boolean {
+  if (typeof ref !== 'object' || ref === null) return true;
+  return Array.isArray(ref) && ref.every((x) => typeof x === 'string' || typeof x === 'number');
+}
+
 // A copy has its own items in the same heap order: the times as they are, the references deep (a
-// key tuple is copied; a reference another owner also holds, once per copy).
+// key tuple is copied; a reference another owner also holds, once per copy). An engine
+// checkpoint's copy (checkpoint-memo.ts), never run, shares the key tuples with the run instead:
+// nothing changes one once pushed, and each is then held once however many checkpoints hold it.
 copyable(ExpiryHeap, {
   name: 'expiry.ExpiryHeap',
-  fields: { at: 'shallow' },
+  fields: {
+    at: 'shallow',
+    ref: {
+      fresh: (h: ExpiryHeap<unknown>, m) => {
+        const ref = h['ref'];
+        if (checkpointMemo() && ref.every(isKey)) return ref.slice();
+        return m.get(ref);
+      }
+    }
+  },
   blank: () => new ExpiryHeap()
 });

@@ -15,6 +15,7 @@
 import type { AuditRecord } from '../../machine/types';
 import type { StoreScope } from '../../machine/vocabulary';
 import { copyable } from '../../machine/clone';
+import { checkpointMemo } from '../../store/checkpoint-memo';
 import type { StoreEvent } from '../engine/store-tap';
 
 interface Span {
@@ -63,6 +64,11 @@ const copySpan = (s: Span): Span => ({ from: s.from, to: s.to, seq: s.seq });
 const KEY_BYTES = 200;
 /** Memory of one span (an object of three numbers, boxed where they are not small integers). */
 const SPAN_BYTES = 72;
+/**
+ * Memory of a state made or copied since the last checkpoint, as the checkpoints hold it: the
+ * record, its three arrays and their spans (calibrated: engine-size.ts).
+ */
+const STATE_COPY_BYTES = 700;
 
 export class LifetimeTracker {
   private readonly scope = new Map<string, StoreScope>();
@@ -76,6 +82,14 @@ export class LifetimeTracker {
   private keys = new Map<string, KeyState>();
   /** The key states this tracker made or copied since it was last copied: only these it changes. */
   private mine = new WeakSet<KeyState>();
+  /** How many those are (engine-size.ts: what the next checkpoint holds that the last did not). */
+  private made = 0;
+  /**
+   * Set in an engine checkpoint's copy only (checkpoint-memo.ts): the keys and their (shared)
+   * states as one flat list, `keys` empty. A checkpoint is never run, only copied, and its copy
+   * has the map again.
+   */
+  private frozen: (string | KeyState)[] | null = null;
   /**
    * Per lane and server: the policy hashes its commits carried since the last edit, and those an
    * edit made stale. A request decided under the old policy may commit after the edit; the store
@@ -106,6 +120,7 @@ export class LifetimeTracker {
       approvals: s.approvals.map(copySpan)
     };
     this.mine.add(c);
+    this.made++;
     this.keys.set(k, c);
     return c;
   }
@@ -117,6 +132,7 @@ export class LifetimeTracker {
     if (s) return this.own(k, s);
     const made: KeyState = { lane, server, stored: [], dialogs: [], approvals: [] };
     this.mine.add(made);
+    this.made++;
     this.keys.set(k, made);
     return made;
   }
@@ -156,6 +172,7 @@ export class LifetimeTracker {
    * first commit left that hash unknown to `hashes`), and no lookup will answer from it.
    */
   store(lane: string, t: number, e: StoreEvent, currentHash?: string): void {
+    if (this.frozen) frozenTracker();
     switch (e.type) {
       case 'opened':
         this.scope.set(lane, e.scope);
@@ -213,6 +230,7 @@ export class LifetimeTracker {
    * within a store lifetime? Unknown scope (no store was reported for the lane): not judged.
    */
   dialog(lane: string, r: AuditRecord, keepsApprovals = false): Repeat | null {
+    if (this.frozen) frozenTracker();
     const scope = this.scope.get(lane);
     if (!scope) return null;
     const from = r.t - r.durationMs;
@@ -252,7 +270,21 @@ export class LifetimeTracker {
    */
   private shareKeys(): WeakSet<KeyState> {
     this.mine = new WeakSet();
+    this.made = 0;
     return new WeakSet();
+  }
+
+  /**
+   * Roughly what a checkpoint of the tracker taken now holds that the one before does not, bytes
+   * (engine-size.ts): its list of the keys, and the states made or changed since the last copy —
+   * the others it shares.
+   */
+  checkpointBytes(): number {
+    let ends = 0;
+    for (const e of this.ends.values()) ends += e.length;
+    // A tracker decoded from a snapshot of an older build has no count (NaN once counted on).
+    const made = this.made || 0;
+    return this.keys.size * 16 + made * STATE_COPY_BYTES + ends * 8;
   }
 
   /**
@@ -297,10 +329,41 @@ export class LifetimeTracker {
   }
 }
 
+function frozenTracker(): never {
+  throw new Error(
+    "an engine checkpoint's invariants are never run: copy the checkpoint to run them"
+  );
+}
+
 // A copy shares the key states (a new map of the same ones) until either tracker changes one:
-// copying makes both copy-on-write (`shareKeys`). Its scopes, hashes and ends are its own.
+// copying makes both copy-on-write (`shareKeys`). Its scopes, hashes and ends are its own. An
+// engine checkpoint's copy holds the keys and states as a flat list instead (`frozen`: half the
+// memory of a map), and a copy of that has its map again.
 copyable(LifetimeTracker, {
   name: 'lifetimes.LifetimeTracker',
-  fields: { keys: 'shallow', mine: { fresh: (t: LifetimeTracker) => t['shareKeys']() } },
+  fields: {
+    keys: {
+      fresh: (t: LifetimeTracker) => {
+        const frozen = t['frozen'];
+        if (frozen) {
+          const keys = new Map<string, KeyState>();
+          for (let i = 0; i < frozen.length; i += 2)
+            keys.set(frozen[i] as string, frozen[i + 1] as KeyState);
+          return keys;
+        }
+        return checkpointMemo() ? new Map() : new Map(t['keys']);
+      }
+    },
+    mine: { fresh: (t: LifetimeTracker) => t['shareKeys']() },
+    made: { fresh: () => 0 },
+    frozen: {
+      fresh: (t: LifetimeTracker) => {
+        if (t['frozen'] || !checkpointMemo()) return null;
+        const flat: (string | KeyState)[] = [];
+        for (const [k, s] of t['keys']) flat.push(k, s);
+        return flat;
+      }
+    }
+  },
   blank: () => new LifetimeTracker()
 });

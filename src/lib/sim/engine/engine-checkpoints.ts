@@ -11,6 +11,9 @@
  * its whole length within a bounded memory. The size matters as much as the count: a copy grows
  * with the run (2 MiB at 2 h of the retry storm, 6 MiB at a day, about 9 MiB at three), and 48 of
  * a week's copies were most of the 2.7 GB a simulated week took before the tab crashed (issue #19).
+ * Since issue #21 a checkpoint is a compact copy (store/checkpoint-memo.ts): what did not change
+ * since the checkpoint before — most stored decisions, presentation histories and store
+ * lifetimes — is shared with it, so a day of the storm's 31 checkpoints hold 30–41 MiB, not 146.
  *
  * Checkpoints belong to one timeline. A change (an edit, a restart, an answer) at position p
  * starts a new branch from p: the checkpoints after p were of the abandoned one and go.
@@ -20,6 +23,7 @@ import { copyEngine, type Simulation } from './engine';
 import type { RunPosition } from './engine-types';
 import { copyGuard, type RunGuard } from '../checks/guard';
 import { estimateCopyBytes } from './engine-size';
+import { CheckpointMemo, copyAsCheckpoint } from '../../store/checkpoint-memo';
 
 /** Clock events between checkpoints at first (about 0.3 s of re-simulation at most). */
 export const CHECKPOINT_EVERY_EVENTS = 25_000;
@@ -58,6 +62,11 @@ export interface EngineCheckpoint {
   counts: { auditRows: number; frames: number };
   /** Its estimated size in memory (engine-size.ts). */
   bytes: number;
+  /**
+   * Of those, the copies it made afresh (checkpoint-memo.ts), which later checkpoints may share:
+   * with those of the checkpoints before it that were dropped. None when not a compact copy.
+   */
+  made?: number;
 }
 
 export class EngineCheckpoints {
@@ -70,6 +79,8 @@ export class EngineCheckpoints {
   #bytes = 0;
   /** Times the spacing doubled since the last clear. */
   #thinned = 0;
+  /** The copies the checkpoints share (checkpoint-memo.ts): forgotten with them. */
+  #memo = new CheckpointMemo();
 
   constructor(opts: EngineCheckpointOptions | number = {}) {
     const o = typeof opts === 'number' ? { everyEvents: opts } : opts;
@@ -123,15 +134,17 @@ export class EngineCheckpoints {
     const newest = sim.actions.at(-1);
     if (newest && newest.t === at.t && newest.events === at.events) return;
     try {
-      const bytes = estimateCopyBytes(sim, guard);
-      this.#list.push({
-        at,
+      // The lists, priced before the copy; the copies it makes afresh, as the memo makes them.
+      const memo = this.#memo;
+      const made = memo.madeBytes;
+      const listed = estimateCopyBytes(sim, guard);
+      const copy = copyAsCheckpoint(memo, () => ({
         sim: copyEngine(sim, {}),
-        guard: copyGuard(guard),
-        counts: { ...counts },
-        bytes
-      });
-      this.#bytes += bytes;
+        guard: copyGuard(guard)
+      }));
+      const fresh = memo.madeBytes - made;
+      this.#list.push({ at, ...copy, counts: { ...counts }, bytes: listed + fresh, made: fresh });
+      this.#bytes += listed + fresh;
     } catch (e) {
       if (!(e instanceof NotCloneable)) throw e;
       this.#unavailable = e.message;
@@ -144,7 +157,16 @@ export class EngineCheckpoints {
       (this.#list.length > MAX_ENGINE_CHECKPOINTS || this.#bytes > this.budgetBytes)
     ) {
       const odd = this.#list.length % 2 === 0 ? 1 : 0;
-      this.#set(this.#list.filter((_, i) => i % 2 === odd));
+      // The copies a dropped checkpoint made afresh may be the next one's too: they go on being
+      // counted there (an upper bound: the next one shares some of them at most).
+      const list = this.#list;
+      for (let i = 0; i + 1 < list.length; i++)
+        if (i % 2 !== odd) {
+          const made = list[i]!.made ?? 0;
+          list[i + 1]!.bytes += made;
+          list[i + 1]!.made = (list[i + 1]!.made ?? 0) + made;
+        }
+      this.#set(list.filter((_, i) => i % 2 === odd));
       this.everyEvents *= 2;
       this.#thinned++;
     }
@@ -185,6 +207,7 @@ export class EngineCheckpoints {
   /** Forget them all (a new run, a fork). */
   clear(): void {
     this.#set([]);
+    this.#memo = new CheckpointMemo();
     this.#unavailable = null;
     this.everyEvents = this.#firstEvery;
     this.#thinned = 0;

@@ -1,37 +1,53 @@
 /**
- * What a copy of a running engine costs in memory, estimated (issue #19: a simulated week of the
- * retry storm crashed the tab). Engine checkpoints (engine-checkpoints.ts) are held to a byte
- * budget, and a copy's size grows with the run: stored decisions that never expire, their store
- * lifetimes in the invariant checker, the presentation histories (bounded, but 10,000 identities
- * a lane), the metric samples. JavaScript cannot measure an object graph, so this counts the
- * parts that grow and prices each at what V8 spends on it, calibrated in Node against the heap a
- * checkpoint of the retry storm frees when dropped: over the first half day the estimate is 10–40 %
- * above it (Chromium's compressed pointers make a copy smaller still), so the budget errs safe.
+ * What an engine checkpoint costs in memory, estimated (issue #19: a simulated week of the retry
+ * storm crashed the tab; issue #21: a day's checkpoints held 146 MiB). Engine checkpoints
+ * (engine-checkpoints.ts) are held to a byte budget. JavaScript cannot measure an object graph,
+ * so this counts the parts that grow with a run and prices each at what V8 spends on it.
  *
- * Deterministic (counts only): the same run thins its checkpoints at the same places every time.
- * The checker's store lifetimes are counted in full although checkpoints share the ones that did
- * not change between them (lifetimes.ts): there the estimate errs further on the safe side.
+ * A checkpoint is compact (store/checkpoint-memo.ts): its stores, presentation histories and the
+ * checker's store lifetimes are flat lists of copies it shares with the checkpoints before it
+ * wherever they did not change. So its cost is in two parts: the lists, priced here by count
+ * before the copy, and the copies it made afresh, which the memo prices as it makes them
+ * (engine-checkpoints.ts adds those). Calibrated in Node (`scripts/bench-seek-parts.ts`,
+ * `npm run bench:seek`) against the heap a simulated day of the retry storm's 31 checkpoints frees
+ * when dropped, memo included: 30.4 MiB while the run at the day's end shares its newest states
+ * with them, 41.3 MiB once a seek back re-simulated the run and it shares none; estimated 45.3 MiB,
+ * a tenth above the larger (Chromium's compressed pointers make a copy smaller still), so the
+ * budget errs safe. The checker's store lifetimes are priced per state changed since the last
+ * checkpoint (lifetimes.ts).
+ *
+ * Deterministic (counts only, and the memo's copies, which depend on the run alone): the same run
+ * thins its checkpoints at the same places every time.
  */
 import type { Simulation } from './engine';
 import type { RunGuard } from '../checks/guard';
 import { SERIES_KEYS } from './metrics';
 import { LANE_IDS } from '../input/lanes';
 
-/** A stored decision: the record, its map entries (connection → server → identity), its expiry. */
-const DECISION_BYTES = 420;
+/**
+ * A stored decision in a checkpoint's list, beside its (shared) copy: its slot, and its share of
+ * the expiry heap's slots (a time and a shared key, up to four stale hints a live entry).
+ */
+const DECISION_BYTES = 40;
+/** An identity in a checkpoint's presentation history: its key's slot and its times' slot. */
+const IDENTITY_BYTES = 16;
 /** A request in flight: its machine, frames and closures. */
 const IN_FLIGHT_BYTES = 3_000;
 /** Everything a copy holds whatever its length: servers, clock, lanes' counters, RNGs. */
-const BASE_BYTES = 400_000;
+const BASE_BYTES = 300_000;
 
-/** Estimated bytes of a copy of `sim` with its `guard` (what one engine checkpoint holds). */
+/**
+ * Estimated bytes of a checkpoint of `sim` with its `guard` taken now, but for the copies it
+ * makes afresh (the memo counts those: engine-checkpoints.ts). Call it before the copy: the
+ * checker's lifetimes count the states changed since the last one.
+ */
 export function estimateCopyBytes(sim: Simulation, guard: RunGuard): number {
-  let bytes = BASE_BYTES + guard.checker.approxBytes();
+  let bytes = BASE_BYTES + guard.checker.checkpointBytes();
   for (const id of LANE_IDS) {
     const lane = sim.lanes[id];
     const stored = lane.host.store.count();
     if (typeof stored === 'number') bytes += stored * DECISION_BYTES;
-    bytes += lane.host.presentations.approxBytes();
+    bytes += lane.host.presentations.size * IDENTITY_BYTES;
     bytes += lane.inFlight.size * IN_FLIGHT_BYTES;
     bytes += lane.metrics.series.t.length * (SERIES_KEYS.length + 1) * 8;
   }

@@ -6,7 +6,7 @@
  * re-simulates.
  */
 import type { AuthOutput, IncomingRequest } from '../../machine/authorize';
-import type { AuditRecord } from '../../machine/types';
+import type { AuditRecord, Frame } from '../../machine/types';
 import { BreakpointWatcher, type BreakCondition } from '../timeline/breakpoints';
 import { CheckpointRecorder, type ViewCheckpoint } from '../engine/checkpoint';
 // The SDK's frame schemas, loaded on first use with the parsers (the worker awaits them).
@@ -60,6 +60,14 @@ export interface Sinks {
   decision(lane: LaneId, request: IncomingRequest, out: AuthOutput): void;
 }
 
+/**
+ * The guard's frame check. Made here, not in `wireEngine`: a closure made there would hold that
+ * call's variables — the run's guard and through it its engine — and every engine checkpoint's
+ * guard shares its check, so each engine the session replaced (a seek back restores a copy) would
+ * stay in memory as long as a checkpoint taken under it (19 MiB over a day of the retry storm).
+ */
+const frameProblem = (frame: Frame): string | null => parsers().sdkFrameProblem(frame);
+
 export interface WiredEngine {
   sim: Simulation;
   guard: RunGuard;
@@ -83,7 +91,7 @@ export function wireEngine(
   // From a checkpoint, the run's invariants and view checkpoints go on from where they stood.
   const guard = from
     ? copyGuard(from.checkpoint.guard)
-    : new RunGuard(run.scenario, { validate: (frame) => parsers().sdkFrameProblem(frame) });
+    : new RunGuard(run.scenario, { validate: frameProblem });
   // At most about 2,000 checkpoints a run (a few MB), however fine its sampling.
   const recorder = new CheckpointRecorder(Math.floor(run.scenario.durationMs / MAX_CHECKPOINTS));
   if (from) recorder.resumeAt(from.views, from.checkpoint.at, from.checkpoint.counts);

@@ -125,6 +125,15 @@ export class InvariantChecker {
     return this.lifetimes.approxBytes() + this.loops.approxBytes() + entries * 120;
   }
 
+  /**
+   * Roughly what an engine checkpoint's copy of the checker adds, bytes: as `approxBytes`, but
+   * the store lifetimes the checkpoints share are counted where they changed (lifetimes.ts).
+   */
+  checkpointBytes(): number {
+    const entries = this.pending.size + this.windows.size + this.overdrawn.size;
+    return this.lifetimes.checkpointBytes() + this.loops.approxBytes() + entries * 120;
+  }
+
   /** A request frame the client received. */
   request(lane: string, connection: string, id: string | number, t: number, ctx: RequestContext) {
     const key = `${lane}\u0000${connection}\u0000${String(id)}`;

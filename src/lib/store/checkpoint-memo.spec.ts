@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { CloneMap } from '../machine/clone';
+import type { StoredDecision } from '../machine/types';
+import { PresentationHistory } from '../client/presentations';
+import { CheckpointMemo, copyAsCheckpoint } from './checkpoint-memo';
+import { ConnectionDecisionStore } from './connection-store';
+import { SharedDecisionStore } from './shared-store';
+import { decision as storedDecision } from './decision.testing';
+
+const decision = (over: Partial<StoredDecision> = {}): StoredDecision =>
+  storedDecision({ reason: 'user.denied', ...over });
+
+/** A copy of `x` as an engine checkpoint holds it. */
+function checkpoint<T extends object>(memo: CheckpointMemo, x: T): T {
+  return copyAsCheckpoint(memo, () => new CloneMap().get(x));
+}
+
+/** A copy of a checkpoint, to run (a restore). */
+const restore = <T extends object>(x: T): T => new CloneMap().get(x);
+
+/** A store with decisions on two connections and two servers, some expiring. */
+function filled(): ConnectionDecisionStore {
+  const s = new ConnectionDecisionStore();
+  for (let i = 0; i < 12; i++) {
+    const server = `s${i % 2}`;
+    s.commit(
+      `c${i % 3}`,
+      decision({ server, identity: `${server}:${i}`, expiresAt: i % 4 === 0 ? 100 + i : null })
+    );
+  }
+  return s;
+}
+
+describe('stores in engine checkpoints', () => {
+  it('a checkpoint keeps the value it was taken with: a lookup after it changes only the run', () => {
+    const memo = new CheckpointMemo();
+    const live = filled();
+    const cp = checkpoint(memo, live);
+    const hit = live.lookup('s1', 'c1', 's1:1', 'h1', 1);
+    expect(hit?.decision.represented).toBe(1);
+    const [before] = cp.entries().filter((d) => d.identity === 's1:1');
+    expect(before?.represented).toBe(0);
+    // Restored, it answers as the run did at the checkpoint: the first re-presentation counts 1.
+    expect(restore(cp).lookup('s1', 'c1', 's1:1', 'h1', 1)?.decision.represented).toBe(1);
+  });
+
+  it('the next checkpoint shares the decisions that did not change and copies those that did', () => {
+    const memo = new CheckpointMemo();
+    const live = filled();
+    const a = checkpoint(memo, live);
+    live.lookup('s0', 'c0', 's0:0', 'h1', 1);
+    live.commit('c2', decision({ server: 's1', identity: 's1:new' }));
+    const b = checkpoint(memo, live);
+    const byId = (s: ConnectionDecisionStore) => new Map(s.entries().map((d) => [d.identity, d]));
+    const [x, y] = [byId(a), byId(b)];
+    expect(y.size).toBe(x.size + 1);
+    for (const [id, d] of y) {
+      if (id === 's0:0' || id === 's1:new') expect(d).not.toBe(x.get(id));
+      else expect(d).toBe(x.get(id));
+    }
+    expect(x.get('s0:0')?.represented).toBe(0);
+    expect(y.get('s0:0')?.represented).toBe(1);
+  });
+
+  it('a restored store is the run at the checkpoint: same entries in the same order, its own', () => {
+    const memo = new CheckpointMemo();
+    const live = filled();
+    // A map emptied by a lookup stays in its place: a later commit lands there in both.
+    live.lookup('s0', 'c0', 's0:0', 'h1', 200);
+    const cp = checkpoint(memo, live);
+    const copy = restore(cp);
+    expect(copy.entries()).toEqual(live.entries());
+    for (const s of [live, copy]) s.commit('c0', decision({ server: 's0', identity: 's0:late' }));
+    expect(copy.entries()).toEqual(live.entries());
+    expect(copy.sweep(150)).toBe(live.sweep(150));
+    expect(copy.entries()).toEqual(live.entries());
+    expect(copy.count()).toBe(live.count());
+    // Its decisions are its own: a lookup on the copy changes neither the run nor the checkpoint.
+    copy.lookup('s1', 'c1', 's1:1', 'h1', 1);
+    expect(live.entries().find((d) => d.identity === 's1:1')?.represented).toBe(0);
+    expect(cp.entries().find((d) => d.identity === 's1:1')?.represented).toBe(0);
+  });
+
+  it('a request holding a live entry holds the store’s entry in the checkpoint and after a restore', () => {
+    const memo = new CheckpointMemo();
+    const live = new SharedDecisionStore();
+    live.commit('c1', decision({ identity: 'held' }));
+    const held = live.lookup('release-notes', 'c1', 'held', 'h1', 1)!.decision;
+    const world = { store: live, inFlight: { stored: held } };
+    // As an engine's copy does: the store first (engine.ts), then the requests' runs (fast.ts).
+    const copy = (w: typeof world) => {
+      const m = new CloneMap();
+      const store = m.get(w.store);
+      return { store, inFlight: { stored: m.box(w.inFlight.stored) } };
+    };
+    const cp = copyAsCheckpoint(memo, () => copy(world));
+    expect(cp.inFlight.stored).toBe(cp.store.entries()[0]);
+    const back = copy(cp);
+    back.store.lookup('release-notes', 'c1', 'held', 'h1', 2);
+    expect(back.inFlight.stored.represented).toBe(2);
+    expect(cp.inFlight.stored.represented).toBe(1);
+  });
+
+  it('a checkpoint is never run: changing its store throws', () => {
+    const cp = checkpoint(new CheckpointMemo(), filled());
+    expect(() => cp.commit('c0', decision())).toThrow(/never run/);
+    expect(() => cp.lookup('s1', 'c1', 's1:1', 'h1', 1)).toThrow(/never run/);
+    expect(cp.count()).toBe(12);
+  });
+});
+
+describe('presentation histories in engine checkpoints', () => {
+  it('a checkpoint taken before a presentation still reads the old times; a restore goes on from them', () => {
+    const memo = new CheckpointMemo();
+    const live = new PresentationHistory();
+    for (let i = 0; i < 5; i++) live.record(`k${i % 2}`, i, { threshold: 3, windowMs: 100 });
+    const a = checkpoint(memo, live);
+    live.record('k0', 10, { threshold: 3, windowMs: 100 });
+    const b = checkpoint(memo, live);
+    const times = (h: PresentationHistory) =>
+      (h['frozen'] as { keys: string[]; times: number[][] } | null)!;
+    expect(times(a).keys).toEqual(['k1', 'k0']);
+    expect(times(a).times).toEqual([
+      [1, 3],
+      [0, 2, 4]
+    ]);
+    expect(times(b).times).toEqual([
+      [1, 3],
+      [0, 2, 4, 10]
+    ]);
+    // k1 did not change: one list for both checkpoints.
+    expect(times(b).times[0]).toBe(times(a).times[0]);
+    // Restored from the first, the next presentation of k0 is the fourth in the window, as it was.
+    const r = restore(a);
+    expect(r.size).toBe(2);
+    expect(r.record('k0', 10, { threshold: 3, windowMs: 100 })).toEqual({
+      inWindow: 4,
+      alert: true
+    });
+    expect(times(a).times[1]).toEqual([0, 2, 4]);
+    expect(() => a.record('k0', 11, undefined)).toThrow(/never run/);
+  });
+});
