@@ -1,6 +1,7 @@
 /**
- * `node --expose-gc --import tsx scripts/bench-seek-parts.ts [SCENARIO.json] [--at=H]`: what an
- * engine checkpoint holds, part by part (issue #21: a day's checkpoints of the retry storm).
+ * `node --expose-gc --import tsx scripts/bench-seek-parts.ts [SCENARIO.json] [--at=H] [--scrub=N]
+ * [--durable]`: what an engine checkpoint holds, part by part (issue #21: a day's checkpoints of
+ * the retry storm).
  *
  * Plays the run through a session to its end (or to `--at` hours), as the playground does, then
  * drops one part at a time from every engine checkpoint it took and reads the heap each drop frees
@@ -13,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { Session } from '../src/lib/sim/session/session';
 import { loadParsers } from '../src/lib/sim/input/parsers';
 import { LANE_IDS } from '../src/lib/sim/input/lanes';
+import type { LaneId } from '../src/lib/sim/input/scenario';
 import { estimateCopyBytes } from '../src/lib/sim/engine/engine-size';
 
 await loadParsers();
@@ -36,6 +38,25 @@ const field = (o: unknown, k: string): Bag => (o as Bag)[k] as Bag;
 const text = readFileSync(file, 'utf8');
 const scenario = JSON.parse(text) as { start?: number; durationMs: number };
 const session = new Session();
+// `--durable`: the durable lane keeps its decisions in IndexedDB as in the browser (an in-memory
+// IndexedDB here), one store per lane in a namespace of the run, as the page's worker attaches them.
+if (args.includes('--durable')) {
+  await import('fake-indexeddb/auto');
+  const { CachedDurableStore } = await import('../src/lib/store/cached-durable-store');
+  const stores = {} as Record<LaneId, InstanceType<typeof CachedDurableStore>>;
+  for (const id of LANE_IDS) {
+    const r = await CachedDurableStore.open({ dbName: 'bench-seek-parts', namespace: ['run', id] });
+    if (!r.ok) throw new Error(r.error);
+    stores[id] = r.store;
+  }
+  session.setStorage({
+    run: 'run',
+    durable: (l) => stores[l],
+    durableError: null,
+    audit: null,
+    auditError: null
+  });
+}
 session.handle({ type: 'load', scenario: JSON.parse(text) as unknown });
 // The run's start, not its engine: an engine held here would keep what it shares with the
 // checkpoints alive when they are dropped, and hide it from the figures.

@@ -201,7 +201,7 @@ function frozenStore(): never {
 }
 
 /** Whether `a` holds the same value as `b` (every field a stored decision has). */
-function sameDecision(a: StoredDecision, b: StoredDecision): boolean {
+export function sameDecision(a: StoredDecision, b: StoredDecision): boolean {
   if (
     a.server !== b.server ||
     a.identity !== b.identity ||

@@ -14,7 +14,14 @@ import {
 } from '../../machine/config';
 import { toMicros } from '../../machine/money';
 import type { Policy } from '../../machine/policy';
-import type { AuditRecord, Frame, JsonRpcId, Money, SamplingParams } from '../../machine/types';
+import type {
+  AuditRecord,
+  Frame,
+  JsonRpcId,
+  Money,
+  SamplingParams,
+  StoredDecision
+} from '../../machine/types';
 import type { AuditLog } from '../../store/audit-log';
 import { ClientHost, type DecisionListener, type RunHandle } from '../../client/host';
 import { copyable, NotCloneable, type CloneMap } from '../../machine/clone';
@@ -24,6 +31,8 @@ import type { AskedFacts, SimulationOptions } from './engine-types';
 import type { DecisionStore } from '../../store/decision-store';
 import { SharedDecisionStore } from '../../store/shared-store';
 import { ConnectionDecisionStore } from '../../store/connection-store';
+import { checkpointMemo } from '../../store/checkpoint-memo';
+import { checkpointDecisions } from '../../store/checkpoint-store';
 import { buildLaneStore, type DurableProvider } from './lane-store';
 import { LaneMetrics } from './metrics';
 import { cardsByModel, SimProvider } from '../actors/provider';
@@ -75,8 +84,7 @@ function notCloneable(what: string): never {
  * a request in flight that a lookup answered holds the store's live entry (clone.ts).
  */
 function refill(m: CloneMap, from: DecisionStore, to: DecisionStore): void {
-  const all = from.entries();
-  if (!Array.isArray(all)) notCloneable('a store that answers later cannot be copied');
+  const all = entriesNow(from);
   to.clear();
   for (const d of all) to.commit('*', d);
   const copies = to.entries();
@@ -89,6 +97,12 @@ function refill(m: CloneMap, from: DecisionStore, to: DecisionStore): void {
       notCloneable('a store copy holds its decisions in another order');
     m.set(d, c);
   }
+}
+
+/** `store`'s entries, read now: a store that answers later cannot be copied. */
+function entriesNow(store: DecisionStore): StoredDecision[] {
+  const all = store.entries();
+  return Array.isArray(all) ? all : notCloneable('a store that answers later cannot be copied');
 }
 
 export class ServerRuntime implements ServerEnv {
@@ -276,7 +290,8 @@ export class LaneRuntime implements DirectPayee {
    * registers it as a substitute before the copy): the same decisions, the copy's observer (the
    * engine copy's invariants) — told of nothing, since nothing changed. A durable lane whose
    * decisions the page keeps in IndexedDB gets the run's store back (`opts.durable`), holding
-   * exactly these; a copy without one keeps them in memory.
+   * exactly these; a copy without one keeps them in memory. An engine checkpoint of a lane whose
+   * decisions live elsewhere lists them (checkpoint-store.ts) and a restore puts them back so.
    */
   copyStore(m: CloneMap, opts: SimulationOptions): DecisionStore {
     const store = this.host.store;
@@ -288,8 +303,13 @@ export class LaneRuntime implements DirectPayee {
     } else if (m.has(inner)) copy = m.registered(inner);
     else if (inner instanceof SharedDecisionStore || inner instanceof ConnectionDecisionStore)
       copy = m.get(inner);
-    else if (inner.scope === 'durable') refill(m, inner, (copy = new SharedDecisionStore()));
-    else throw new NotCloneable(`lane ${this.id}'s ${inner.scope} store cannot be copied`);
+    else if (inner.scope === 'durable') {
+      // Kept elsewhere (the browser's IndexedDB): an engine checkpoint lists its decisions,
+      // sharing those unchanged since the last (checkpoint-store.ts); any other copy runs them.
+      const memo = checkpointMemo();
+      if (memo) copy = checkpointDecisions(entriesNow(inner), memo, m);
+      else refill(m, inner, (copy = new SharedDecisionStore()));
+    } else throw new NotCloneable(`lane ${this.id}'s ${inner.scope} store cannot be copied`);
     const observe = opts.onStore;
     return observe ? new TappedStore(copy, (e) => observe(this.id, e)) : copy;
   }
