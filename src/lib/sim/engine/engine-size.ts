@@ -4,17 +4,20 @@
  * (engine-checkpoints.ts) are held to a byte budget. JavaScript cannot measure an object graph,
  * so this counts the parts that grow with a run and prices each at what V8 spends on it.
  *
- * A checkpoint is compact (store/checkpoint-memo.ts): its stores, presentation histories and the
- * checker's store lifetimes are flat lists of copies it shares with the checkpoints before it
- * wherever they did not change. So its cost is in two parts: the lists, priced here by count
- * before the copy, and the copies it made afresh, which the memo prices as it makes them
- * (engine-checkpoints.ts adds those). Calibrated in Node (`scripts/bench-seek-parts.ts`,
- * `npm run bench:seek`) against the heap a simulated day of the retry storm's 31 checkpoints frees
- * when dropped, memo included: 30.4 MiB while the run at the day's end shares its newest states
- * with them, 41.3 MiB once a seek back re-simulated the run and it shares none; estimated 45.3 MiB,
- * a tenth above the larger (Chromium's compressed pointers make a copy smaller still), so the
- * budget errs safe. The checker's store lifetimes are priced per state changed since the last
- * checkpoint (lifetimes.ts).
+ * A checkpoint is compact (store/checkpoint-memo.ts): its stores — the browser's durable lane's,
+ * kept in IndexedDB, too (store/checkpoint-store.ts) — presentation histories and the checker's
+ * store lifetimes are flat lists of copies it shares with the checkpoints before it wherever they
+ * did not change. So its cost is in two parts: the lists, priced here by count before the copy,
+ * and the copies it made afresh, which the memo prices as it makes them (engine-checkpoints.ts
+ * adds those). Calibrated in Node (`scripts/bench-seek-parts.ts`, `npm run bench:seek`) against
+ * the heap a simulated day of the retry storm's 31 checkpoints frees when dropped, memo included:
+ * 30.4 MiB while the run at the day's end shares its newest states with them, 41.3 MiB once a
+ * seek back re-simulated the run and it shares none; estimated 45.3 MiB, a tenth above the larger
+ * (Chromium's compressed pointers make a copy smaller still), so the budget errs safe. With lane
+ * A's decisions in IndexedDB as in the browser (bench-seek-parts.ts `--durable`) they hold
+ * 28.7–28.8 MiB (at the day's end, or after seeks back), estimated 45.3 (before that lane's were
+ * listed, its full copies made them 57.9 MiB, estimated 44.2: under). The checker's store
+ * lifetimes are priced per state changed since the last checkpoint (lifetimes.ts).
  *
  * Deterministic (counts only, and the memo's copies, which depend on the run alone): the same run
  * thins its checkpoints at the same places every time.
