@@ -16,8 +16,10 @@
  * (Chromium's compressed pointers make a copy smaller still), so the budget errs safe. With lane
  * A's decisions in IndexedDB as in the browser (bench-seek-parts.ts `--durable`) they hold
  * 28.7–28.8 MiB (at the day's end, or after seeks back), estimated 45.3 (before that lane's were
- * listed, its full copies made them 57.9 MiB, estimated 44.2: under). The checker's store
- * lifetimes are priced per state changed since the last checkpoint (lifetimes.ts).
+ * listed, its full copies made them 57.9 MiB, estimated 44.2: under); in Chromium the worker's
+ * heap after that day (`npm run bench:memory -- --week 1`) went from 66.6 to 52.3 MB. The
+ * checker's store lifetimes are priced per state changed since the last checkpoint
+ * (lifetimes.ts).
  *
  * Deterministic (counts only, and the memo's copies, which depend on the run alone): the same run
  * thins its checkpoints at the same places every time.
