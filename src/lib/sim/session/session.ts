@@ -822,13 +822,18 @@ export class Session {
   /**
    * A seek forward to `t` that an engine checkpoint well ahead of the run serves better than
    * running there: only with a log that holds the rows up to it (the page indexes the rows in
-   * between from the log: the copy writes none), so in the browser after a seek back.
+   * between from the log: the copy writes none), so in the browser after a seek back. Only once
+   * the log's writes are all on disk: the worker waits for every queued write before it reads
+   * (commands.ts), and a day of the retry storm played to its end leaves ~390,000 rows queued,
+   * minutes of IndexedDB in Chromium — a play on to the end after a seek back waited ~3 min for
+   * them where running there takes seconds (and makes the same rows: it writes none the log has).
    */
   #aheadCheckpoint(t: number): boolean {
     const sim = this.#need();
     const log = this.#storage?.audit;
     const cp = this.#copies.at(t);
     if (!cp || !log || !this.canRestoreInPlace(t)) return false;
+    if (log.status().heldInMemory > 0) return false;
     if (cp.at.events <= sim.events + this.#copies.everyEvents / 2) return false;
     return (log.nextKey ?? 0) >= cp.counts.auditRows;
   }
