@@ -122,6 +122,11 @@ test('durable store: decisions survive a reload of the run; a second tab runs it
   });
   const stored = await num(page, 'B', 'stored decisions');
   expect(stored).toBeGreaterThan(0);
+  // What survives a reload is what was saved: the page says so beside the count ("14 (14 saved)").
+  // Reloaded before the last writes are on disk, a run keeps fewer (storage-crash.test.ts covers that).
+  await expect(page.getByLabel('Lane B decisions saved', { exact: true })).toHaveText(
+    String(stored)
+  );
   await page.reload();
   // The run had ended: it resumes at its end, a client restart there (issue #18).
   await expect(page.getByLabel('Simulated time', { exact: true })).toHaveText('1:00:00');
