@@ -13,7 +13,6 @@ import { auditLineJson, frameLineJson, metricsJson } from '../report/report';
 import { parseScenario, type Scenario } from '../input/scenario';
 import type { Simulation, SimulationOptions } from './engine';
 import { restoreEngine, snapshotEngine, type EngineSnapshot } from './snapshot-engine';
-import { engineRegistry } from './snapshot-registry';
 import { CLASS, SnapshotError } from './snapshot';
 import { copyableClasses } from '../../machine/clone';
 
@@ -43,17 +42,6 @@ function load(name: string): Scenario {
   return r.scenario;
 }
 
-/** Why this build's engine cannot be snapshotted (a class keeps `#private` state), or null. */
-function unavailable(): string | null {
-  try {
-    engineRegistry();
-    return null;
-  } catch (e) {
-    if (e instanceof SnapshotError) return e.message;
-    throw e;
-  }
-}
-
 /** Hooks writing frames.jsonl and audit.jsonl lines. */
 function capture() {
   const frames: string[] = [];
@@ -78,9 +66,7 @@ const via = {
   'v8.serialize': (s: EngineSnapshot) => deserialize(serialize(s)) as EngineSnapshot
 };
 
-const why = unavailable();
-
-describe.skipIf(why !== null)(`engine snapshots${why ? ` (unavailable: ${why})` : ''}`, () => {
+describe('engine snapshots', () => {
   it.each(SCENARIOS.flatMap((name) => [1, 2].map((k) => [name, k] as const)))(
     '%s (seed %i): saved at three points, restored, continued = the run left alone',
     (name, k) => {

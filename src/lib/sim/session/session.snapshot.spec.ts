@@ -11,9 +11,7 @@ import { Session, type RunStorage } from './session';
 import { DiskStore, MemoryAuditLog } from './run-storage.testing';
 import { only, readScenario as read, snap } from './replies.testing';
 import { auditLineJson } from '../report/report';
-import { SNAPSHOT_VERSION, SnapshotError } from '../engine/snapshot';
-import { engineRegistry } from '../engine/snapshot-registry';
-import { parseScenario } from '../input/scenario';
+import { SNAPSHOT_VERSION } from '../engine/snapshot';
 import { loadSnapshots } from './snapshots-loader';
 import { canonicalJson, type SavedSnapshot, type SnapshotSlot } from './session-snapshots';
 
@@ -86,81 +84,64 @@ function reload(p: ReturnType<typeof played>) {
   return { loaded: loaded!, restarted, atReload, end, log: p.disk.log.rows.map(auditLineJson) };
 }
 
-/** Why this build's engine cannot be snapshotted (a class keeps `#private` state), or null. */
-function unavailable(): string | null {
-  const r = parseScenario(read('reconnect-bypass'));
-  if (!r.ok) throw new Error('bad scenario');
-  try {
-    engineRegistry();
-    return null;
-  } catch (e) {
-    if (e instanceof SnapshotError) return e.message;
-    throw e;
-  }
-}
-const why = unavailable();
-
-describe.skipIf(why !== null)(
-  `a reload resumes from the run's saved snapshot${why ? ` (unavailable: ${why})` : ''}`,
-  () => {
-    it.each(['reconnect-bypass', 'tired-user', 'in-flight-duplicates'])(
-      '%s: saved as it plays and when it stops; the reload from it is the reload by re-simulation',
-      (name) => {
-        const slot = new MemorySlot();
-        const p = played(name, 40, slot);
-        expect(slot.saves).toBeGreaterThan(0);
-        expect(slot.saved!.snapshot.meta.at.t).toBe(p.timeline.t);
-        const fast = reload(p);
-        expect(fast.loaded).toMatchObject({ ok: true, fromSnapshot: p.timeline.t });
-
-        const q = played(name, 40, null);
-        const slow = reload(q);
-        expect(slow.loaded).not.toHaveProperty('fromSnapshot');
-        expect(fast.restarted.report).toEqual(slow.restarted.report);
-        expect(fast.atReload.now).toBe(slow.atReload.now);
-        for (const id of LANE_IDS) {
-          expect(fast.atReload.lanes[id].counters).toEqual(slow.atReload.lanes[id].counters);
-          expect(fast.end.lanes[id].counters).toEqual(slow.end.lanes[id].counters);
-        }
-        expect(fast.end.marks).toEqual(slow.end.marks);
-        expect(fast.end.guarantees).toEqual(slow.end.guarantees);
-        expect(fast.log).toEqual(slow.log);
-      },
-      120_000
-    );
-
-    it('stored decisions cleared (not a timeline action): nothing is saved after it; a reload re-simulates from the snapshot before it', () => {
+describe("a reload resumes from the run's saved snapshot", () => {
+  it.each(['reconnect-bypass', 'tired-user', 'in-flight-duplicates'])(
+    '%s: saved as it plays and when it stops; the reload from it is the reload by re-simulation',
+    (name) => {
       const slot = new MemorySlot();
-      const p = played('reconnect-bypass', 20, slot);
-      const before = slot.saved!.snapshot.meta.at;
-      p.session.handle({ type: 'clearStored', lane: 'B' });
-      p.session.handle({ type: 'advance', to: p.l.start + 40 * MIN });
-      expect(p.session.saveSnapshot()).toBe(false);
-      expect(slot.saved!.snapshot.meta.at).toEqual(before);
-      const [timeline] = only(p.session.handle({ type: 'timeline' }), 'timeline');
-      const r = reload({ ...p, timeline: timeline! });
-      expect(r.loaded).toMatchObject({ ok: true, fromSnapshot: before.t });
-    });
+      const p = played(name, 40, slot);
+      expect(slot.saves).toBeGreaterThan(0);
+      expect(slot.saved!.snapshot.meta.at.t).toBe(p.timeline.t);
+      const fast = reload(p);
+      expect(fast.loaded).toMatchObject({ ok: true, fromSnapshot: p.timeline.t });
 
-    it('an older snapshot on the same timeline: re-simulated from there to where the run was', () => {
-      const slot = new MemorySlot();
-      const older = new MemorySlot();
-      const p = played('reconnect-bypass', 20, slot, older);
-      // Played on past the saved one, then reloaded with only the older snapshot saved.
-      p.session.handle({ type: 'advance', to: p.l.start + 33 * MIN + 1 });
-      const [timeline] = only(p.session.handle({ type: 'timeline' }), 'timeline');
-      slot.saved = older.saved;
-      const fast = reload({ ...p, timeline: timeline! });
-      expect(fast.loaded).toMatchObject({ fromSnapshot: p.timeline.t });
-      const q = played('reconnect-bypass', 20, null);
-      q.session.handle({ type: 'advance', to: q.l.start + 33 * MIN + 1 });
-      const slow = reload({ ...q, timeline: timeline! });
-      for (const id of LANE_IDS)
+      const q = played(name, 40, null);
+      const slow = reload(q);
+      expect(slow.loaded).not.toHaveProperty('fromSnapshot');
+      expect(fast.restarted.report).toEqual(slow.restarted.report);
+      expect(fast.atReload.now).toBe(slow.atReload.now);
+      for (const id of LANE_IDS) {
+        expect(fast.atReload.lanes[id].counters).toEqual(slow.atReload.lanes[id].counters);
         expect(fast.end.lanes[id].counters).toEqual(slow.end.lanes[id].counters);
+      }
+      expect(fast.end.marks).toEqual(slow.end.marks);
+      expect(fast.end.guarantees).toEqual(slow.end.guarantees);
       expect(fast.log).toEqual(slow.log);
-    });
-  }
-);
+    },
+    120_000
+  );
+
+  it('stored decisions cleared (not a timeline action): nothing is saved after it; a reload re-simulates from the snapshot before it', () => {
+    const slot = new MemorySlot();
+    const p = played('reconnect-bypass', 20, slot);
+    const before = slot.saved!.snapshot.meta.at;
+    p.session.handle({ type: 'clearStored', lane: 'B' });
+    p.session.handle({ type: 'advance', to: p.l.start + 40 * MIN });
+    expect(p.session.saveSnapshot()).toBe(false);
+    expect(slot.saved!.snapshot.meta.at).toEqual(before);
+    const [timeline] = only(p.session.handle({ type: 'timeline' }), 'timeline');
+    const r = reload({ ...p, timeline: timeline! });
+    expect(r.loaded).toMatchObject({ ok: true, fromSnapshot: before.t });
+  });
+
+  it('an older snapshot on the same timeline: re-simulated from there to where the run was', () => {
+    const slot = new MemorySlot();
+    const older = new MemorySlot();
+    const p = played('reconnect-bypass', 20, slot, older);
+    // Played on past the saved one, then reloaded with only the older snapshot saved.
+    p.session.handle({ type: 'advance', to: p.l.start + 33 * MIN + 1 });
+    const [timeline] = only(p.session.handle({ type: 'timeline' }), 'timeline');
+    slot.saved = older.saved;
+    const fast = reload({ ...p, timeline: timeline! });
+    expect(fast.loaded).toMatchObject({ fromSnapshot: p.timeline.t });
+    const q = played('reconnect-bypass', 20, null);
+    q.session.handle({ type: 'advance', to: q.l.start + 33 * MIN + 1 });
+    const slow = reload({ ...q, timeline: timeline! });
+    for (const id of LANE_IDS)
+      expect(fast.end.lanes[id].counters).toEqual(slow.end.lanes[id].counters);
+    expect(fast.log).toEqual(slow.log);
+  });
+});
 
 describe('a saved snapshot that cannot be used', () => {
   /** A record as a reload finds it: `over` changes the snapshot's own fields. */
