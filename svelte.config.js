@@ -7,6 +7,8 @@ const base = process.env.BASE_PATH ?? '';
 /** @type {import('@sveltejs/kit').Config} */
 const config = {
   preprocess: vitePreprocess(),
+  // No `window.__svelte` version mark: a chunk of its own in every page's first load (issue #24).
+  compilerOptions: { discloseVersion: false },
   kit: {
     adapter: adapter({ pages: 'build', assets: 'build', fallback: undefined, strict: true }),
     paths: { base, relative: true },

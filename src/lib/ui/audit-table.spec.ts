@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { AuditRecord } from '$lib/machine/types';
 import type { AuditView, AuditViewQuery } from '$lib/sim/session/protocol';
-import { AuditTableState, CACHE_PAGES, PAGE_ROWS } from './audit-table.svelte';
+import { AuditRows, CACHE_PAGES, PAGE_ROWS } from './audit-rows.svelte';
+import { AuditTableState } from './audit-table.svelte';
 import type { AuditFocus } from './guarantees';
 
 type Sent =
@@ -16,9 +17,11 @@ function table() {
     rows: (id, start, count) => sent.push({ kind: 'rows', id, start, count }),
     exportFile: (id, what) => sent.push({ kind: 'export', id, what })
   });
+  // The table's part (the row pages, the export), as the table attaches it when it shows.
+  const r = (t.rows = new AuditRows(t));
   const lastQuery = () =>
     sent.filter((s) => s.kind === 'query').at(-1) as Extract<Sent, { kind: 'query' }>;
-  return { t, sent, lastQuery };
+  return { t, r, sent, lastQuery };
 }
 
 const row = (seq: number) => ({ seq, lane: 'A', server: 's' }) as AuditRecord;
@@ -93,47 +96,47 @@ describe('the audit table state (the page keeps a screenful)', () => {
   });
 
   it('serves the end of the table from the view and fetches other pages once each', () => {
-    const { t, sent, lastQuery } = table();
+    const { t, r, sent, lastQuery } = table();
     t.requery();
     const q = lastQuery().id;
     t.onView(view(q, 1000, 10));
-    expect(t.rowAt(995)?.seq).toBe(995);
-    expect(t.rowAt(500)).toBeUndefined();
-    t.want(480, 520);
-    t.want(480, 520);
+    expect(r.rowAt(995)?.seq).toBe(995);
+    expect(r.rowAt(500)).toBeUndefined();
+    r.want(480, 520);
+    r.want(480, 520);
     const asks = sent.filter((s) => s.kind === 'rows');
     expect(asks.map((s) => s.kind === 'rows' && s.start)).toEqual([400, 500]);
     const ask = asks[1] as Extract<Sent, { kind: 'rows' }>;
-    t.onRows(
+    r.onRows(
       q,
       500,
       Array.from({ length: PAGE_ROWS }, (_, k) => row(500 + k))
     );
-    expect(t.rowAt(512)?.seq).toBe(512);
+    expect(r.rowAt(512)?.seq).toBe(512);
     expect(ask.count).toBe(PAGE_ROWS);
     // Rows for an older query never land.
     t.server = 's';
     t.onView(view(lastQuery().id, 1000, 10));
-    t.onRows(q, 600, [row(-1)]);
-    expect(t.rowAt(600)).toBeUndefined();
+    r.onRows(q, 600, [row(-1)]);
+    expect(r.rowAt(600)).toBeUndefined();
   });
 
   it('keeps at most a few pages however far the learner scrolls', () => {
-    const { t, lastQuery } = table();
+    const { t, r, lastQuery } = table();
     t.requery();
     const q = lastQuery().id;
     t.onView(view(q, 1_000_000, 10));
     for (let p = 0; p < 50; p++) {
-      t.want(p * PAGE_ROWS, p * PAGE_ROWS + 20);
-      t.onRows(
+      r.want(p * PAGE_ROWS, p * PAGE_ROWS + 20);
+      r.onRows(
         q,
         p * PAGE_ROWS,
         Array.from({ length: PAGE_ROWS }, (_, k) => row(p * 100 + k))
       );
     }
-    const held = Array.from({ length: 50 }, (_, p) => t.rowAt(p * PAGE_ROWS)).filter(Boolean);
+    const held = Array.from({ length: 50 }, (_, p) => r.rowAt(p * PAGE_ROWS)).filter(Boolean);
     expect(held).toHaveLength(CACHE_PAGES);
-    expect(t.rowAt(49 * PAGE_ROWS)?.seq).toBe(49 * PAGE_ROWS);
+    expect(r.rowAt(49 * PAGE_ROWS)?.seq).toBe(49 * PAGE_ROWS);
   });
 
   // Issue #19: a filter over a long run reads the index's chunks back; one gone is said.
@@ -149,24 +152,24 @@ describe('the audit table state (the page keeps a screenful)', () => {
   });
 
   it('asks again for a page that failed, and for the last page once it grew', () => {
-    const { t, sent, lastQuery } = table();
+    const { t, r, sent, lastQuery } = table();
     t.requery();
     const q = lastQuery().id;
     t.onView(view(q, 150, 10));
-    t.want(100, 130);
+    r.want(100, 130);
     const ask = sent.at(-1) as Extract<Sent, { kind: 'rows' }>;
     t.onError(ask.id, 'storage went away');
     expect(t.rowsError).toBe('These rows cannot be shown: storage went away.');
-    t.want(100, 130);
+    r.want(100, 130);
     expect(sent.filter((s) => s.kind === 'rows')).toHaveLength(2);
-    t.onRows(
+    r.onRows(
       q,
       100,
       Array.from({ length: 50 }, (_, k) => row(100 + k))
     );
     expect(t.rowsError).toBe('');
     t.onView(view(q, 400, 10));
-    t.want(100, 200);
+    r.want(100, 200);
     expect(sent.filter((s) => s.kind === 'rows' && s.start === 100)).toHaveLength(3);
   });
 
@@ -179,36 +182,36 @@ describe('the audit table state (the page keeps a screenful)', () => {
   });
 
   it('runs one export at a time, reports progress and says why one failed', () => {
-    const { t, sent } = table();
-    t.download('csv');
-    t.download('jsonl');
+    const { r, sent } = table();
+    r.download('csv');
+    r.download('jsonl');
     const exports = sent.filter((s) => s.kind === 'export');
     expect(exports).toHaveLength(1);
     const id = exports[0]!.id;
-    expect(t.exporting).toBe('csv');
-    t.onExportProgress(id, 5000, 12000);
-    expect([t.exportDone, t.exportOf]).toEqual([5000, 12000]);
-    expect(t.onExportDone(id + 99, { ok: false, error: 'x' })).toBeNull();
-    expect(t.exporting).toBe('csv');
-    expect(t.onExportDone(id, { ok: false, error: 'the disk is full' })).toBeNull();
-    expect(t.exporting).toBeNull();
-    expect(t.exportError).toBe('The export failed: the disk is full');
-    t.download('jsonl');
+    expect(r.exporting).toBe('csv');
+    r.onExportProgress(id, 5000, 12000);
+    expect([r.exportDone, r.exportOf]).toEqual([5000, 12000]);
+    expect(r.onExportDone(id + 99, { ok: false, error: 'x' })).toBeNull();
+    expect(r.exporting).toBe('csv');
+    expect(r.onExportDone(id, { ok: false, error: 'the disk is full' })).toBeNull();
+    expect(r.exporting).toBeNull();
+    expect(r.exportError).toBe('The export failed: the disk is full');
+    r.download('jsonl');
     const again = sent.filter((s) => s.kind === 'export').at(-1)!;
     const blob = new Blob(['{}\n']);
-    expect(t.onExportDone(again.id, { ok: true, blob, rows: 1, missing: 0, why: null })).toBe(blob);
-    expect(t.exportError).toBe('');
-    expect(t.exportNote).toBe('');
+    expect(r.onExportDone(again.id, { ok: true, blob, rows: 1, missing: 0, why: null })).toBe(blob);
+    expect(r.exportError).toBe('');
+    expect(r.exportNote).toBe('');
   });
 
   it('says what a file holds when rows were no longer in storage', () => {
-    const { t, sent } = table();
-    t.download('jsonl');
+    const { r, sent } = table();
+    r.download('jsonl');
     const { id } = sent.filter((s) => s.kind === 'export').at(-1)!;
     const blob = new Blob(['{}\n']);
     const why = "they were lost with this browser's storage: another tab deleted it";
-    expect(t.onExportDone(id, { ok: true, blob, rows: 5000, missing: 11282, why })).toBe(blob);
-    expect(t.exportError).toBe('');
-    expect(t.exportNote).toBe(`The file has 5,000 of 16,282 rows: 11,282 are not in it — ${why}.`);
+    expect(r.onExportDone(id, { ok: true, blob, rows: 5000, missing: 11282, why })).toBe(blob);
+    expect(r.exportError).toBe('');
+    expect(r.exportNote).toBe(`The file has 5,000 of 16,282 rows: 11,282 are not in it — ${why}.`);
   });
 });

@@ -4,11 +4,14 @@
  * table's query with a view — matching count, exact totals, filter options and the last rows —
  * after every change of filter and with every snapshot. The rows on screen elsewhere are fetched
  * in pages and kept in a small cache, so the page's memory does not grow with the log.
+ *
+ * This is the query and its answer, which the page keeps from its first load (the guarantees
+ * focus the table, the storage notice reads the view); the row pages and the export are the
+ * table's own part, loaded with it (audit-rows.svelte.ts; issue #24, first load).
  */
-import type { AuditRecord } from '$lib/machine/types';
 import type { AuditView, AuditViewQuery } from '$lib/sim/session/protocol';
 import type { AuditOptions } from '$lib/store/audit-index';
-import { auditFileName } from './download-name';
+import type { AuditRows } from './audit-rows.svelte';
 import type { AuditFocus } from './guarantees';
 
 /** How the state talks to the worker; replies come back through the `on…` methods. */
@@ -20,10 +23,6 @@ export interface AuditTransport {
   scenario?: () => string;
 }
 
-/** Rows per fetched page, and how many pages the page keeps (the rest are asked for again). */
-export const PAGE_ROWS = 100;
-export const CACHE_PAGES = 12;
-
 const EMPTY_OPTIONS: AuditOptions = {
   server: [],
   reason: [],
@@ -33,14 +32,15 @@ const EMPTY_OPTIONS: AuditOptions = {
   currency: []
 };
 
-type Filter = 'server' | 'reason' | 'model' | 'outcome' | 'lane';
+export type Filter = 'server' | 'reason' | 'model' | 'outcome' | 'lane';
 
 function codeUnitSort(values: string[]): string[] {
   return values.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
 }
 
 export class AuditTableState {
-  readonly #send: AuditTransport;
+  /** How the table reaches the worker (the row pages and the export send through it too). */
+  readonly send: AuditTransport;
   #nextId = 1;
   /** The id of the query in force: views and rows for any other are stale. */
   #queryId = 0;
@@ -58,29 +58,26 @@ export class AuditTableState {
   /** The worker's answer to the query in force (null until the first one). */
   view = $state.raw<AuditView | null>(null);
   #options = $state.raw<AuditOptions>(EMPTY_OPTIONS);
-  /** Bumped when a fetched page arrives, so the rows on screen are read again. */
-  #pagesVersion = $state(0);
-  // Plain maps on purpose: `#pagesVersion` says when they changed, one signal instead of one per
-  // entry. Pages fetched (by page number), and pages asked for (page → request id).
-  // eslint-disable-next-line svelte/prefer-svelte-reactivity
-  #pages = new Map<number, AuditRecord[]>();
-  // eslint-disable-next-line svelte/prefer-svelte-reactivity
-  #asked = new Map<number, number>();
-
-  exporting = $state<'jsonl' | 'csv' | null>(null);
-  exportDone = $state(0);
-  exportOf = $state(0);
-  exportError = $state('');
   /** Why rows the table asked for could not be shown (lost with storage, say), in words. */
   rowsError = $state('');
-  /** What the last file holds when it is not every matching row, in words. */
-  exportNote = $state('');
-  /** What the file being prepared is called: the scenario and the filters (download-name.ts). */
-  exportName = 'audit-log';
-  #exportId = 0;
+  /**
+   * The row pages and the export (audit-rows.svelte.ts): the table attaches them when it first
+   * shows (null until then: nothing has asked for a row or a file yet).
+   */
+  rows = $state.raw<AuditRows | null>(null);
 
   constructor(transport: AuditTransport) {
-    this.#send = transport;
+    this.send = transport;
+  }
+
+  /** A fresh id for a request to the worker. */
+  nextId(): number {
+    return this.#nextId++;
+  }
+
+  /** The query in force. */
+  get queryId(): number {
+    return this.#queryId;
   }
 
   // ───────────── filters: each change asks the worker at once ─────────────
@@ -168,11 +165,9 @@ export class AuditTableState {
   /** Ask again (a filter changed, or a new run replaced the log): earlier answers are stale. */
   requery(): void {
     this.#queryId = this.#nextId++;
-    this.#pages.clear();
-    this.#asked.clear();
+    this.rows?.clear();
     this.rowsError = '';
-    this.#pagesVersion++;
-    this.#send.query(this.#queryId, this.query());
+    this.send.query(this.#queryId, this.query());
   }
 
   // ───────────── what the worker says ─────────────
@@ -182,12 +177,7 @@ export class AuditTableState {
     if (v.queryId !== this.#queryId) return;
     const prev = this.view;
     this.view = v;
-    // Pages past the previous end may have been partial; they are asked for again when shown.
-    if (prev && v.matching !== prev.matching) {
-      const last = Math.floor(prev.matching / PAGE_ROWS);
-      this.#pages.delete(last);
-      this.#asked.delete(last);
-    }
+    if (prev) this.rows?.resized(prev.matching, v.matching);
     const o = v.options;
     const cur = this.#options;
     const same = (Object.keys(o) as (keyof AuditOptions)[]).every(
@@ -196,70 +186,13 @@ export class AuditTableState {
     if (!same) this.#options = o;
   }
 
-  onRows(queryId: number, start: number, rows: AuditRecord[]): void {
-    if (queryId !== this.#queryId) return;
-    const page = Math.floor(start / PAGE_ROWS);
-    this.#asked.delete(page);
-    this.#pages.set(page, rows);
-    this.rowsError = '';
-    // Least recently fetched out first: the cache stays a few screenfuls, whatever the log.
-    while (this.#pages.size > CACHE_PAGES) this.#pages.delete(this.#pages.keys().next().value!);
-    this.#pagesVersion++;
-  }
-
   /**
    * A question failed: a filter says why it has no answer (its index could not be read back); a
-   * row page may be asked for again; an export says why it stopped.
+   * row page or an export, theirs (audit-rows.svelte.ts).
    */
   onError(id: number, message: string): void {
     if (id === this.#queryId) this.rowsError = `This filter cannot be answered: ${message}.`;
-    for (const [p, asked] of this.#asked)
-      if (asked === id) {
-        this.#asked.delete(p);
-        this.rowsError = `These rows cannot be shown: ${message}.`;
-      }
-    if (id === this.#exportId && this.exporting) {
-      this.exporting = null;
-      this.exportError = `The export failed: ${message}`;
-    }
-  }
-
-  onExportProgress(id: number, done: number, of: number): void {
-    if (id !== this.#exportId) return;
-    this.exportDone = done;
-    this.exportOf = of;
-  }
-
-  onExportDone(
-    id: number,
-    r:
-      | { ok: true; blob: Blob; rows: number; missing: number; why: string | null }
-      | { ok: false; error: string }
-  ): Blob | null {
-    if (id !== this.#exportId) return null;
-    this.exporting = null;
-    if (!r.ok) {
-      this.exportError = `The export failed: ${r.error}`;
-      return null;
-    }
-    if (r.rows === 0) {
-      this.exportNote = this.#nothing();
-      return null;
-    }
-    const n = (v: number) => v.toLocaleString('en-US');
-    const notes: string[] = [];
-    if (r.missing > 0)
-      notes.push(
-        `The file has ${n(r.rows)} of ${n(r.rows + r.missing)} rows: ${n(r.missing)} ${r.missing === 1 ? 'is' : 'are'} not in it — ${r.why ?? 'they could not be read back'}.`
-      );
-    // Rows a reload lost are in no index, so no export counts them as missing: said here.
-    const lost = this.view?.lostOnReload ?? 0;
-    if (lost > 0)
-      notes.push(
-        `Not in the file: the ${n(lost)} audit ${lost === 1 ? 'record' : 'records'} of this run that the reload lost (${lost === 1 ? 'it had' : 'they had'} not been written to this browser's storage).`
-      );
-    this.exportNote = notes.join(' ');
-    return r.blob;
+    this.rows?.onError(id, message);
   }
 
   // ───────────── what the table reads ─────────────
@@ -283,55 +216,5 @@ export class AuditTableState {
     const values = this.#options[k];
     const current = k === 'currency' ? '' : this.#filters[k];
     return current && !values.includes(current) ? codeUnitSort([...values, current]) : values;
-  }
-
-  /** Matching row `i`, or undefined while it is being fetched. */
-  rowAt(i: number): AuditRecord | undefined {
-    void this.#pagesVersion;
-    const v = this.view;
-    if (!v || this.busy) return undefined;
-    if (i >= v.tailStart && i < v.tailStart + v.tail.length) return v.tail[i - v.tailStart];
-    const page = this.#pages.get(Math.floor(i / PAGE_ROWS));
-    return page?.[i % PAGE_ROWS];
-  }
-
-  /** The table shows rows `start..end`: fetch the pages it lacks (each once at a time). */
-  want(start: number, end: number): void {
-    const v = this.view;
-    if (!v || this.busy) return;
-    const stop = Math.min(end, v.matching, v.tailStart);
-    for (let p = Math.floor(start / PAGE_ROWS); p * PAGE_ROWS < stop; p++) {
-      const have = this.#pages.get(p);
-      const need = Math.min(PAGE_ROWS, v.matching - p * PAGE_ROWS);
-      if ((have && have.length >= need) || this.#asked.has(p)) continue;
-      const id = this.#nextId++;
-      this.#asked.set(p, id);
-      this.#send.rows(id, p * PAGE_ROWS, PAGE_ROWS);
-    }
-  }
-
-  /** Export every matching row; the worker builds the file (see `onExportDone`). */
-  download(kind: 'jsonl' | 'csv'): void {
-    if (this.exporting) return;
-    // Nothing matches: say so, rather than hand over an empty file without a word.
-    if (!this.busy && this.count === 0) {
-      this.exportError = '';
-      this.exportNote = this.#nothing();
-      return;
-    }
-    this.exporting = kind;
-    this.exportDone = 0;
-    this.exportOf = this.count;
-    this.exportError = '';
-    this.exportNote = '';
-    this.exportName = auditFileName(this.#send.scenario?.() ?? '', this.query(), kind);
-    this.#exportId = this.#nextId++;
-    this.#send.exportFile(this.#exportId, kind);
-  }
-
-  #nothing(): string {
-    return this.filtersActive || this.#focus
-      ? 'No rows match these filters, so there is nothing to download: change or reset them.'
-      : 'The audit log has no rows yet, so there is nothing to download.';
   }
 }

@@ -97,17 +97,19 @@ export class PlaygroundReplies {
         this.#live.auditAnswer(r.view);
         break;
       case 'auditRows':
-        this.#pg.auditTable.onRows(r.queryId, r.start, r.rows);
+        // Asked for by the table, so its rows part is there (audit-rows.svelte.ts).
+        this.#pg.auditTable.rows?.onRows(r.queryId, r.start, r.rows);
         break;
       case 'auditError':
         this.#pg.auditTable.onError(r.id, r.message);
         break;
       case 'auditExportProgress':
-        this.#pg.auditTable.onExportProgress(r.id, r.done, r.of);
+        this.#pg.auditTable.rows?.onExportProgress(r.id, r.done, r.of);
         break;
       case 'auditExport': {
-        const blob = this.#pg.auditTable.onExportDone(r.id, r);
-        if (blob) downloadBlob(this.#pg.auditTable.exportName, blob);
+        const rows = this.#pg.auditTable.rows;
+        const blob = rows?.onExportDone(r.id, r);
+        if (rows && blob) downloadBlob(rows.exportName, blob);
         break;
       }
     }
