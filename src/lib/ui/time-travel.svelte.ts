@@ -13,6 +13,12 @@ import type { Command, Reply, Snapshot } from '$lib/sim/session/protocol';
 import type { ViewCheckpoint } from '$lib/sim/engine/checkpoint';
 import { formatSimTime } from './playground-page.svelte';
 
+/**
+ * Setting breakpoints and making forks (time-travel-edits.ts): loaded when one is first set or
+ * made, or a link brings a fork — not with the page, whose first screen only seeks (issue #24).
+ */
+const edits = () => import('./time-travel-edits');
+
 /** What the time-travel controls need of the playground (a `Playground`, or a test double). */
 export interface TravelHost {
   readonly snapshot: Snapshot | null;
@@ -128,7 +134,7 @@ export class TimeTravel {
       this.lastSeekMs = performance.now() - t0;
       // Back before the fork point, the run is the one the fork was made from.
       const seeked = rs.find((r) => r.type === 'seeked');
-      if (seeked?.type === 'seeked') this.#setFork(seeked.forks);
+      if (seeked?.type === 'seeked') this.setFork(seeked.forks);
       if (back) this.host.rewound();
       this.wentBack = back;
       const inPlace = seeked?.type === 'seeked' && seeked.inPlace === true;
@@ -186,39 +192,14 @@ export class TimeTravel {
 
   /** Add a condition (checked here first, so a typo is named before anything is sent). */
   async addBreak(text: string): Promise<boolean> {
-    const cond = text.trim();
-    // The parsers are loaded on first use: first load needs neither (nor fork's engine and zod).
-    const { parseBreak } = await import('$lib/sim/timeline/breakpoints');
-    const p = parseBreak(cond);
-    if (!p.ok) {
-      this.breakError = p.error;
-      return false;
-    }
-    if (this.conditions.includes(cond)) {
-      this.breakError = '';
-      return true;
-    }
-    return this.#setBreaks([...this.conditions, cond]);
+    return (await edits()).addBreak(this, text);
   }
 
   async removeBreak(cond: string): Promise<boolean> {
-    return this.#setBreaks(this.conditions.filter((c) => c !== cond));
-  }
-
-  async #setBreaks(conditions: string[]): Promise<boolean> {
-    const rs = await this.host.travelRequest(
-      { type: 'setBreakpoints', conditions },
-      (r) => r.type === 'breakpoints'
+    return (await edits()).setBreaks(
+      this,
+      this.conditions.filter((c) => c !== cond)
     );
-    const r = rs.at(-1);
-    if (r?.type !== 'breakpoints') return false;
-    if (!r.ok) {
-      this.breakError = r.errors.join('; ');
-      return false;
-    }
-    this.breakError = '';
-    this.conditions = r.conditions;
-    return true;
   }
 
   /** The decision a breakpoint stopped on, while the run is paused there. */
@@ -250,29 +231,11 @@ export class TimeTravel {
 
   /** Re-run `fork.lane` from `fork.atMs` with its change; the other lane keeps its history. */
   async startFork(fork: ForkSpec): Promise<boolean> {
+    // Paused at once, as asked, while the fork's code loads.
     this.host.pause();
     this.seeking = true;
     try {
-      const rs = await this.host.travelRequest(
-        { type: 'fork', fork },
-        (r) => isSnapshot(r) || (r.type === 'forked' && !r.ok)
-      );
-      const r = rs.find((x) => x.type === 'forked');
-      if (r?.type !== 'forked') return false;
-      if (!r.ok) {
-        this.forkErrors = r.errors.map((e) => `${e.path}: ${e.message}`);
-        return false;
-      }
-      this.forkErrors = [];
-      // On a fork, the new one is made on the branch the run was on at its time (sim/engine/fork.ts).
-      const kept = this.forks.filter((f) => f.atMs <= fork.atMs);
-      this.#setFork([...kept, fork]);
-      this.host.rewound();
-      await this.refreshStops();
-      return true;
-    } catch (err) {
-      this.forkErrors = [err instanceof Error ? err.message : String(err)];
-      return false;
+      return await (await edits()).startFork(this, fork);
     } finally {
       this.seeking = false;
     }
@@ -298,25 +261,8 @@ export class TimeTravel {
     this.error = '';
     const link = this.#linkFork;
     this.#linkFork = null;
-    if (link && link.scenario === JSON.stringify(scenario)) {
-      const { parseFork } = await import('$lib/sim/engine/fork');
-      // A fork of a fork travels as the list of its forks, first fork first.
-      const list = Array.isArray(link.fork) ? link.fork : [link.fork];
-      const parsed = list.map((f) => parseFork(f));
-      const bad = parsed.flatMap((p, i) =>
-        p.ok
-          ? []
-          : p.errors.map(
-              (e) => `The link's fork${list.length > 1 ? ` ${i + 1}` : ''}: ${e.path}: ${e.message}`
-            )
-      );
-      if (bad.length) {
-        this.forkErrors = bad;
-        return;
-      }
-      for (const p of parsed) if (!p.ok || !(await this.startFork(p.fork))) return;
-      return;
-    }
+    if (link && link.scenario === JSON.stringify(scenario))
+      return (await edits()).linkForks(this, link.fork);
     await this.#syncFork();
     await this.refreshStops();
   }
@@ -331,13 +277,14 @@ export class TimeTravel {
     try {
       const rs = await this.host.travelRequest({ type: 'fork?' }, (r) => r.type === 'forkState');
       const r = rs.at(-1);
-      this.#setFork(r?.type === 'forkState' ? r.forks : []);
+      this.setFork(r?.type === 'forkState' ? r.forks : []);
     } catch (err) {
       this.error = err instanceof Error ? err.message : String(err);
     }
   }
 
-  #setFork(forks: ForkSpec[]): void {
+  /** The forks the run is on now (a seek, a fork made, the worker's word). */
+  setFork(forks: ForkSpec[]): void {
     if (JSON.stringify(forks) === JSON.stringify(this.forks)) return;
     // A fork of a fork keeps the live edits made since the earlier forks on the lane it leaves.
     const prefix = this.forks.every((f, i) => JSON.stringify(f) === JSON.stringify(forks[i]));
