@@ -14,7 +14,7 @@ import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
 import { HASH_PREFIX, TRACE_PREFIX } from './share-prefixes';
 import type { LinkRead } from './link-run';
 import { TraceImport, type ImportLoad } from './trace-import.svelte';
-import { parseTraceRef, readyLog, type TraceRef } from './traces/trace-link';
+import { readyLog, type TraceRef } from './traces/trace-link';
 
 /** What the page needs from the browser. */
 export interface PageHost {
@@ -123,6 +123,7 @@ export class PlaygroundPage {
     const t = decodeTraceHash(hash);
     if (!t.ok) return { ref: null, error: t.error };
     if (t.trace === null) return { ref: null, error: '' };
+    const { parseTraceRef } = await import('./traces/trace-ref');
     const r = parseTraceRef(t.trace);
     return r.ok ? { ref: r.ref, error: '' } : { ref: null, error: r.error };
   }

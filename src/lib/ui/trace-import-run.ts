@@ -14,7 +14,8 @@
  */
 import { LIMITS } from '$lib/sim/input/limits';
 import type { ImportedLog, ImportLoad, TraceImport } from './trace-import.svelte';
-import { readyLog, shownName, type LogFile, type TraceRef } from './traces/trace-link';
+import { readyLog, type LogFile, type TraceRef } from './traces/trace-link';
+import { shownName } from './traces/trace-ref';
 
 /**
  * The most sampling requests the page works the what-if out for. Measured in Node on the
@@ -23,6 +24,32 @@ import { readyLog, shownName, type LogFile, type TraceRef } from './traces/trace
  * past this, minutes of work beside the playground's own run, which `lab replay` does better.
  */
 export const MAX_WHATIF_REQUESTS = 20_000;
+
+/** A ready-made log (static/traces/logs/) by its name, replayed; an error message, or null. */
+export async function importReady(
+  t: TraceImport,
+  name: string,
+  opts: ImportLoad
+): Promise<string | null> {
+  const log = readyLog(name);
+  if (!log) return `there is no ready-made log called ${JSON.stringify(name).slice(0, 60)}`;
+  t.busy = true;
+  let files: LogFile[];
+  try {
+    files = await Promise.all(
+      log.files.map(async (f) => {
+        const res = await t.fetchLog(f);
+        if (!res.ok) throw new Error(`${f} could not be fetched (HTTP ${res.status})`);
+        return { name: f, text: await res.text() };
+      })
+    );
+  } catch (e) {
+    return `The ready-made log ${name}: ${e instanceof Error ? e.message : String(e)}`;
+  } finally {
+    t.busy = false;
+  }
+  return t.importFiles(files, { ...opts, ready: name });
+}
 
 /**
  * Import the files (their names as the user's disk has them) and replay them; an error

@@ -3,15 +3,15 @@
  * by the same importers (`$lib/sim/import`), replayed against the current scenario's lanes, and
  * what the policy would have done beside what the log shows (`$lib/sim/report/whatif`). This is
  * the state the page shows; the work (importing, replaying, the what-if) is trace-import-run.ts,
- * loaded with the first log.
+ * loaded with the first log, and the what-if's links into the audit log traces/replay-focus.ts,
+ * loaded with the replay's panel (issue #24, first load).
  */
 import type { ImportReport } from '$lib/sim/import';
 import type { LinkedRun } from '$lib/sim/timeline/link-timeline';
 import type { TraceEvent } from '$lib/sim/input/trace';
 import type { WhatIfAuditRows, WhatIfReport } from '$lib/sim/report/whatif';
-import type { AuditFocus } from './guarantees';
 import type { Playground } from './playground.svelte';
-import { readyLog, type LogFile, type TraceRef } from './traces/trace-link';
+import type { LogFile, TraceRef } from './traces/trace-link';
 
 export interface ImportedLog {
   /** The file's name, or "N files". */
@@ -75,24 +75,8 @@ export class TraceImport {
 
   /** A ready-made log (static/traces/logs/) by its name, replayed; an error message, or null. */
   async importReady(name: string, opts: ImportLoad = {}): Promise<string | null> {
-    const log = readyLog(name);
-    if (!log) return `there is no ready-made log called ${JSON.stringify(name).slice(0, 60)}`;
-    this.busy = true;
-    let files: LogFile[];
-    try {
-      files = await Promise.all(
-        log.files.map(async (f) => {
-          const res = await this.fetchLog(f);
-          if (!res.ok) throw new Error(`${f} could not be fetched (HTTP ${res.status})`);
-          return { name: f, text: await res.text() };
-        })
-      );
-    } catch (e) {
-      return `The ready-made log ${name}: ${e instanceof Error ? e.message : String(e)}`;
-    } finally {
-      this.busy = false;
-    }
-    return this.importFiles(files, { ...opts, ready: name });
+    const { importReady } = await import('./trace-import-run');
+    return importReady(this, name, opts);
   }
 
   /** The playground is replaying the imported log (not a scenario, nor another trace). */
@@ -138,41 +122,5 @@ export class TraceImport {
     if (!i || !this.pg.scenario || !this.active) return null;
     const { replayAgain } = await import('./trace-import-run');
     return replayAgain(this, i);
-  }
-
-  /**
-   * The audit log filtered to the rows behind one what-if measure of `group` (a server, or ''
-   * for all), or behind every changed request (`measure` null); again to show every row. They
-   * are the replay's rows as it ran from the start with the lanes it was loaded with (the
-   * engine is deterministic): the playground's own run, once it has run that far.
-   */
-  showInAudit(group: string, measure: string | null, label: string): void {
-    const i = this.imported;
-    if (!i?.auditRows) return;
-    const id = `whatif:${group}:${measure ?? 'changed'}`;
-    if (this.pg.auditFocus?.id === id) {
-      this.pg.auditFocus = null;
-      return;
-    }
-    const keys =
-      measure === null
-        ? i.auditRows.changed
-        : (i.auditRows.measures.get(group)?.get(measure) ?? []);
-    // Built once and only read: nothing reacts to it.
-    // eslint-disable-next-line svelte/prefer-svelte-reactivity
-    const rows = new Set(keys);
-    const focus: AuditFocus = {
-      id,
-      label: `${label}: ${keys.length.toLocaleString('en-US')} audit ${keys.length === 1 ? 'row' : 'rows'} once the replay has run to its end`,
-      match: (r) => rows.has(`${r.lane ?? ''}\u0000${r.seq}`),
-      spec: { id, kind: 'rows', rows: keys }
-    };
-    this.pg.auditFocus = focus;
-  }
-
-  /** Which what-if filter the audit log shows (its id), if any. */
-  get shown(): string | null {
-    const id = this.pg.auditFocus?.id;
-    return id?.startsWith('whatif:') ? id : null;
   }
 }

@@ -7,7 +7,7 @@
 import { decodeText, sizeRefusal } from '$lib/sim/input/text-input';
 import type { TraceImport } from '../trace-import.svelte';
 import { filesOfEntry, folderOf, MAX_FOLDER_FILES, pickFolderLogs, skippedLine } from './folder';
-import { shownName } from './trace-link';
+import { shownName } from './trace-ref';
 
 /** The largest log the page reads: a browser holds it whole (lab import streams any size). */
 const MAX_LOG_BYTES = 64 * 1024 * 1024;

@@ -14,7 +14,8 @@ import { Playground } from '../playground.svelte';
 import { decodeScenarioHash, decodeTraceHash, encodeScenarioHash } from '../share';
 import { SimClient } from '../worker/client';
 import { isLiveCommand, type LiveRequest } from '../worker/live';
-import { parseTraceRef, READY_LOGS } from './trace-link';
+import { READY_LOGS } from './trace-link';
+import { parseTraceRef } from './trace-ref';
 import { MAX_TRACE_LINK_CHARS, traceLinkOf } from './trace-link-size';
 
 const LOGS = 'static/traces/logs/';

@@ -4,9 +4,8 @@
  * address, `{"ready":"claude-weather"}` in a share link's `&t=` — and a dropped one by its files,
  * compressed into the link, when they are small enough for a link to carry. A larger one is not
  * put in the link; the page says so, with the size, so the user sends the file along (the size
- * check: trace-link-size.ts).
+ * check: trace-link-size.ts; a link's reference checked, and names as shown: trace-ref.ts).
  */
-import { quote } from '$lib/machine/excerpt';
 
 /** The ready-made logs the page offers (static/traces/logs/; a unit test keeps them in step). */
 export const READY_LOGS = [
@@ -44,40 +43,5 @@ export interface LogFile {
   text: string;
 }
 
-/** A file's name as the page shows it: plain names as they are, anything else escaped and short. */
-export function shownName(name: string): string {
-  return /^[\w .@+,=~()-]{1,200}$/.test(name) ? name : quote(name, 80);
-}
-
 /** Where trace mode's log came from: what a link needs to open it again. */
 export type TraceRef = { ready: ReadyLogName } | { files: LogFile[]; folder?: string };
-
-/** A decoded `&t=` value checked: a ready-made name the page knows, or files with text. */
-export function parseTraceRef(
-  v: unknown
-): { ok: true; ref: TraceRef } | { ok: false; error: string } {
-  if (v === null || typeof v !== 'object' || Array.isArray(v))
-    return { ok: false, error: 'the client log in the link is not an object' };
-  const o = v as Record<string, unknown>;
-  if ('ready' in o) {
-    const l = typeof o.ready === 'string' ? readyLog(o.ready) : undefined;
-    return l
-      ? { ok: true, ref: { ready: l.name } }
-      : { ok: false, error: `the link names a ready-made log this page does not have` };
-  }
-  if (!Array.isArray(o.files) || o.files.length === 0)
-    return { ok: false, error: 'the client log in the link has no files' };
-  const files: LogFile[] = [];
-  for (const [i, f] of o.files.entries()) {
-    const x = f as Record<string, unknown> | null;
-    if (!x || typeof x.name !== 'string' || typeof x.text !== 'string' || x.name.length > 200)
-      return { ok: false, error: `the client log in the link: files[${i}] is not a named text` };
-    files.push({ name: x.name, text: x.text });
-  }
-  if (o.folder !== undefined && (typeof o.folder !== 'string' || o.folder.length > 200))
-    return { ok: false, error: 'the client log in the link: its folder is not a name' };
-  return {
-    ok: true,
-    ref: { files, ...(typeof o.folder === 'string' ? { folder: o.folder } : {}) }
-  };
-}
