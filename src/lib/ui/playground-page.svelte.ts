@@ -11,10 +11,15 @@ import { nextSpeed, type Playground } from './playground.svelte';
 import { DEFAULT_SCENARIO, READY_MADE } from './scenarios';
 // The link codec (lz-string, the JSON reader) loads when a link is opened or written: the
 // default scenario's first load does without it.
-import { HASH_PREFIX, TRACE_PREFIX } from './share-prefixes';
+import { HASH_PREFIX } from './share-prefixes';
 import type { LinkRead } from './link-run';
-import { TraceImport, type ImportLoad } from './trace-import.svelte';
-import { readyLog, type TraceRef } from './traces/trace-link';
+import { TraceImport } from './trace-import.svelte';
+
+/**
+ * Links and uploads (page-links.ts): a shared link opened on load, a client log's address, an
+ * uploaded scenario or trace — loaded with the first, not with the page (issue #24, first load).
+ */
+const links = () => import('./page-links');
 
 /** What the page needs from the browser. */
 export interface PageHost {
@@ -44,7 +49,8 @@ export function formatFigure(n: number, money?: boolean): string {
 }
 
 /** One query parameter of `search` (read once: nothing reacts to it). */
-function param(search: string, name: string): string | null {
+export function param(search: string, name: string): string | null {
+  // eslint-disable-next-line svelte/prefer-svelte-reactivity
   return new URLSearchParams(search).get(name);
 }
 
@@ -75,7 +81,8 @@ export function memoryBudgetOf(
 
 export class PlaygroundPage {
   readonly pg: Playground;
-  readonly #host: PageHost;
+  /** Where the page is and how it fetches (the links' code uses it too: page-links.ts). */
+  readonly host: PageHost;
   /** The ready-made scenario shown in the picker; '' for an uploaded or shared one. */
   picked = $state<string>(DEFAULT_SCENARIO);
   /**
@@ -101,169 +108,25 @@ export class PlaygroundPage {
 
   constructor(pg: Playground, host: PageHost) {
     this.pg = pg;
-    this.#host = host;
+    this.host = host;
     this.logs = new TraceImport(pg, host.fetchLog?.bind(host));
-    this.logs.onReplay = () => this.#traceUrl();
+    this.logs.onReplay = async () => (await links()).traceUrl(this);
   }
 
   /**
-   * The client log the URL names (issue #22): `?trace=NAME` (a ready-made one) or a share
-   * link's `&t=` (a name, or the files themselves); null when it names none.
-   */
-  async #traceOf(search: string, hash: string): Promise<{ ref: TraceRef | null; error: string }> {
-    const q = param(search, 'trace');
-    if (q !== null) {
-      const l = readyLog(q);
-      return l
-        ? { ref: { ready: l.name }, error: '' }
-        : { ref: null, error: `the link names a ready-made log this page does not have` };
-    }
-    if (!hash.startsWith(HASH_PREFIX)) return { ref: null, error: '' };
-    const { decodeTraceHash } = await import('./share');
-    const t = decodeTraceHash(hash);
-    if (!t.ok) return { ref: null, error: t.error };
-    if (t.trace === null) return { ref: null, error: '' };
-    const { parseTraceRef } = await import('./traces/trace-ref');
-    const r = parseTraceRef(t.trace);
-    return r.ok ? { ref: r.ref, error: '' } : { ref: null, error: r.error };
-  }
-
-  #openTrace(ref: TraceRef, opts: ImportLoad): Promise<string | null> {
-    return 'ready' in ref
-      ? this.logs.importReady(ref.ready, opts)
-      : this.logs.importFiles(ref.files, {
-          ...opts,
-          ...(ref.folder ? { folder: ref.folder } : {})
-        });
-  }
-
-  /**
-   * Trace mode in the address, so a reload (or the address copied) replays the same log: a
-   * ready-made log by name beside the scenario's (`?scenario=X&trace=NAME`, or `?trace=NAME`
-   * and the scenario in `#s=`), a dropped one inside the link with its scenario (`#s=…&t=…`)
-   * when it is small enough. A larger one is left out (the trace-mode panel says so).
-   */
-  async #traceUrl(): Promise<void> {
-    // The codec first, the state after it: a run loaded meanwhile has cleared the log.
-    const { encodeScenarioHash } = await import('./share');
-    const i = this.logs.imported;
-    if (!i) return;
-    const { pathname, search } = this.#host.location();
-    // A local value, built and read once: nothing reacts to it.
-    // eslint-disable-next-line svelte/prefer-svelte-reactivity
-    const params = new URLSearchParams(search);
-    params.delete('trace');
-    let hash = '';
-    if ('ready' in i.source) {
-      params.set('trace', i.source.ready);
-      if (this.picked) params.set('scenario', this.picked);
-      else {
-        params.delete('scenario');
-        hash = encodeScenarioHash(i.scenario);
-      }
-    } else if (i.link.value) {
-      params.delete('scenario');
-      hash = encodeScenarioHash(i.scenario, null, null, i.link.value);
-    } else {
-      this.#dropTraceUrl();
-      return;
-    }
-    const q = params.toString();
-    this.#host.replaceUrl(`${pathname}${q ? `?${q}` : ''}${hash}`);
-  }
-
-  /** Trace mode ended (another scenario or trace): the address no longer names the log. */
-  #dropTraceUrl(): void {
-    const { pathname, search, hash } = this.#host.location();
-    // A local value, built and read once: nothing reacts to it.
-    // eslint-disable-next-line svelte/prefer-svelte-reactivity
-    const params = new URLSearchParams(search);
-    const at = hash.indexOf(TRACE_PREFIX);
-    if (!params.has('trace') && at === -1) return;
-    params.delete('trace');
-    const end = at === -1 ? -1 : hash.indexOf('&', at + 1);
-    const h = at === -1 ? hash : hash.slice(0, at) + (end === -1 ? '' : hash.slice(end));
-    const q = params.toString();
-    this.#host.replaceUrl(`${pathname}${q ? `?${q}` : ''}${h}`);
-  }
-
-  /**
-   * Start the worker and load what the URL names: a shared scenario (`#s=`), else `?scenario=`
-   * when it is a ready-made one, else the default. A link that cannot be opened says why, above
-   * the default scenario.
+   * Start the worker and load what the URL names: `?scenario=` when it is a ready-made one, else
+   * the default — or what a link names, with the link's code (page-links.ts `mountLinked`).
    */
   async mount(): Promise<void> {
-    const { search, hash } = this.#host.location();
+    const { search, hash } = this.host.location();
     const auditWindow = auditWindowOf(search);
     const memory = memoryBudgetOf(search);
     await this.pg.start({ ...(auditWindow ? { auditWindow } : {}), ...(memory ? { memory } : {}) });
-    let linkError = '';
-    // A client log the link replays (issue #22): opened with its scenario, in one load.
-    const trace = await this.#traceOf(search, hash);
-    const traceError = (e: string) =>
-      `The client log in the link could not be opened: ${e}. The scenario is shown without it.`;
-    if (hash.startsWith(HASH_PREFIX)) {
-      const { decodeScenarioHash } = await import('./share');
-      const d = decodeScenarioHash(hash);
-      let err = d.ok ? null : d.error;
-      if (d.ok) {
-        // The sender's timeline (issue #18), and the forks when it does not hold them.
-        const { readLink } = await import('./link-run');
-        const link = await readLink(hash);
-        this.onLinkFork?.(d.data, link.fork);
-        // The scenario is the link's, not a ready-made one (the address written for the log says so).
-        if (trace.ref) this.picked = '';
-        const logErr = trace.ref ? await this.#linkedTrace(d.data, trace.ref, link) : trace.error;
-        if (logErr === null) {
-          this.picked = '';
-          this.seedText = String(this.pg.seed);
-          return;
-        }
-        err = await this.loadData(d.data, 'link', link, logErr ? traceError(logErr) : '');
-      }
-      if (!err) {
-        this.picked = '';
-        return;
-      }
-      linkError = `The shared link could not be opened: ${err}`;
-    }
+    if (hash.startsWith(HASH_PREFIX) || param(search, 'trace') !== null)
+      return (await links()).mountLinked(this, search, hash);
     const q = param(search, 'scenario');
-    const name = READY_MADE.some((s) => s.name === q) ? q! : DEFAULT_SCENARIO;
-    this.picked = name;
-    if (trace.ref && !linkError) {
-      // The named scenario is the log's base: fetched, not loaded, so the one load is the
-      // replay (a reload resumes it: run-loader.ts).
-      const res = await this.#host.fetchScenario(name);
-      const logErr = res.ok
-        ? await this.#openTrace(trace.ref, { base: (await res.json()) as Record<string, unknown> })
-        : `scenario '${name}' could not be fetched (HTTP ${res.status})`;
-      if (logErr === null) {
-        this.seedText = String(this.pg.seed);
-        return;
-      }
-      await this.loadNamed(name);
-      this.loadError = traceError(logErr);
-      return;
-    }
-    await this.loadNamed(name);
-    // After loadNamed, which clears the message: the learner must see why the link failed.
-    if (linkError) this.loadError = `${linkError} The default scenario is shown instead.`;
-    else if (trace.error) this.loadError = traceError(trace.error);
-  }
-
-  /**
-   * A share link's scenario with the client log it carries; null when replaying, '' when the
-   * scenario itself is not valid (loadData then says why), else what is wrong with the log.
-   */
-  async #linkedTrace(data: unknown, ref: TraceRef, link: LinkRead): Promise<string | null> {
-    if (!data || typeof data !== 'object' || Array.isArray(data)) return '';
-    const { parseScenario } = await import('$lib/sim/input/scenario');
-    if (!parseScenario(data).ok) return '';
-    return this.#openTrace(ref, {
-      base: data as Record<string, unknown>,
-      ...(link.run ? { link: link.run } : {}),
-      ...(link.problem ? { note: link.problem } : {})
-    });
+    this.picked = READY_MADE.some((s) => s.name === q) ? q! : DEFAULT_SCENARIO;
+    await this.loadNamed(this.picked);
   }
 
   /** A ready-made client log picked in the trace-mode panel; an error message, or null. */
@@ -273,7 +136,7 @@ export class PlaygroundPage {
 
   async loadNamed(name: string): Promise<void> {
     this.loadError = '';
-    const res = await this.#host.fetchScenario(name);
+    const res = await this.host.fetchScenario(name);
     if (!res.ok) {
       this.loadError = `Could not load scenario '${name}' (HTTP ${res.status}).`;
       return;
@@ -294,53 +157,18 @@ export class PlaygroundPage {
     /** What else the page must say once it is loaded (the link's log could not be opened). */
     also = ''
   ): Promise<string | null> {
-    if (!data || typeof data !== 'object' || Array.isArray(data))
-      return from === 'link'
-        ? 'it does not hold a scenario object.'
-        : 'The file is not a scenario object.';
-    // Validate here first, so the uploader hears at once what is wrong and where; the running
-    // scenario is left untouched. The parser (zod and the scenario schemas) is loaded on first
-    // use: the worker parses the scenarios the page starts with, so first load needs none of it.
-    const { parseScenario } = await import('$lib/sim/input/scenario');
-    const checked = parseScenario(data);
-    if (!checked.ok) {
-      const shown = checked.errors.slice(0, 5).map((e) => `${e.path}: ${e.message}`);
-      const more = checked.errors.length > 5 ? ` (and ${checked.errors.length - 5} more)` : '';
-      const what =
-        from === 'link' ? 'the scenario in the link is not valid' : 'Scenario not loaded';
-      return `${what}: ${shown.join('; ')}${more}`;
-    }
-    const opts = {
-      ...(link?.run ? { link: link.run } : {}),
-      ...(link?.problem ? { note: link.problem } : {})
-    };
-    if (from === 'file') this.#dropTraceUrl();
-    void this.pg.load(data as Record<string, unknown>, opts).then((errors) => {
-      this.loadError = errors.length
-        ? `Scenario not loaded: ${errors[0]!.path}: ${errors[0]!.message}`
-        : also;
-      this.seedText = String(this.pg.seed);
-      if (!errors.length) this.picked = '';
-    });
-    return null;
+    return (await links()).loadData(this, data, from, link, also);
   }
 
-  /** A trace file replayed against the current scenario's lanes; an error message, or null. */
+  /** Replay an uploaded trace against the current scenario's lanes; an error message, or null. */
   async loadTrace(text: string): Promise<string | null> {
-    const { parseTrace } = await import('$lib/sim/input/trace'); // loaded on first use, as parseScenario
-    const r = parseTrace(text);
-    if (!r.ok) return `Trace not loaded: ${r.error}`;
-    if (!this.pg.scenario) return 'Load a scenario first: the trace replays against its two lanes.';
-    this.logs.clear();
-    this.#dropTraceUrl();
-    void this.pg.load(this.pg.scenario, { trace: r.events });
-    return null;
+    return (await links()).loadTrace(this, text);
   }
 
   /** A ready-made scenario chosen in the picker: named in the URL, so a reload keeps it. */
   pick(name: string): Promise<void> {
     this.picked = name;
-    this.#host.replaceUrl(`${this.#host.location().pathname}?scenario=${encodeURIComponent(name)}`);
+    this.host.replaceUrl(`${this.host.location().pathname}?scenario=${encodeURIComponent(name)}`);
     return this.loadNamed(name);
   }
 
