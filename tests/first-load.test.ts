@@ -8,7 +8,7 @@
  * back by accident.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { scrollToStatechart } from './run-helpers';
+import { scrollToAudit, scrollToStatechart, scrollToTravel } from './run-helpers';
 
 /** A string only the XState runtime carries (our table interpreter names no spawned actors). */
 const XSTATE = 'xstate.spawn';
@@ -133,4 +133,50 @@ test('the XState marker is one the runtime carries: the /single/ page, which run
   await page.waitForLoadState('networkidle');
   const texts = await Promise.all(bodies);
   expect(texts.some((t) => t.includes(XSTATE))).toBe(true);
+});
+
+/**
+ * Strings only the parts loaded on first use carry (issue #24): links and uploads
+ * (ui/page-links.ts), the audit table's row pages and export (ui/audit-rows.svelte.ts), setting
+ * breakpoints and making forks (ui/time-travel-edits.ts).
+ */
+const ON_USE = {
+  'links and uploads': 'The shared link could not be opened',
+  'audit rows and export': 'there is nothing to download',
+  'breakpoints and forks': "The link's fork"
+};
+
+test('links and uploads, the audit rows and export, breakpoints and forks load when first used', async ({
+  page
+}) => {
+  const bodies: Promise<string>[] = [];
+  page.on('response', (r) => {
+    if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text().catch(() => ''));
+  });
+  const fetched = async (marker: string) =>
+    (await Promise.all(bodies)).some((t) => t.includes(marker));
+  await page.goto('./');
+  await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
+  await page.waitForLoadState('networkidle');
+  for (const [what, marker] of Object.entries(ON_USE))
+    expect(await fetched(marker), `${what} in the first load`).toBe(false);
+
+  // Each comes with its first use.
+  await scrollToAudit(page);
+  await expect.poll(() => fetched(ON_USE['audit rows and export'])).toBe(true);
+  await scrollToTravel(page);
+  await page.getByLabel('Break when', { exact: true }).fill('alert');
+  await page.getByRole('button', { name: 'Add breakpoint' }).click();
+  await expect(page.getByRole('list', { name: 'Breakpoints' })).toContainText('alert');
+  expect(await fetched(ON_USE['breakpoints and forks'])).toBe(true);
+  const scenario = await (await page.request.get('./scenarios/reconnect-bypass.json')).text();
+  await page
+    .getByRole('region', { name: 'Share and import' })
+    .getByLabel('Upload scenario')
+    .setInputFiles({
+      name: 'mine.json',
+      mimeType: 'application/json',
+      buffer: Buffer.from(scenario)
+    });
+  await expect.poll(() => fetched(ON_USE['links and uploads'])).toBe(true);
 });
