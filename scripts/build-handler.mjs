@@ -1,7 +1,7 @@
 /**
  * Builds `sampling-policy-lab/handler` (issue #20): the handler and the lab code it runs (machine,
  * stores, the host) as one ES module for Node ≥ 20, `dist/handler/index.js`, with its runtime
- * dependencies (zod, canonicalize, @noble/hashes) left as imports (no XState: the handler runs
+ * dependencies (zod, canonicalize) left as imports (no XState: the handler runs
  * the flow's transition table, machine/authorize/fast.ts), and its type
  * declarations as one file, `dist/handler/index.d.ts`. esbuild bundles (so the output needs no
  * rewriting of the sources' extensionless imports); dts-bundle-generator rolls the declarations up

@@ -83,8 +83,11 @@ describe('npm pack → a fresh Node project (SLOW: spawns npm and node)', () => 
       ];
       expect(installed.filter((n) => PAGE_CODE.test(n))).toEqual([]);
       expect(existsSync(join(app, 'node_modules/@sveltejs'))).toBe(false);
-      for (const dep of ['zod', 'canonicalize', '@noble/hashes'])
+      for (const dep of ['zod', 'canonicalize'])
         expect(existsSync(join(app, 'node_modules', dep))).toBe(true);
+      // A policy's hash and a request's identity use the lab's own one-shot SHA-256
+      // (machine/sha256.ts, checked against node:crypto and noble), so no hashing library comes.
+      expect(existsSync(join(app, 'node_modules/@noble'))).toBe(false);
       // The handler runs the flow's own transition table (machine/authorize/fast.ts), not an
       // XState actor, so installing it brings no XState.
       expect(existsSync(join(app, 'node_modules/xstate'))).toBe(false);

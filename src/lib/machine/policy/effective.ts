@@ -2,9 +2,8 @@
  * The block that applies to a server, and the hash stored decisions carry to notice a policy edit.
  */
 import canonicalize from 'canonicalize';
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
 import { ownValue } from '../own';
+import { sha256Hex } from '../sha256';
 import type { Policy, PolicyBlock } from './schema';
 
 /**
@@ -33,7 +32,8 @@ export function effectiveBlock(policy: Policy, server: string): PolicyBlock {
 export function policyHash(policy: Policy, server: string): string {
   const json = canonicalize(effectiveBlock(policy, server));
   if (json === undefined) throw new Error('policyHash: the effective block is not serialisable');
-  return bytesToHex(sha256(utf8ToBytes(json))).slice(0, 16);
+  const bytes = new TextEncoder().encode(json);
+  return sha256Hex(bytes, bytes.length, 8);
 }
 
 /** The servers (of those given, each once, in order) whose effective block differs between the two. */

@@ -5,8 +5,7 @@
  * #24): a scenario whose JSON text is exactly a ready-made file's (by its SHA-256) is not parsed
  * again; anything else — an edit, a seed changed, an upload, a link — goes to the parser.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
-import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils.js';
+import { sha256Hex } from '../../machine/sha256';
 import type { ScenarioParse } from './scenario';
 import { READY_MADE_BY_HASH, type ReadyMade } from './ready-made/index';
 
@@ -17,7 +16,8 @@ const found = new WeakMap<object, ReadyMade>();
 export function readyMadeHash(input: unknown): string | null {
   if (typeof input !== 'object' || input === null) return null;
   try {
-    return bytesToHex(sha256(utf8ToBytes(JSON.stringify(input))));
+    const bytes = new TextEncoder().encode(JSON.stringify(input));
+    return sha256Hex(bytes, bytes.length, 32);
   } catch {
     return null;
   }

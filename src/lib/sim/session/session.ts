@@ -14,7 +14,6 @@ import { planFastForward } from '../engine/extend';
 import { chainSpecs } from '../engine/fork-run';
 import type { RunGuard } from '../checks/guard';
 import type { Command, Reply, Snapshot, StorageView } from './protocol';
-import { digestRun } from '../report/report';
 import { restartNotice } from '../engine/restart';
 import { LANE_IDS } from '../input/lanes';
 import type { LaneId, Scenario } from '../input/scenario';
@@ -360,7 +359,10 @@ export class Session {
           {
             type: 'digest',
             ok: true,
-            digest: digestRun(r.scenario, cmd.seed !== undefined ? { seed: cmd.seed } : {})
+            digest: parsers().digestRun(
+              r.scenario,
+              cmd.seed !== undefined ? { seed: cmd.seed } : {}
+            )
           }
         ];
       }
