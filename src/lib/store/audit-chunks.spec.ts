@@ -1,8 +1,11 @@
 import 'fake-indexeddb/auto';
 import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { AuditRecord } from '../machine/types';
 import { runLog } from '../sim/session/run-log.testing';
 import { CHUNK_ROWS, chunkKey, encodeRow, putRows, readAllRows, readRows } from './audit-chunks';
 import { toCsv, toJsonl } from './audit-export';
+import { orderRecord } from './audit-format';
 import { AUDIT_STORE, DurableAuditLog } from './audit-log';
 import { inTransaction, openIdbStore, type IdbStore } from './idb';
 
@@ -25,6 +28,55 @@ async function logOn(db: IdbStore, dbName: string, run = 'run') {
 }
 
 const range = (lo: number, hi: number) => Array.from({ length: hi - lo }, (_, i) => lo + i);
+
+describe('a row as stored', () => {
+  it('is the JSON of the record in export order, for every row of a run', () => {
+    for (const r of log) expect(encodeRow(r)).toBe(JSON.stringify(orderRecord(r)));
+  });
+
+  it('is the JSON of the record in export order whatever its optional parts and key order (property)', () => {
+    const money = fc.record({ amount: fc.string(), currency: fc.string() });
+    const tokens = fc.record({ input: fc.nat(), output: fc.nat() });
+    const budget = fc.record(
+      {
+        estimatedCost: money,
+        limitApplied: money,
+        limitSource: fc.constantFrom('host_policy', 'budget_window', 'session_pool', 'token_meter'),
+        meterBasis: fc.string(),
+        estimatedTokens: tokens,
+        actualCost: money,
+        actualTokens: tokens,
+        requestHonored: fc.boolean()
+      },
+      {
+        requiredKeys: [
+          'estimatedCost',
+          'limitApplied',
+          'limitSource',
+          'meterBasis',
+          'estimatedTokens'
+        ]
+      }
+    );
+    const skipped = fc.record({ estimatedCost: money, askAbove: money });
+    fc.assert(
+      fc.property(
+        fc.option(budget),
+        fc.option(skipped, { nil: undefined }),
+        fc.option(fc.string(), { nil: undefined }),
+        fc.string(),
+        fc.boolean(),
+        (budgetDecision, consentSkipped, lane, server, reversed) => {
+          const r = { ...log[0]!, budgetDecision, consentSkipped, lane, server } as AuditRecord;
+          const shuffled = (
+            reversed ? Object.fromEntries(Object.entries(r).reverse()) : r
+          ) as AuditRecord;
+          expect(encodeRow(shuffled)).toBe(JSON.stringify(orderRecord(shuffled)));
+        }
+      )
+    );
+  });
+});
 
 describe('the audit log stored in chunks', () => {
   it('has rows enough for several chunks', () => {

@@ -16,7 +16,7 @@
  * which rows of which run, not a transaction aborted without a word.
  */
 import type { AuditRecord } from '../machine/types';
-import { orderRecord } from './audit-format';
+import { recordJson } from './audit-format';
 import { inTransaction, type Namespace, type UseStore } from './idb';
 
 /**
@@ -29,7 +29,7 @@ export const CHUNK_ROWS = 512;
 
 /** A row as stored: its JSON, keys in AUDIT_FIELDS order (the JSONL export's line). */
 export function encodeRow(r: AuditRecord): string {
-  return JSON.stringify(orderRecord(r));
+  return recordJson(r);
 }
 
 /** A chunk's key: rows `first` … `first + count − 1` of the namespace. */
