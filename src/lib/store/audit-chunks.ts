@@ -4,7 +4,7 @@
  *
  * Why chunks: Chromium's IndexedDB costs about the same per record whatever it holds, and cloning
  * thousands of nested objects costs more again. One row a record wrote 2,000–6,000 rows/s, a run
- * at 1000× makes ~23,000 a second; 512 rows as one string a record writes ~50,000–60,000 (scripts/
+ * at 1000× makes ~23,000 a second; 128 rows as one string a record write ~70,000–110,000 (scripts/
  * bench-idb-audit.mjs). A string is the cheapest value to clone, and a row's JSON is the line the
  * export writes anyway (keys in AUDIT_FIELDS order), so a row reads back byte-identical.
  *
@@ -21,11 +21,13 @@ import { inTransaction, type Namespace, type UseStore } from './idb';
 
 /**
  * Rows a chunk holds at most (a read looks this far back for the chunk holding its first row: a
- * smaller value needs a new database name). Larger chunks write faster (1,000: ~60,000 rows/s; 100: ~35,000)
- * but the table's scattered reads (a filter's rows spread over a day) fetch a whole chunk per
- * row they need: 512 rows are ~350 KB.
+ * smaller value needs a new database name). Per row, a chunk of 128 (~70 KB) costs the worker's
+ * thread less inside put() than one of 512 or 1,000 (~1 µs against 1.1–3; bench-idb-audit.mjs
+ * `all`), and all of them write far faster than live play makes rows (70,000–150,000 rows/s,
+ * strict); the table's scattered reads (a filter's rows spread over a day) fetch a chunk per row
+ * they need, so smaller is cheaper there too.
  */
-export const CHUNK_ROWS = 512;
+export const CHUNK_ROWS = 128;
 
 /** A row as stored: its JSON, keys in AUDIT_FIELDS order (the JSONL export's line). */
 export function encodeRow(r: AuditRecord): string {
