@@ -8,7 +8,8 @@ import { expect, type BrowserContext, type Page } from '@playwright/test';
 import { encodeScenarioHash } from '../src/lib/ui/share';
 
 export const DECISIONS_DB = 'sampling-policy-lab-run-decisions';
-export const AUDIT_DB = 'sampling-policy-lab-run-audit';
+/** The audit log's rows are stored in chunks keyed `[run, first, count]` (store/audit-chunks.ts). */
+export const AUDIT_DB = 'sampling-policy-lab-run-audit-chunks';
 
 /** reconnect-bypass for a simulated day: lane B (durable) stores 299 decisions and deletes none. */
 export function dayLink(hours = 24): string {
@@ -107,7 +108,9 @@ export function breakIndexedDb(fault: Fault): void {
         } else passed.add(tx);
       }
       if (held.has(tx)) return {} as IDBRequest<IDBValidKey>;
-      written += 1;
+      // An audit chunk's key ends in its row count: count rows, not records.
+      const key = args[1];
+      written += Array.isArray(key) && typeof key[2] === 'number' ? key[2] : 1;
       return put.apply(this, args);
     };
     return;
@@ -181,10 +184,13 @@ export const runId = (page: Page) =>
         ?.id ?? null
   );
 
-/** Keys IndexedDB holds under `prefix`, read from the page (faults live in the worker only). */
+/**
+ * Records IndexedDB holds under `prefix` — for the audit log, rows (its chunk keys end in their
+ * row count) — read from the page (faults live in the worker only).
+ */
 export function diskCount(page: Page, db: string, prefix: (string | number)[]): Promise<number> {
   return page.evaluate(
-    ([db, prefix]) =>
+    ([db, prefix, chunked]) =>
       new Promise<number>((resolve, reject) => {
         // Opening a database that does not exist would create it, without its store.
         void indexedDB.databases().then((all) => {
@@ -200,15 +206,18 @@ export function diskCount(page: Page, db: string, prefix: (string | number)[]): 
             const tx = conn.transaction(conn.objectStoreNames[0]!, 'readonly');
             const req = tx
               .objectStore(conn.objectStoreNames[0]!)
-              .count(IDBKeyRange.bound(prefix, [...prefix, []], true, true));
+              .getAllKeys(IDBKeyRange.bound(prefix, [...prefix, []], true, true));
             req.onsuccess = () => {
               conn.close();
-              resolve(req.result);
+              let n = 0;
+              for (const k of req.result)
+                n += chunked && Array.isArray(k) ? Number(k[prefix.length + 1]) : 1;
+              resolve(n);
             };
             req.onerror = () => reject(req.error);
           };
         });
       }),
-    [db, prefix] as const
+    [db, prefix, db === AUDIT_DB] as const
   );
 }

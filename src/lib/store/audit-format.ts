@@ -78,10 +78,67 @@ export function orderRecord(r: AuditRecord): AuditRecord {
   return out as unknown as AuditRecord;
 }
 
+/**
+ * `JSON.stringify(orderRecord(r))`, made faster: one object literal in {@link AUDIT_FIELDS} order
+ * (undefined fields are left out by JSON.stringify, as orderRecord leaves them out). The durable
+ * audit log encodes every row it stores with it, ~23,000 a second of live play at 1000×; built
+ * field by field, the copy took about as long as the JSON (audit-chunks.spec.ts holds both equal).
+ */
+export function recordJson(r: AuditRecord): string {
+  const b = r.budgetDecision;
+  const s = r.consentSkipped;
+  const o: { [F in (typeof AUDIT_FIELDS)[number]]: unknown } = {
+    seq: r.seq,
+    t: r.t,
+    time: r.time,
+    server: r.server,
+    connection: r.connection,
+    requestId: r.requestId,
+    identity: r.identity,
+    outcome: r.outcome,
+    reason: r.reason,
+    retryable: r.retryable,
+    replayed: r.replayed,
+    represented: r.represented,
+    consentShown: r.consentShown,
+    consent: r.consent,
+    consentSkipped: s
+      ? { estimatedCost: orderMoney(s.estimatedCost), askAbove: orderMoney(s.askAbove) }
+      : undefined,
+    model: r.model,
+    tokensIn: r.tokensIn,
+    tokensOut: r.tokensOut,
+    cost: r.cost,
+    currency: r.currency,
+    durationMs: r.durationMs,
+    contextRequested: r.contextRequested,
+    contextApplied: r.contextApplied,
+    budgetDecision: b
+      ? {
+          estimatedCost: orderMoney(b.estimatedCost),
+          limitApplied: orderMoney(b.limitApplied),
+          limitSource: b.limitSource,
+          meterBasis: b.meterBasis,
+          estimatedTokens: { input: b.estimatedTokens.input, output: b.estimatedTokens.output },
+          actualCost: b.actualCost === undefined ? undefined : orderMoney(b.actualCost),
+          actualTokens:
+            b.actualTokens === undefined
+              ? undefined
+              : { input: b.actualTokens.input, output: b.actualTokens.output },
+          requestHonored: b.requestHonored
+        }
+      : null,
+    silenced: r.silenced,
+    alert: r.alert,
+    lane: r.lane
+  };
+  return JSON.stringify(o);
+}
+
 /** One JSON object per line, keys in {@link AUDIT_FIELDS} order, each line ending in `\n`. */
 export function toJsonl(records: readonly AuditRecord[]): string {
   let out = '';
-  for (const r of records) out += JSON.stringify(orderRecord(r)) + '\n';
+  for (const r of records) out += recordJson(r) + '\n';
   return out;
 }
 

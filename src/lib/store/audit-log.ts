@@ -4,7 +4,7 @@
  * CSV export and import in audit-export.ts.
  */
 import type { AuditRecord } from '../machine/types';
-import { orderRecord } from './audit-format';
+import { countRows, cutRows, encodeRow, lastAndCount, putRows, readAllRows } from './audit-chunks';
 import type { MaybePromise } from './decision-store';
 import {
   inTransaction,
@@ -50,16 +50,21 @@ export class MemoryAuditLog implements AuditLog {
   }
 }
 
-/** The default database; separate from the decisions database (one object store per database). */
-const DEFAULT_AUDIT_DB = 'sampling-policy-lab-audit';
+/**
+ * The default database; separate from the decisions database (one object store per database).
+ * Named for its layout (audit-chunks.ts: rows packed in chunks), so a database of the earlier
+ * layout, one row a record, is never read as this one.
+ */
+const DEFAULT_AUDIT_DB = 'sampling-policy-lab-audit-chunks';
 /** The object store name inside the audit database. */
 export const AUDIT_STORE = 'audit';
 
 export interface DurableAuditOptions {
   dbName?: string;
   /**
-   * The key prefix of this log's records (the playground's `[runId]`): records are keyed
-   * `[...namespace, n]` with `n` an append counter, so one run's log is one contiguous range.
+   * The key prefix of this log's records (the playground's `[runId]`): rows are numbered by an
+   * append counter and stored in chunks keyed `[...namespace, first, count]` (audit-chunks.ts), so
+   * one run's log is one contiguous range.
    */
   namespace?: Namespace;
   /** Bounds the wait for a blocked or unresponsive IndexedDB (e.g. `AbortSignal.timeout(3000)`). */
@@ -79,18 +84,19 @@ export interface AuditStatus {
 
 /**
  * The audit log in IndexedDB, appended through the shared write-behind (write-behind.ts):
- * `append` is synchronous and `flush()` writes every queued record in one transaction.
+ * `append` is synchronous and `flush()` writes every queued record in one transaction, packed in
+ * chunks of consecutive rows (audit-chunks.ts).
  *
- * Key = `[...namespace, n]`, `n` an append counter continued from the namespace's highest key at
- * `open()`, rather than the record's `seq`: seq restarts with every run and lane, so a seq key
- * would let a second run silently overwrite the first — the record that would have explained last
- * month's bill.
+ * Row number `n` is an append counter continued from the namespace's last row at `open()`,
+ * rather than the record's `seq`: seq restarts with every run and lane, so a seq key would let a
+ * second run silently overwrite the first — the record that would have explained last month's
+ * bill.
  *
  * `all()` and `count()` flush first, so they include every append made before the call that could
  * be written.
  */
-/** A queued write: row n, or (null) the cut of every row from n on. */
-type AuditOp = [number, AuditRecord | null];
+/** A queued write: row n as stored (its JSON line), or (null) the cut of every row from n on. */
+type AuditOp = [number, string | null];
 
 export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog {
   readonly dbName: string;
@@ -107,12 +113,29 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
   }
 
   protected writeBatch(batch: readonly AuditOp[]): Promise<void> {
+    const ns = this.namespace;
     return inTransaction<void>(this.store, 'readwrite', (s, done) => {
-      for (const [n, record] of batch) {
-        if (record) s.put(record, [...this.namespace, n]);
-        else s.delete(IDBKeyRange.bound([...this.namespace, n], [...this.namespace, Infinity]));
-      }
-      done(undefined);
+      let i = 0;
+      // In order: a run of consecutive rows goes in chunks; a cut reads the chunk it splits, and
+      // what follows is placed once it has (so it runs after the cut).
+      const go = (): void => {
+        while (i < batch.length) {
+          const [n, line] = batch[i]!;
+          if (line === null) {
+            i += 1;
+            return cutRows(s, ns, n, go);
+          }
+          const lines: string[] = [];
+          for (let next = n; i < batch.length; i++, next++) {
+            const [m, l] = batch[i]!;
+            if (l === null || m !== next) break;
+            lines.push(l);
+          }
+          putRows(s, ns, n, lines);
+        }
+        done(undefined);
+      };
+      go();
     });
   }
 
@@ -126,10 +149,9 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
     let found = 0;
     if (disk)
       try {
-        found = await inTransaction<number>(disk, 'readonly', (s, done) => {
-          const req = s.count(prefixRange(this.namespace));
-          req.onsuccess = () => done(req.result);
-        });
+        found = await inTransaction<number>(disk, 'readonly', (s, done) =>
+          countRows(s, this.namespace, done)
+        );
       } catch {
         // Unreadable: nothing on it can be counted as saved.
       }
@@ -156,25 +178,10 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
   ): Promise<OpenResult<DurableAuditLog>> {
     if (fresh) return { ok: true, store: new DurableAuditLog(store, dbName, ns, 0, 0) };
     try {
-      const [last, count] = await inTransaction<[number | null, number]>(
-        store,
-        'readonly',
-        (s, done) => {
-          const range = prefixRange(ns);
-          // The highest key, read with one reverse cursor step instead of loading every key.
-          const req = s.openKeyCursor(range, 'prev');
-          req.onsuccess = () => {
-            const key = req.result?.key;
-            const n = Array.isArray(key) ? key[ns.length] : undefined;
-            const counted = s.count(range);
-            counted.onsuccess = () => done([typeof n === 'number' ? n : null, counted.result]);
-          };
-        }
+      const [next, count] = await inTransaction<[number, number]>(store, 'readonly', (s, done) =>
+        lastAndCount(s, ns, (next, rows) => done([next, rows]))
       );
-      return {
-        ok: true,
-        store: new DurableAuditLog(store, dbName, ns, last === null ? 0 : last + 1, count)
-      };
+      return { ok: true, store: new DurableAuditLog(store, dbName, ns, next, count) };
     } catch (err) {
       return {
         ok: false,
@@ -184,7 +191,7 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
     }
   }
 
-  /** The key number the next append gets: rows appended from here on are `[...namespace, nextKey + i]`. */
+  /** The row number the next append gets: rows appended from here on are `nextKey + i`. */
   get nextKey(): number {
     return this.#next;
   }
@@ -205,7 +212,7 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
 
   /** Queue one record; it is copied now, so later changes to the caller's object are not logged. */
   append(r: AuditRecord): void {
-    this.writer.enqueue([this.#next, orderRecord(r)]);
+    this.writer.enqueue([this.#next, encodeRow(r)]);
     this.#next += 1;
   }
 
@@ -223,10 +230,7 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
   async all(): Promise<AuditRecord[]> {
     await this.flush();
     try {
-      return await inTransaction<AuditRecord[]>(this.store, 'readonly', (s, done) => {
-        const req = s.getAll(prefixRange(this.namespace));
-        req.onsuccess = () => done(req.result as AuditRecord[]);
-      });
+      return await readAllRows(this.store, this.namespace);
     } catch (err) {
       throw storageError(`read the audit log in '${this.dbName}'`, err, AUDIT_STORE);
     }
@@ -235,10 +239,9 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
   async count(): Promise<number> {
     await this.flush();
     try {
-      return await inTransaction<number>(this.store, 'readonly', (s, done) => {
-        const req = s.count(prefixRange(this.namespace));
-        req.onsuccess = () => done(req.result);
-      });
+      return await inTransaction<number>(this.store, 'readonly', (s, done) =>
+        countRows(s, this.namespace, done)
+      );
     } catch (err) {
       throw storageError(`count the audit log in '${this.dbName}'`, err, AUDIT_STORE);
     }

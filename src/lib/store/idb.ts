@@ -193,6 +193,8 @@ export async function openIdbStore(
   try {
     const raw = createStore(dbName, storeName);
     let lost: StorageLoss | null = null;
+    /** The connection, once the probe has opened it (writes open their transactions on it). */
+    let conn: IDBDatabase | null = null;
     const listeners: ((loss: StorageLoss) => void)[] = [];
     const lose = (how: StorageLoss['how']) => {
       if (lost) return;
@@ -205,6 +207,14 @@ export async function openIdbStore(
         err.name = STORAGE_LOST;
         return Promise.reject(err);
       }
+      // Every write is 'strict': its transaction completes only once the browser has flushed it
+      // to disk, so what a store counts as saved is on disk. Chromium's default since 121 is
+      // 'relaxed' (complete once handed to the OS), which a power cut can still undo.
+      const db = conn;
+      if (db !== null && mode === 'readwrite')
+        return Promise.resolve().then(() =>
+          callback(db.transaction(storeName, mode, { durability: 'strict' }).objectStore(storeName))
+        );
       return raw(mode, callback);
     };
     const store: IdbStore = Object.assign(call, {
@@ -216,6 +226,7 @@ export async function openIdbStore(
     });
     const probe = raw('readwrite', (s) => {
       const db = s.transaction.db;
+      conn = db;
       // Another tab upgrading or deleting the database waits for every open connection to close.
       // Holding ours would block that tab forever; let go, and fail every later call in words.
       db.addEventListener('versionchange', (e) => {

@@ -27,6 +27,7 @@ import { wireEngine, type Create, type LoadedRun, type RestoreFrom } from './ses
 import type { EngineCheckpoint } from '../engine/engine-checkpoints';
 import type { SavedSnapshot, SnapshotSaver } from './session-snapshots';
 import { snapshotsLoaded, type SnapshotModule } from './snapshots-loader';
+import { RecentWindow } from './recent-window';
 import {
   branchAt,
   createFork,
@@ -122,7 +123,10 @@ export class Session {
   /** The run's invariants, fed by every frame, record and store change. */
   #guard: RunGuard | null = null;
   #audit: AuditRecord[] = [];
-  #kept: Record<LaneId, Map<number, Kept>> = { A: new Map(), B: new Map() };
+  #kept: Record<LaneId, RecentWindow<number, Kept>> = {
+    A: new RecentWindow(INSPECT_WINDOW),
+    B: new RecentWindow(INSPECT_WINDOW)
+  };
   /** The page's token for each dialog a person is asked (session-view.ts). */
   readonly #tokens = new DialogTokens();
   #events = 0;
@@ -467,7 +471,7 @@ export class Session {
     const r = readyMadeParse(cmd.scenario) ?? parsers().parseScenario(cmd.scenario);
     if (!r.ok) return { type: 'loaded', ok: false, errors: r.errors };
     this.#audit = [];
-    this.#kept = { A: new Map(), B: new Map() };
+    this.#kept = { A: new RecentWindow(INSPECT_WINDOW), B: new RecentWindow(INSPECT_WINDOW) };
     this.#tokens.clear();
     this.#ff = null;
     // The last run's actions still ahead of it (after a seek back) are not this run's.
@@ -664,9 +668,7 @@ export class Session {
         decision: (lane, request, out) => {
           // The inspector keeps the requests of an in-place restore's run on to t too.
           if (!sinks().inspector) return;
-          const kept = this.#kept[lane];
-          kept.set(out.audit.seq, { request, out });
-          if (kept.size > INSPECT_WINDOW) kept.delete(kept.keys().next().value!);
+          this.#kept[lane].set(out.audit.seq, { request, out });
         }
       },
       create,
@@ -892,8 +894,7 @@ export class Session {
     this.#audit = [];
     // The inspector keeps the requests finished before the checkpoint (the same on this
     // timeline); a re-simulation shows them all again.
-    for (const id of LANE_IDS)
-      this.#kept[id] = new Map([...this.#kept[id]].filter(([, k]) => k.out.audit.t < upTo));
+    for (const id of LANE_IDS) this.#kept[id] = this.#kept[id].filter((k) => k.out.audit.t < upTo);
     this.#mode = from !== undefined ? 'inPlace' : 'resimulating';
     try {
       this.sim = this.#build(fresh, create, from);

@@ -2,6 +2,7 @@ import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuditRecord } from '$lib/machine/types';
 import { auditTotals } from '$lib/store/audit-query';
+import { encodeRow, putRows } from '$lib/store/audit-chunks';
 import { inTransaction } from '$lib/store/idb';
 import { runLog } from '$lib/sim/session/run-log.testing';
 import { auditRows } from './audit-feed';
@@ -86,7 +87,7 @@ describe('a reload indexes the audit rows its run has on disk', () => {
     // and written again), and the log goes on after them.
     const db = auditStore()!;
     await inTransaction<void>(db, 'readwrite', (s, done) => {
-      for (let n = 50; n < 70; n++) s.put(log[n], [id, n]);
+      putRows(s, [id], 50, log.slice(50, 70).map(encodeRow));
       done(undefined);
     });
     const audit = await reopen(id);

@@ -4,7 +4,7 @@
  * namespace in IndexedDB (run-storage.ts), and the table's questions are answered. A reload's
  * resumed run is indexed again by audit-reindex.ts.
  */
-import { inTransaction } from '../../store/idb';
+import { readRows } from '../../store/audit-chunks';
 import type { AuditRecord } from '../../machine/types';
 import type { AuditView, Command, Reply, RestoredRows } from '../../sim/session/protocol';
 import { AuditService, type RecordReader } from './audit-service';
@@ -97,43 +97,15 @@ export function releaseAudit(): AuditRecord[] {
 }
 
 /**
- * Reads log rows back from this run's audit log in IndexedDB: rows appended from `key0` on have
- * keys `[run, key0 + row]`. One read over the key range when the rows are dense, else one get per
- * row, in one transaction either way; a row not there is `undefined` (never a short answer).
+ * Reads log rows back from this run's audit log in IndexedDB: rows appended from `key0` on are
+ * rows `key0 + row` of the run's namespace, read in one transaction (audit-chunks.ts); a row not
+ * there is `undefined` (never a short answer).
  */
 export function idbReader(run: string, key0: number): RecordReader {
   return (rows) => {
     const db = auditStore();
     if (!db) return Promise.reject(new Error("the browser's storage is not available"));
-    return inTransaction<(AuditRecord | undefined)[]>(db, 'readonly', (s, done) => {
-      const n = rows.length;
-      if (n === 0) return done([]);
-      const lo = rows[0]!;
-      const hi = rows[n - 1]!;
-      if (hi - lo + 1 <= 4 * n) {
-        const range = IDBKeyRange.bound([run, key0 + lo], [run, key0 + hi]);
-        const keys = s.getAllKeys(range);
-        const values = s.getAll(range);
-        values.onsuccess = () => {
-          const slot = new Array<AuditRecord | undefined>(hi - lo + 1);
-          const all = values.result as AuditRecord[];
-          (keys.result as [string, number][]).forEach((k, i) => {
-            slot[k[1] - key0 - lo] = all[i];
-          });
-          done(Array.from(rows, (r) => slot[r - lo]));
-        };
-        return;
-      }
-      const out = new Array<AuditRecord | undefined>(n);
-      let left = n;
-      rows.forEach((r, j) => {
-        const req = s.get([run, key0 + r]);
-        req.onsuccess = () => {
-          out[j] = req.result as AuditRecord | undefined;
-          if (--left === 0) done(out);
-        };
-      });
-    });
+    return readRows(db, [run], key0 === 0 ? rows : Array.from(rows, (r) => r + key0));
   };
 }
 

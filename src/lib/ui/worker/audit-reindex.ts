@@ -2,7 +2,7 @@
  * The audit index built again from the run's log in IndexedDB: a reload's resumed run
  * (`indexResumed`), and the rows a seek forward restored in place did not write (`indexMore`).
  */
-import { inTransaction } from '../../store/idb';
+import { readRows } from '../../store/audit-chunks';
 import type { AuditRecord } from '../../machine/types';
 import type { RestoredRows } from '../../sim/session/protocol';
 import { auditRows, idbReader } from './audit-feed';
@@ -97,23 +97,17 @@ async function indexPrefix(run: string, to: number): Promise<number> {
   const db = auditStore();
   if (!db) throw new Error("the browser's storage is not available");
   for (let k = auditRows.size; k < to; k += RESUME_CHUNK) {
-    const hi = Math.min(to, k + RESUME_CHUNK) - 1;
-    const [keys, got] = await inTransaction<[[string, number][], AuditRecord[]]>(
+    const hi = Math.min(to, k + RESUME_CHUNK);
+    const got = await readRows(
       db,
-      'readonly',
-      (s, done) => {
-        const range = IDBKeyRange.bound([run, k], [run, hi]);
-        const keys = s.getAllKeys(range);
-        const values = s.getAll(range);
-        values.onsuccess = () =>
-          done([keys.result as [string, number][], values.result as AuditRecord[]]);
-      }
+      [run],
+      Uint32Array.from({ length: hi - k }, (_, i) => k + i)
     );
-    // Keys come in order: the rows from k on with no gap are the first ones whose key is k + i.
+    // The rows from k on with no gap: up to the first one not on disk.
     let n = 0;
-    while (n < keys.length && keys[n]![1] === k + n) n++;
-    auditRows.append(n === got.length ? got : got.slice(0, n), 0);
-    if (k + n <= hi) break;
+    while (n < got.length && got[n] !== undefined) n++;
+    auditRows.append((n === got.length ? got : got.slice(0, n)) as AuditRecord[], 0);
+    if (k + n < hi) break;
   }
   return auditRows.size;
 }

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { decision } from '$lib/store/decision.testing';
 import { AUDIT_STORE } from '$lib/store/audit-log';
 import { record } from '$lib/sim/checks/invariants/records.testing';
-import { currentRun, groupCommit, startRun } from './run-storage';
+import { currentRun, deleteLegacyDbs, groupCommit, startRun } from './run-storage';
 
 // Node has no `navigator`: no Web Locks either (run-storage.ts then goes without).
 vi.stubGlobal('navigator', {});
@@ -69,5 +69,44 @@ describe('group commit with the audit log held', () => {
     const again = await startRun(id);
     expect(again.run).toBe(id);
     expect(currentRun()!.decisions.B!.status()).toMatchObject({ live: 30, saved: 30 });
+  });
+});
+
+describe('an audit log of the layout before chunks (one row a record)', () => {
+  /** What an earlier build left: the run's rows, one a record, keyed `[run, n]`. */
+  async function legacyLog(run: string, rows: number): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      const open = indexedDB.open('sampling-policy-lab-run-audit');
+      open.onupgradeneeded = () => open.result.createObjectStore(AUDIT_STORE);
+      open.onerror = () => reject(open.error);
+      open.onsuccess = () => {
+        const db = open.result;
+        const tx = db.transaction(AUDIT_STORE, 'readwrite');
+        for (let n = 0; n < rows; n++) tx.objectStore(AUDIT_STORE).put(record(), [run, n]);
+        tx.oncomplete = () => {
+          db.close();
+          resolve();
+        };
+        tx.onerror = () => reject(tx.error);
+      };
+    });
+  }
+
+  it('is never read: its run resumes with no rows on disk (the reload re-simulates them) and the old database is deleted', async () => {
+    await startRun();
+    const id = currentRun()!.storage.run!;
+    await legacyLog(id, 50);
+    deleteLegacyDbs();
+    await vi.waitFor(async () =>
+      expect((await indexedDB.databases()).map((d) => d.name)).not.toContain(
+        'sampling-policy-lab-run-audit'
+      )
+    );
+    const again = await startRun(id);
+    expect(again.run).toBe(id);
+    // Nothing found: the reload's re-simulation writes every row of the run again from row 0.
+    const log = currentRun()!.audit!;
+    expect(log.nextKey).toBe(0);
+    expect(log.status()).toMatchObject({ saved: 0, heldInMemory: 0, lost: 0 });
   });
 });

@@ -46,7 +46,14 @@ import type { RunStorage } from '../../sim/session/session';
 import { dropSnapshots, snapshotSlot } from './run-snapshots';
 
 const DECISION_DB = 'sampling-policy-lab-run-decisions';
-const AUDIT_DB = 'sampling-policy-lab-run-audit';
+/**
+ * Named for the log's layout (store/audit-chunks.ts: rows packed in chunks). The database of the
+ * earlier layout, one row a record, is deleted unread (deleteLegacyDbs): a run it held resumes
+ * from its scenario, re-simulating the rows the new log lacks, as after writes lost at a reload.
+ */
+const AUDIT_DB = 'sampling-policy-lab-run-audit-chunks';
+/** The audit database of the layout before chunks. */
+const LEGACY_AUDIT_DB = 'sampling-policy-lab-run-audit';
 /** How long an open may take before storage is reported blocked. */
 const OPEN_TIMEOUT_MS = 4_000;
 /** How long a group commit may go without committing a batch before storage is reported as not answering. */
@@ -468,11 +475,15 @@ export async function reopenStorage(): Promise<boolean> {
   return true;
 }
 
-/** Earlier builds kept one un-namespaced database per lane; nothing reads them any more. */
+/**
+ * Earlier builds kept one un-namespaced database per lane, and the audit log one row a record;
+ * nothing reads them any more.
+ */
 export function deleteLegacyDbs(): void {
   try {
     for (const lane of LANE_IDS)
       indexedDB.deleteDatabase(`sampling-policy-lab-decisions-lane-${lane}`);
+    indexedDB.deleteDatabase(LEGACY_AUDIT_DB);
   } catch {
     // No IndexedDB here: nothing to clean up.
   }

@@ -1,0 +1,220 @@
+import 'fake-indexeddb/auto';
+import { describe, expect, it } from 'vitest';
+import fc from 'fast-check';
+import type { AuditRecord } from '../machine/types';
+import { runLog } from '../sim/session/run-log.testing';
+import { CHUNK_ROWS, chunkKey, encodeRow, putRows, readAllRows, readRows } from './audit-chunks';
+import { toCsv, toJsonl } from './audit-export';
+import { orderRecord } from './audit-format';
+import { AUDIT_STORE, DurableAuditLog } from './audit-log';
+import { inTransaction, openIdbStore, type IdbStore } from './idb';
+
+/** A real run's rows (every field the engine fills, budgets and consent included), twice over. */
+const base = runLog('reconnect-bypass.json', 60);
+const log = [...base, ...base.map((r) => ({ ...r, seq: r.seq + base.length }))];
+
+let dbSeq = 0;
+async function freshDb(): Promise<{ db: IdbStore; dbName: string }> {
+  const dbName = `audit-chunks-spec-${++dbSeq}`;
+  const opened = await openIdbStore(dbName, AUDIT_STORE);
+  if (!opened.ok) throw new Error(opened.error);
+  return { db: opened.store, dbName };
+}
+
+async function logOn(db: IdbStore, dbName: string, run = 'run') {
+  const r = await DurableAuditLog.attach(db, dbName, [run]);
+  if (!r.ok) throw new Error(r.error);
+  return r.store;
+}
+
+const range = (lo: number, hi: number) => Array.from({ length: hi - lo }, (_, i) => lo + i);
+
+describe('a row as stored', () => {
+  it('is the JSON of the record in export order, for every row of a run', () => {
+    for (const r of log) expect(encodeRow(r)).toBe(JSON.stringify(orderRecord(r)));
+  });
+
+  it('is the JSON of the record in export order whatever its optional parts and key order (property)', () => {
+    const money = fc.record({ amount: fc.string(), currency: fc.string() });
+    const tokens = fc.record({ input: fc.nat(), output: fc.nat() });
+    const budget = fc.record(
+      {
+        estimatedCost: money,
+        limitApplied: money,
+        limitSource: fc.constantFrom('host_policy', 'budget_window', 'session_pool', 'token_meter'),
+        meterBasis: fc.string(),
+        estimatedTokens: tokens,
+        actualCost: money,
+        actualTokens: tokens,
+        requestHonored: fc.boolean()
+      },
+      {
+        requiredKeys: [
+          'estimatedCost',
+          'limitApplied',
+          'limitSource',
+          'meterBasis',
+          'estimatedTokens'
+        ]
+      }
+    );
+    const skipped = fc.record({ estimatedCost: money, askAbove: money });
+    fc.assert(
+      fc.property(
+        fc.option(budget),
+        fc.option(skipped, { nil: undefined }),
+        fc.option(fc.string(), { nil: undefined }),
+        fc.string(),
+        fc.boolean(),
+        (budgetDecision, consentSkipped, lane, server, reversed) => {
+          const r = { ...log[0]!, budgetDecision, consentSkipped, lane, server } as AuditRecord;
+          const shuffled = (
+            reversed ? Object.fromEntries(Object.entries(r).reverse()) : r
+          ) as AuditRecord;
+          expect(encodeRow(shuffled)).toBe(JSON.stringify(orderRecord(shuffled)));
+        }
+      )
+    );
+  });
+});
+
+describe('the audit log stored in chunks', () => {
+  it('has rows enough for several chunks', () => {
+    expect(log.length).toBeGreaterThan(2 * CHUNK_ROWS + 10);
+  });
+
+  it('round trip: every row reads back byte-identical, one by one, in ranges and as exports', async () => {
+    const { db, dbName } = await freshDb();
+    const audit = await logOn(db, dbName);
+    // Two group commits: chunks never span a commit, so the second starts mid-way.
+    const half = CHUNK_ROWS + 17;
+    for (const r of log.slice(0, half)) audit.append(r);
+    await audit.flush();
+    for (const r of log.slice(half)) audit.append(r);
+    await audit.flush();
+    expect(audit.status()).toMatchObject({ saved: log.length, heldInMemory: 0 });
+    expect(await audit.count()).toBe(log.length);
+
+    const all = await audit.all();
+    expect(all.map(encodeRow)).toEqual(log.map(encodeRow));
+    expect(toJsonl(all)).toBe(toJsonl(log));
+    expect(toCsv(all)).toBe(toCsv(log));
+
+    // Dense, across chunk edges, and scattered (one row from each end).
+    const dense = range(CHUNK_ROWS - 3, half + 5);
+    expect((await readRows(db, ['run'], dense)).map((r) => r && encodeRow(r))).toEqual(
+      dense.map((n) => encodeRow(log[n]!))
+    );
+    const far = [0, 1, log.length - 1];
+    expect((await readRows(db, ['run'], far)).map((r) => r && encodeRow(r))).toEqual(
+      far.map((n) => encodeRow(log[n]!))
+    );
+    // Rows past the end are not there: undefined, never a short answer.
+    const past = await readRows(db, ['run'], [log.length - 1, log.length, log.length + 900]);
+    expect(past.length).toBe(3);
+    expect(past.slice(1)).toEqual([undefined, undefined]);
+
+    // A reload finds where the log goes on and what is on disk from the keys alone.
+    const again = await logOn(db, dbName);
+    expect(again.nextKey).toBe(log.length);
+    expect(again.status().saved).toBe(log.length);
+  });
+
+  it('a cut inside a chunk keeps the rows before it, byte-identical, and the log goes on from there', async () => {
+    const { db, dbName } = await freshDb();
+    const audit = await logOn(db, dbName);
+    for (const r of log) audit.append(r);
+    await audit.flush();
+    const cut = CHUNK_ROWS + 100;
+    audit.truncate(cut);
+    // Rows after the cut, queued in the same batch as the cut.
+    for (const r of log.slice(0, 5)) audit.append(r);
+    await audit.flush();
+    const want = [...log.slice(0, cut), ...log.slice(0, 5)];
+    expect((await audit.all()).map(encodeRow)).toEqual(want.map(encodeRow));
+    expect(audit.status()).toMatchObject({ saved: cut + 5, heldInMemory: 0 });
+    expect((await logOn(db, dbName)).nextKey).toBe(cut + 5);
+    // Two cuts in one batch, the second below the first: the lower one wins.
+    audit.truncate(CHUNK_ROWS + 50);
+    audit.truncate(10);
+    await audit.flush();
+    expect((await audit.all()).map(encodeRow)).toEqual(log.slice(0, 10).map(encodeRow));
+    expect(await audit.count()).toBe(10);
+  });
+
+  it('after a crash only whole group commits are on disk: a reload reads them and goes on after them', async () => {
+    const { db, dbName } = await freshDb();
+    const audit = await logOn(db, dbName);
+    for (const r of log.slice(0, 300)) audit.append(r);
+    await audit.flush();
+    // Appended but never committed: the tab died before its group commit.
+    for (const r of log.slice(300)) audit.append(r);
+    const reloaded = await logOn(db, dbName);
+    expect(reloaded.nextKey).toBe(300);
+    expect(reloaded.status()).toMatchObject({ saved: 300, heldInMemory: 0 });
+    const back = await readRows(db, ['run'], range(290, 310));
+    expect(back.filter((r) => r !== undefined).length).toBe(10);
+    expect(back.slice(0, 10).map((r) => r && encodeRow(r))).toEqual(
+      log.slice(290, 300).map(encodeRow)
+    );
+  });
+
+  it('a chunk holding fewer rows than its key says is an error naming its rows and run', async () => {
+    const { db } = await freshDb();
+    await inTransaction<void>(db, 'readwrite', (s, done) => {
+      putRows(s, ['r1'], 0, log.slice(0, 10).map(encodeRow));
+      // Rows 11–20 cut short: the write of a damaged value (4 whole rows and half of one).
+      const lines = log.slice(10, 14).map(encodeRow).join('\n') + '\n{"seq":1';
+      s.put(lines, chunkKey(['r1'], 10, 10));
+      done(undefined);
+    });
+    // The rows before it are still read.
+    expect((await readRows(db, ['r1'], range(0, 10))).every((r) => r !== undefined)).toBe(true);
+    await expect(readRows(db, ['r1'], [12])).rejects.toThrow(
+      "the audit log's rows 11–20 (run r1) are damaged in this browser's storage: 4 whole rows where its key says 10"
+    );
+    await expect(readAllRows(db, ['r1'])).rejects.toThrow(/rows 11–20 \(run r1\) are damaged/);
+  });
+
+  it('a row that is not JSON is an error naming the row', async () => {
+    const { db, dbName } = await freshDb();
+    const lines = log.slice(0, 3).map(encodeRow);
+    lines[1] = lines[1]!.slice(0, 40);
+    await inTransaction<void>(db, 'readwrite', (s, done) => {
+      putRows(s, ['run'], 0, lines);
+      done(undefined);
+    });
+    await expect(readRows(db, ['run'], [0, 1, 2])).rejects.toThrow(
+      /rows 1–3 \(run run\) are damaged in this browser's storage: row 2 does not read back \(/
+    );
+    await expect((await logOn(db, dbName)).all()).rejects.toThrow(
+      /Could not read the audit log in 'audit-chunks-spec-\d+'.*row 2 does not read back/
+    );
+  });
+
+  it('a value that is not text is damaged, not misread', async () => {
+    const { db } = await freshDb();
+    await inTransaction<void>(db, 'readwrite', (s, done) => {
+      s.put(log.slice(0, 2), chunkKey(['run'], 0, 2));
+      done(undefined);
+    });
+    await expect(readRows(db, ['run'], [0])).rejects.toThrow(
+      "the audit log's rows 1–2 (run run) are damaged in this browser's storage: the stored value is not text"
+    );
+  });
+
+  it('writes in chunks of at most CHUNK_ROWS rows, keyed by first row and count', async () => {
+    const { db, dbName } = await freshDb();
+    const audit = await logOn(db, dbName);
+    for (const r of log.slice(0, CHUNK_ROWS + 3)) audit.append(r);
+    await audit.flush();
+    const keys = await inTransaction<IDBValidKey[]>(db, 'readonly', (s, done) => {
+      const req = s.getAllKeys();
+      req.onsuccess = () => done(req.result);
+    });
+    expect(keys).toEqual([
+      ['run', 0, CHUNK_ROWS],
+      ['run', CHUNK_ROWS, 3]
+    ]);
+  });
+});

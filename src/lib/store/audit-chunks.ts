@@ -1,0 +1,266 @@
+/**
+ * How the durable audit log lays its rows out in IndexedDB: consecutive rows packed into one
+ * record, a "chunk" — the rows as JSON lines in one string — keyed `[...namespace, first, count]`.
+ *
+ * Why chunks: Chromium's IndexedDB costs about the same per record whatever it holds, and cloning
+ * thousands of nested objects costs more again. One row a record wrote 2,000–6,000 rows/s, a run
+ * at 1000× makes ~23,000 a second; 128 rows as one string a record write ~70,000–110,000 (scripts/
+ * bench-idb-audit.mjs). A string is the cheapest value to clone, and a row's JSON is the line the
+ * export writes anyway (keys in AUDIT_FIELDS order), so a row reads back byte-identical.
+ *
+ * Why the row count in the key: counting the rows on disk (what "saved" is checked against after
+ * a loss, what a reload resumes from) reads keys only, never the rows.
+ *
+ * A transaction writes whole chunks, so a crash leaves whole chunks: the rows on disk are the
+ * batches committed. Reads decode after the transaction, so a damaged chunk is an error that says
+ * which rows of which run, not a transaction aborted without a word.
+ */
+import type { AuditRecord } from '../machine/types';
+import { recordJson } from './audit-format';
+import { inTransaction, type Namespace, type UseStore } from './idb';
+
+/**
+ * Rows a chunk holds at most (a read looks this far back for the chunk holding its first row: a
+ * smaller value needs a new database name). Per row, a chunk of 128 (~70 KB) costs the worker's
+ * thread less inside put() than one of 512 or 1,000 (~1 µs against 1.1–3; bench-idb-audit.mjs
+ * `all`), and all of them write far faster than live play makes rows (70,000–150,000 rows/s,
+ * strict); the table's scattered reads (a filter's rows spread over a day) fetch a chunk per row
+ * they need, so smaller is cheaper there too.
+ */
+export const CHUNK_ROWS = 128;
+
+/** A row as stored: its JSON, keys in AUDIT_FIELDS order (the JSONL export's line). */
+export function encodeRow(r: AuditRecord): string {
+  return recordJson(r);
+}
+
+/** A chunk's key: rows `first` … `first + count − 1` of the namespace. */
+export function chunkKey(ns: Namespace, first: number, count: number): IDBValidKey {
+  return [...ns, first, count];
+}
+
+/** First row and row count of a chunk key, or null for a key that is not one. */
+function rowsOfKey(ns: Namespace, key: IDBValidKey): [number, number] | null {
+  if (!Array.isArray(key) || key.length !== ns.length + 2) return null;
+  const first = key[ns.length];
+  const count = key[ns.length + 1];
+  return typeof first === 'number' && typeof count === 'number' ? [first, count] : null;
+}
+
+/** Every key of the namespace's rows (the probe's key and other namespaces excluded). */
+function range(ns: Namespace, lo = -Infinity, hi = Infinity): IDBKeyRange {
+  // [...ns, x, c] sorts after [...ns] and, for any number c, before [...ns, x, []].
+  return IDBKeyRange.bound([...ns, lo], [...ns, hi, []]);
+}
+
+/**
+ * Put `lines` (rows `first`, `first + 1`, …) in chunks of at most CHUNK_ROWS, within the
+ * transaction of `s`.
+ */
+export function putRows(s: IDBObjectStore, ns: Namespace, first: number, lines: string[]): void {
+  for (let i = 0; i < lines.length; i += CHUNK_ROWS) {
+    const part = lines.slice(i, i + CHUNK_ROWS);
+    s.put(part.join('\n') + '\n', chunkKey(ns, first + i, part.length));
+  }
+}
+
+/**
+ * Within the transaction of `s`: delete every row from `n` on (a chunk holding rows on both sides
+ * is cut and put back under its shorter key), then `then()`. Requests run in the order placed, so
+ * whatever `then` places runs after the cut.
+ */
+export function cutRows(s: IDBObjectStore, ns: Namespace, n: number, then: () => void): void {
+  s.delete(range(ns, n));
+  const before = s.openCursor(IDBKeyRange.bound([...ns], [...ns, n], true, true), 'prev');
+  before.onsuccess = () => {
+    const cursor = before.result;
+    const at = cursor ? rowsOfKey(ns, cursor.key) : null;
+    if (cursor && at && at[0] + at[1] > n) {
+      const keep = n - at[0];
+      const text = String(cursor.value);
+      let end = -1;
+      for (let i = 0; i < keep; i++) end = text.indexOf('\n', end + 1);
+      cursor.delete();
+      s.put(text.slice(0, end + 1), chunkKey(ns, at[0], keep));
+    }
+    then();
+  };
+}
+
+/** Within a transaction: `done(rows)`, the rows of the namespace on disk (keys read, not rows). */
+export function countRows(s: IDBObjectStore, ns: Namespace, done: (rows: number) => void): void {
+  const keys = s.getAllKeys(range(ns));
+  keys.onsuccess = () => {
+    let rows = 0;
+    for (const k of keys.result) rows += rowsOfKey(ns, k)?.[1] ?? 0;
+    done(rows);
+  };
+}
+
+/**
+ * Within a transaction: `done(next, rows)`: the row after the namespace's last one on disk (0 when
+ * it has none) and how many rows it holds.
+ */
+export function lastAndCount(
+  s: IDBObjectStore,
+  ns: Namespace,
+  done: (next: number, rows: number) => void
+): void {
+  const last = s.openKeyCursor(range(ns), 'prev');
+  last.onsuccess = () => {
+    const at = last.result ? rowsOfKey(ns, last.result.key) : null;
+    countRows(s, ns, (rows) => done(at ? at[0] + at[1] : 0, rows));
+  };
+}
+
+/** A chunk as read: its rows' numbers and its text, not yet decoded. */
+interface RawChunk {
+  first: number;
+  count: number;
+  text: unknown;
+}
+
+/**
+ * Within a transaction: the chunks holding any of `rows` (ascending row numbers), in order. Dense
+ * rows are read as one range (`getAll`); rows spread far apart, chunk by chunk (`get`), so a
+ * filter's few rows over a day do not read the whole day. The range starts a chunk's length
+ * before the first row, where the chunk holding it may start: its requests are placed at once,
+ * not after a first look for that chunk (a transaction's reads then are all asked together).
+ */
+function chunksHolding(
+  s: IDBObjectStore,
+  ns: Namespace,
+  rows: ArrayLike<number>,
+  done: (chunks: RawChunk[]) => void
+): void {
+  const n = rows.length;
+  if (n === 0) return done([]);
+  const lo = rows[0]!;
+  const hi = rows[n - 1]!;
+  const whole = range(ns, lo - CHUNK_ROWS + 1, hi);
+  /** The chunks (of `keys`) that hold one of `rows`, with where they are in `keys`. */
+  const holding = (keys: IDBValidKey[]) => {
+    const out: { first: number; count: number; key: IDBValidKey; i: number }[] = [];
+    let j = 0;
+    keys.forEach((key, i) => {
+      const r = rowsOfKey(ns, key);
+      if (!r) return;
+      while (j < n && rows[j]! < r[0]) j++;
+      if (j < n && rows[j]! < r[0] + r[1]) out.push({ first: r[0], count: r[1], key, i });
+    });
+    return out;
+  };
+  const keys = s.getAllKeys(whole);
+  if (hi - lo + 1 <= 4 * n) {
+    const values = s.getAll(whole);
+    values.onsuccess = () =>
+      done(
+        holding(keys.result).map((c) => ({
+          first: c.first,
+          count: c.count,
+          text: values.result[c.i]
+        }))
+      );
+    return;
+  }
+  keys.onsuccess = () => {
+    const wanted = holding(keys.result);
+    const out: RawChunk[] = wanted.map((w) => ({ first: w.first, count: w.count, text: '' }));
+    let left = wanted.length;
+    if (left === 0) return done(out);
+    wanted.forEach((w, i) => {
+      const got = s.get(w.key);
+      got.onsuccess = () => {
+        out[i]!.text = got.result;
+        if (--left === 0) done(out);
+      };
+    });
+  };
+}
+
+/** Rows of the namespace `where` names ("run r1") in error messages: 1-based, as the table shows. */
+function damaged(where: string, c: RawChunk, why: string): Error {
+  return new Error(
+    `the audit log's rows ${c.first + 1}–${c.first + c.count} (${where}) are damaged in this browser's storage: ${why}`
+  );
+}
+
+/** A chunk's lines, checked against its key. */
+function linesOf(where: string, c: RawChunk): string[] {
+  if (typeof c.text !== 'string') throw damaged(where, c, 'the stored value is not text');
+  const lines = c.text.split('\n');
+  if (lines.pop() !== '' || lines.length !== c.count)
+    throw damaged(where, c, `${lines.length} whole rows where its key says ${c.count}`);
+  return lines;
+}
+
+function parseRow(where: string, c: RawChunk, line: string, row: number): AuditRecord {
+  try {
+    const r = JSON.parse(line) as unknown;
+    if (typeof r === 'object' && r !== null && !Array.isArray(r)) return r as AuditRecord;
+    throw new Error('not a record');
+  } catch (err) {
+    const why = err instanceof Error ? err.message : String(err);
+    throw damaged(where, c, `row ${row + 1} does not read back (${why})`);
+  }
+}
+
+/** `where` for messages: the namespace's run. */
+function describe(ns: Namespace): string {
+  return ns.length > 0 ? `run ${ns.join('/')}` : 'the whole log';
+}
+
+/**
+ * Rows `rows` (ascending row numbers) of the namespace, read in one transaction: each the record,
+ * or undefined when it is not on disk. Throws, naming the rows and the run, when a chunk holding
+ * one of them is damaged.
+ */
+export async function readRows(
+  store: UseStore,
+  ns: Namespace,
+  rows: ArrayLike<number>
+): Promise<(AuditRecord | undefined)[]> {
+  const chunks = await inTransaction<RawChunk[]>(store, 'readonly', (s, done) =>
+    chunksHolding(s, ns, rows, done)
+  );
+  const where = describe(ns);
+  const out = new Array<AuditRecord | undefined>(rows.length);
+  let c = 0;
+  let lines: string[] | null = null;
+  for (let j = 0; j < rows.length; j++) {
+    const row = rows[j]!;
+    while (c < chunks.length && chunks[c]!.first + chunks[c]!.count <= row) {
+      c++;
+      lines = null;
+    }
+    const chunk = chunks[c];
+    if (!chunk || chunk.first > row) continue;
+    lines ??= linesOf(where, chunk);
+    out[j] = parseRow(where, chunk, lines[row - chunk.first]!, row);
+  }
+  return out;
+}
+
+/**
+ * Every row of the namespace on disk, in row order (a gap is skipped: the rows there are not on
+ * disk). Throws, naming them, when a chunk is damaged.
+ */
+export async function readAllRows(store: UseStore, ns: Namespace): Promise<AuditRecord[]> {
+  const chunks = await inTransaction<RawChunk[]>(store, 'readonly', (s, done) => {
+    const whole = range(ns);
+    const keys = s.getAllKeys(whole);
+    const values = s.getAll(whole);
+    values.onsuccess = () =>
+      done(
+        keys.result.flatMap((k, i) => {
+          const r = rowsOfKey(ns, k);
+          return r ? [{ first: r[0], count: r[1], text: values.result[i] }] : [];
+        })
+      );
+  });
+  const where = describe(ns);
+  const out: AuditRecord[] = [];
+  for (const c of chunks)
+    linesOf(where, c).forEach((line, i) => out.push(parseRow(where, c, line, c.first + i)));
+  return out;
+}
