@@ -98,6 +98,16 @@ export interface Flight {
   waiters: Waiter[];
   /** Joiners answered from this flight's verdict while it was not in the store. */
   represented: number;
+  /**
+   * Where its identity is being decided (host.ts, `findFlight`): the connection when it was led
+   * under connection scope (null under durable scope), the server, the identity, the policy hash.
+   */
+  readonly connection: string | null;
+  readonly server: string;
+  readonly identity: string;
+  readonly policyHash: string;
+  /** The next flight of the same identity (another connection or policy), or null. */
+  next: Flight | null;
 }
 
 /** A request the table executor runs (the lane keeps it while it is in flight). */
