@@ -25,7 +25,7 @@ import type { CreateMessageResult, JsonRpcId, Money, SamplingParams } from '../m
 import type { DecisionStore } from '../store/decision-store';
 import { ClientHost, type DecisionListener, type RunHandle } from '../client/host';
 import { AuditSink, type AuditTarget, type HandlerAuditRecord, type WriteListener } from './audit';
-import { unwatchAbort, watchAbort } from './abort-watch';
+import { isAborted, unwatchAbort, watchAbort } from './abort-watch';
 import { RealClock } from './clock';
 import { validClient, validPolicy, validRateCards, HandlerConfigError } from './options';
 import {
@@ -545,8 +545,9 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
           req.run = started;
           running.add(req);
           const signal = req.signal;
-          if (signal?.aborted) req.handleEvent();
-          else if (signal) watchAbort(req);
+          if (!signal) return;
+          if (isAborted(signal)) req.handleEvent();
+          else watchAbort(req);
         }),
       close: () => {
         if (ended) return;
