@@ -286,6 +286,16 @@ function deny(
 /** With held money but no running call's end known (a caller's bug), wait this long. */
 const DEFAULT_HELD_WAIT_MS = 1_000;
 
+/**
+ * Money held for running calls stands between this one and the window: retry once they end. A
+ * function of its own, not a closure made per evaluation for the few that need it.
+ */
+function reserved(input: EvaluateInput, now: number, detail: string): Evaluation {
+  return deny('policy.budget_reserved', detail, {
+    retryAfterMs: Math.max(1, (input.heldUntil ?? now + DEFAULT_HELD_WAIT_MS) - now)
+  });
+}
+
 /** The currency of the request's advisory `budget.intent.maxCost`, when it names one. */
 function intentCurrencyOf(params: SamplingParams): string | null {
   const maxCost: unknown = params.budget?.intent?.maxCost;
@@ -418,10 +428,6 @@ export function evaluate(input: EvaluateInput): Evaluation {
   /** What the window has left before held money: what "exhausted" is judged against. */
   let unheldRemaining = 0;
   const held = Math.max(0, input.heldMicros ?? 0);
-  const reserved = (detail: string) =>
-    deny('policy.budget_reserved', detail, {
-      retryAfterMs: Math.max(1, (input.heldUntil ?? now + DEFAULT_HELD_WAIT_MS) - now)
-    });
   if (block.budget) {
     const amount = toMicros(block.budget.amount);
     if (volume.budgetSpentMicros >= amount) {
@@ -436,6 +442,8 @@ export function evaluate(input: EvaluateInput): Evaluation {
     unheldRemaining = amount - volume.budgetSpentMicros;
     if (volume.budgetSpentMicros + held >= amount) {
       return reserved(
+        input,
+        now,
         `the ${fromMicrosExact(unheldRemaining)} ${block.budget.currency} left in the budget window is held for calls still running`
       );
     }
@@ -457,15 +465,7 @@ export function evaluate(input: EvaluateInput): Evaluation {
   // 9. Consent. Judged here, after every check that can refuse, so a cheap call is never
   // exempt from a limit: it only stands in for the dialog, as "allow" does.
   const skipped = consentSkip(block, card, inputTokens, maxTokens);
-  const base = {
-    kind: 'proceed' as const,
-    model,
-    inputTokens,
-    maxTokens,
-    context,
-    consent: skipped ? ('allow' as const) : block.consent,
-    ...(skipped ? { consentSkipped: skipped } : {})
-  };
+  const consent = block.consent;
 
   // Every host limit in money bounds the call, and the least of them applies (SPEC §6): the
   // window's remainder, the per-call money cap or the session pool, and a token cap priced at
@@ -505,18 +505,24 @@ export function evaluate(input: EvaluateInput): Evaluation {
       null
     );
     if (least === null || least >= tokenCapMicros) {
-      return Object.assign({}, base, {
-        limitMicros: least,
-        limitTokens: tokenCap,
-        decision: pf.decision
-      });
+      return proceedWith(
+        model,
+        inputTokens,
+        maxTokens,
+        context,
+        consent,
+        skipped,
+        least,
+        tokenCap,
+        pf.decision
+      );
     }
   }
 
   let binding: { micros: number; source: BudgetDecision['limitSource'] } | null = null;
   for (const l of limits) if (binding === null || l.micros < binding.micros) binding = l;
   if (binding === null) {
-    return Object.assign({}, base, { limitMicros: null, limitTokens: null, decision: null });
+    return proceedWith(model, inputTokens, maxTokens, context, consent, skipped, null, null, null);
   }
   const limitMicros = binding.micros;
   const limitSource = binding.source;
@@ -541,6 +547,8 @@ export function evaluate(input: EvaluateInput): Evaluation {
       });
       if (unheld.within) {
         return reserved(
+          input,
+          now,
           `the ${fromMicrosExact(limitMicros)} ${block.budget.currency} not held for running calls cannot pay for this call's input; ${fromMicrosExact(unheldRemaining)} will be once they finish`
         );
       }
@@ -554,7 +562,58 @@ export function evaluate(input: EvaluateInput): Evaluation {
       return { kind: 'budget_exceeded', model, decision: pf.decision };
     }
   }
-  // Object.assign, not `{ ...base, limitMicros, … }`: V8 (Node 20) adds keys to a spread copy
-  // through a new hidden class each time, over ten times slower (the same object either way).
-  return Object.assign({}, base, { limitMicros, limitTokens: tokenCap, decision: pf.decision });
+  return proceedWith(
+    model,
+    inputTokens,
+    maxTokens,
+    context,
+    consent,
+    skipped,
+    limitMicros,
+    tokenCap,
+    pf.decision
+  );
+}
+
+/**
+ * A `proceed` evaluation, written as one literal per shape (with and without `consentSkipped`):
+ * its keys in the order the evaluation always had — kind, model, tokens, context, consent, the
+ * skipped dialog's basis if any, then the limits. Why: built as a base object and
+ * `Object.assign({}, base, limits)` it was three objects and a copy key by key per request.
+ */
+function proceedWith(
+  model: string,
+  inputTokens: number,
+  maxTokens: number,
+  context: { requested: IncludeContext; applied: IncludeContext; trimmed: boolean },
+  consent: 'ask' | 'allow' | 'deny',
+  skipped: ConsentSkipped | null,
+  limitMicros: number | null,
+  limitTokens: number | null,
+  decision: BudgetDecision | null
+): Evaluation {
+  if (skipped)
+    return {
+      kind: 'proceed',
+      model,
+      inputTokens,
+      maxTokens,
+      context,
+      consent: 'allow',
+      consentSkipped: skipped,
+      limitMicros,
+      limitTokens,
+      decision
+    };
+  return {
+    kind: 'proceed',
+    model,
+    inputTokens,
+    maxTokens,
+    context,
+    consent,
+    limitMicros,
+    limitTokens,
+    decision
+  };
 }
