@@ -59,6 +59,17 @@ export class HostStep implements StepStop, ConsentReply, ProviderReply {
     this.port.send(Object.assign({}, ev, { at: this.host.clock.now() }) as AuthEvent);
   }
 
+  /**
+   * `emit` of an event its source made for this call and keeps no hold of (the handler's): its
+   * time is added to it in place — the same keys in the same order as `emit`'s copy, without
+   * the copy and its two objects, three times a model call.
+   */
+  emitOwned(ev: ProviderEvent): void {
+    if (!this.live) return;
+    (ev as ProviderEvent & { at: number }).at = this.host.clock.now();
+    this.port.send(ev as AuthEvent);
+  }
+
   /** What the step started (a dialog, a model call): stopped with the step. */
   started(actor: ConsentActor | ProviderActor, ticket: unknown): void {
     this.actor = actor;

@@ -52,7 +52,7 @@ import {
   type VolumeState
 } from '../machine/evaluate';
 import { effectiveBlock, policyHash } from '../machine/policy/effective';
-import type { Policy } from '../machine/policy';
+import type { Policy, PolicyBlock } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, LookupResult, MaybePromise } from '../store/decision-store';
 import { copyable } from '../machine/clone';
@@ -199,6 +199,13 @@ export class ClientHost implements HostSteps {
   presentations = new PresentationHistory();
   private _policy: Policy;
   private hashes = new Map<string, string>();
+  /**
+   * Each server's effective block, made on first use and kept until the policy changes (as
+   * `hashes`): a request read it four times (its evaluation, its volume twice, its charge), each
+   * read a copy of the policy's defaults. Read only, never changed: a copy of the host makes its
+   * own on use.
+   */
+  private _blocks: Map<string, PolicyBlock> | undefined = undefined;
   private ledger = new Map<string, VolumeState>();
   private _pools = new Map<string, number>();
   /**
@@ -293,7 +300,10 @@ export class ClientHost implements HostSteps {
   callProvider({ input, port }: StepArgs): HostStep {
     const step = new HostStep(this, port);
     const p = this.provider;
-    if (typeof p === 'function') step.cancelWith(p(input as ProviderInput, (ev) => step.emit(ev)));
+    if (typeof p === 'function')
+      step.cancelWith(
+        p(input as ProviderInput, (ev, owned) => (owned ? step.emitOwned(ev) : step.emit(ev)))
+      );
     else step.started(p, p.call(input as ProviderInput, step));
     return step;
   }
@@ -542,6 +552,17 @@ export class ClientHost implements HostSteps {
     return this._executor;
   }
 
+  /** The server's effective policy block (cached until the policy changes; never change it). */
+  blockFor(server: string): PolicyBlock {
+    const blocks = (this._blocks ??= new Map());
+    let b = blocks.get(server);
+    if (b === undefined) {
+      b = effectiveBlock(this._policy, server);
+      blocks.set(server, b);
+    }
+    return b;
+  }
+
   /** The server's effective policy block hash (cached until the policy changes). */
   policyHashFor(server: string): string {
     let h = this.hashes.get(server);
@@ -565,6 +586,7 @@ export class ClientHost implements HostSteps {
       if (policyHash(policy, s) !== policyHash(this._policy, s)) changed.push(s);
     this._policy = policy;
     this.hashes.clear();
+    this._blocks = undefined;
     const out: Record<string, number> = Object.create(null) as Record<string, number>;
     // Synchronous for as long as the store is: a simulated lane's edit lands within its step.
     const from = (i: number): MaybePromise<Record<string, number>> => {
@@ -733,7 +755,7 @@ export class ClientHost implements HostSteps {
 
   /** The server's volume counters as they stand at `now` (windows roll over as time passes). */
   private volume(server: string, now: number): VolumeState {
-    const block = effectiveBlock(this._policy, server);
+    const block = this.blockFor(server);
     const v = this.ledger.get(server);
     return v ? rollVolume(v, block, now) : initialVolume(block, now);
   }
@@ -783,7 +805,7 @@ export class ClientHost implements HostSteps {
   }
 
   private evaluate(input: EvaluateRequest, now: number) {
-    const block = effectiveBlock(this._policy, input.server);
+    const block = this.blockFor(input.server);
     const volume = this.volume(input.server, now);
     const evaluation = evaluate({
       server: input.server,
@@ -837,7 +859,7 @@ export class ClientHost implements HostSteps {
     const micros = toMicros(audit.cost);
     if (micros <= 0) return;
     const { server, t, connection } = audit;
-    const block = effectiveBlock(this._policy, server);
+    const block = this.blockFor(server);
     this.ledger.set(server, addSpend(this.volume(server, t), block, t, micros));
     const pool = (this._pools.get(connection) ?? 0) + micros;
     this._pools.set(connection, Math.min(pool, Number.MAX_SAFE_INTEGER));
@@ -880,6 +902,7 @@ copyable(ClientHost, {
     _pools: 'shallow',
     reserved: 'shallow',
     _card: 'dropped',
+    _blocks: 'dropped',
     _machine: 'dropped'
   },
   refuse: (h) =>

@@ -323,7 +323,7 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
     clock,
     executor: 'table',
     consent: consentSource(opts.consent, (input): Money | null =>
-      preflightEstimate(host.policy, cards, input.server, input.params)
+      preflightEstimate(host.blockFor(input.server), cards, input.params)
     ),
     // Only shadow mode serves a result the policy refused: only it keeps them.
     provider: providerSource(
