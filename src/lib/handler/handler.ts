@@ -50,8 +50,10 @@ import {
 } from './guard';
 
 // The handler's requests are parsed afresh: identify them with the writer that hashes while it
-// writes (flow.ts says why it is installed here, not imported there).
-useFreshIdentity(freshIdentity);
+// writes (flow.ts says why it is installed here, not imported there). Only the handler makes
+// such requests, each after `validParams` found it nested no deeper than MAX_PARAMS_DEPTH: the
+// writer need not walk it for that again.
+useFreshIdentity((server, params, opts) => freshIdentity(server, params, opts, true));
 // Hashed by Node's one-shot SHA-256 where the runtime has it (Node 20.12 and later): the same
 // digest, a microsecond less per request than the JavaScript one (fresh-identity.ts).
 const oneShot = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;

@@ -192,12 +192,15 @@ function value(v: unknown, depth: number): boolean {
   }
 }
 
-/** The canonical payload's bytes into `buf[0, at)`, or false (see the module's comment). */
-function payload(params: unknown, fields: readonly string[]): boolean {
+/**
+ * The canonical payload's bytes into `buf[0, at)`, or false (see the module's comment).
+ * `depthChecked`: the caller has found the params nested no deeper than `MAX_PARAMS_DEPTH`.
+ */
+function payload(params: unknown, fields: readonly string[], depthChecked: boolean): boolean {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
   const p = params as Record<string, unknown>;
   // As canonicalIdentityPayload: params nested too deep anywhere are refused (it throws).
-  if (depthExceeded(p)) return false;
+  if (!depthChecked && depthExceeded(p)) return false;
   const { names, sources } = canonicalOrder(fields);
   at = 0;
   byte(0x7b);
@@ -230,10 +233,20 @@ export function useDigest(d: Digest): void {
   digest = d;
 }
 
-/** `requestIdentity(server, params, opts)`, written and hashed in one buffer when it can be. */
-export function freshIdentity(server: string, params: unknown, opts: IdentityOptions): string {
+/**
+ * `requestIdentity(server, params, opts)`, written and hashed in one buffer when it can be.
+ * `depthChecked`: the caller has already found `params` nested no deeper than `MAX_PARAMS_DEPTH`
+ * (identity.ts `depthExceeded`), as the handler does of every request before it is authorised:
+ * that walk is not made again.
+ */
+export function freshIdentity(
+  server: string,
+  params: unknown,
+  opts: IdentityOptions,
+  depthChecked = false
+): string {
   if (opts.canonicalize === false) return requestIdentity(server, params, opts);
-  const ok = payload(params, opts.fields ?? DEFAULT_IDENTITY_FIELDS);
+  const ok = payload(params, opts.fields ?? DEFAULT_IDENTITY_FIELDS, depthChecked);
   const id = ok ? server + ':' + digest(buf, at) : null;
   if (buf.length > KEEP_BYTES) buf = new Uint8Array(4_096);
   return id ?? requestIdentity(server, params, opts);
