@@ -351,15 +351,20 @@ function hintName(h: unknown): string | null {
   return typeof n === 'string' && n.length > 0 ? n : null;
 }
 
-/** The money the host would price against, with its currency, for the currency check. */
-function moneyCurrencies(input: EvaluateInput): string[] {
-  const { block } = input;
-  const out: string[] = [];
-  if (block.budget) out.push(block.budget.currency);
-  if (input.capScope === 'session-pool') {
-    if (input.sessionPool) out.push(input.sessionPool.currency);
-  } else if (block.perCallCap && 'amount' in block.perCallCap) out.push(block.perCallCap.currency);
-  return out;
+/**
+ * The currencies of the money the host would price against — the budget window's, then the
+ * session pool's or the per-call cap's — for the currency check: at most two, so named, not
+ * listed (an array pushed to was a store for seventeen, every evaluation).
+ */
+function budgetCurrency(input: EvaluateInput): string | null {
+  return input.block.budget ? input.block.budget.currency : null;
+}
+
+function capCurrency(input: EvaluateInput): string | null {
+  const cap = input.block.perCallCap;
+  if (input.capScope === 'session-pool')
+    return input.sessionPool ? input.sessionPool.currency : null;
+  return cap && 'amount' in cap ? cap.currency : null;
 }
 
 /**
@@ -387,12 +392,15 @@ export function evaluate(input: EvaluateInput): Evaluation {
   const model = picked.model;
   const card = input.card(model);
   if (!card) return deny('policy.model_not_allowed', `no rate card for model '${model}'`);
-  for (const currency of moneyCurrencies(input)) {
-    // Amounts are never converted (the RFC): a model the host cannot price in the policy's
-    // currency is a model this policy cannot allow.
-    const mismatch = currencyMismatch(card.currency, currency);
-    if (mismatch) return deny('policy.model_not_allowed', `model '${model}': ${mismatch}`);
-  }
+  // Amounts are never converted (the RFC): a model the host cannot price in the policy's
+  // currency is a model this policy cannot allow.
+  const budgetIn = budgetCurrency(input);
+  const budgetMismatch = budgetIn === null ? null : currencyMismatch(card.currency, budgetIn);
+  if (budgetMismatch)
+    return deny('policy.model_not_allowed', `model '${model}': ${budgetMismatch}`);
+  const capIn = capCurrency(input);
+  const capMismatch = capIn === null ? null : currencyMismatch(card.currency, capIn);
+  if (capMismatch) return deny('policy.model_not_allowed', `model '${model}': ${capMismatch}`);
   // 3b. The server's advisory intent names a currency: "a host that cannot price a request in the
   // currency a server named should refuse rather than convert" (the RFC).
   const intentCurrency = intentCurrencyOf(params);
