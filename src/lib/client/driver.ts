@@ -84,10 +84,12 @@ export interface ConsentActor {
 /**
  * Runs a model call: emits `provider.started`, then `provider.chunk`s, then `provider.done` or
  * `provider.failed`. Returns a cancel function (the machine stops a call at the cap or deadline).
+ * `owned`: the event is a fresh object the source keeps no hold of, which the host may stamp with
+ * its time in place rather than copy.
  */
 export type ProviderSource = (
   input: ProviderInput,
-  emit: (event: ProviderEvent) => void
+  emit: (event: ProviderEvent, owned?: boolean) => void
 ) => (() => void) | void;
 
 /** A provider as data (the simulation's): events through `reply`, stopped by its ticket. */

@@ -41,7 +41,7 @@ import { estimateCostMicros, type RateCard } from '../machine/budget';
 import { providerErrorFrame } from '../machine/frames';
 import { contextRequested, meteredMicros } from '../machine/authorize/outcomes';
 import { fromMicrosExact, toMicros } from '../machine/money';
-import type { AuditRecord, JsonRpcId, Money, StoredDecision } from '../machine/types';
+import type { AuditRecord, Money, StoredDecision } from '../machine/types';
 import type { ClientConfig } from '../machine/config';
 import {
   addSpend,
@@ -52,7 +52,7 @@ import {
   type VolumeState
 } from '../machine/evaluate';
 import { effectiveBlock, policyHash } from '../machine/policy/effective';
-import type { Policy } from '../machine/policy';
+import type { Policy, PolicyBlock } from '../machine/policy';
 import type { AuditLog } from '../store/audit-log';
 import type { DecisionStore, LookupResult, MaybePromise } from '../store/decision-store';
 import { copyable } from '../machine/clone';
@@ -85,10 +85,6 @@ interface Reservation {
   micros: number;
   /** The latest virtual ms the call can end (its hold is released by then). */
   until: number;
-}
-
-function reservationKey(connection: string, id: JsonRpcId): string {
-  return `${connection}\u0000${String(id)}`;
 }
 
 function isPromise<T>(v: MaybePromise<T>): v is Promise<T> {
@@ -203,6 +199,13 @@ export class ClientHost implements HostSteps {
   presentations = new PresentationHistory();
   private _policy: Policy;
   private hashes = new Map<string, string>();
+  /**
+   * Each server's effective block, made on first use and kept until the policy changes (as
+   * `hashes`): a request read it four times (its evaluation, its volume twice, its charge), each
+   * read a copy of the policy's defaults. Read only, never changed: a copy of the host makes its
+   * own on use.
+   */
+  private _blocks: Map<string, PolicyBlock> | undefined = undefined;
   private ledger = new Map<string, VolumeState>();
   private _pools = new Map<string, number>();
   /**
@@ -219,10 +222,24 @@ export class ClientHost implements HostSteps {
   // all (as many as the calls in flight that hold money).
   /** The reservations' sums by server and by connection (kept with `reserved`, read per call). */
   private heldBy = { server: new Map<string, number>(), connection: new Map<string, number>() };
-  /** Identities being decided, by store scope key: later presentations join them. */
+  /**
+   * Identities being decided, by identity: each the first of a list of the identity's flights
+   * (`Flight.next`), one per place its decision lives (`findFlight`). Later presentations join
+   * them. Keyed by the identity, not by a string of the place's parts: the identity is a string
+   * the presentation history and the store's lookup have already hashed; a key built per
+   * presentation was a fresh string, flattened and hashed again.
+   */
   private _flights = new Map<string, Flight>();
-  /** Which flight each leading request (by connection and id) decides. */
-  private leaders = new Map<string, string>();
+  /** How many flights `_flights` holds (its lists' lengths, summed). */
+  private _flightCount = 0;
+  /**
+   * Which flight each leading request decides, by its connection, then its id (`String(id)`, as
+   * its reservation names it): the flight it led, for its place — the flight found there when it
+   * lands is the one landed, as with a key. By connection first, not by a '<connection>\0<id>'
+   * string: that was a fresh string built, flattened and hashed twice per request. A connection's
+   * map goes when it empties (what a closed connection held is let go).
+   */
+  private leaders = new Map<string, Map<string, Flight>>();
   private _seq = 0;
   /**
    * A model's rate card, for `evaluate`: one function for the host's life, not one per call —
@@ -283,7 +300,10 @@ export class ClientHost implements HostSteps {
   callProvider({ input, port }: StepArgs): HostStep {
     const step = new HostStep(this, port);
     const p = this.provider;
-    if (typeof p === 'function') step.cancelWith(p(input as ProviderInput, (ev) => step.emit(ev)));
+    if (typeof p === 'function')
+      step.cancelWith(
+        p(input as ProviderInput, (ev, owned) => (owned ? step.emitOwned(ev) : step.emit(ev)))
+      );
     else step.started(p, p.call(input as ProviderInput, step));
     return step;
   }
@@ -306,13 +326,53 @@ export class ClientHost implements HostSteps {
   }
 
   /**
-   * Where an identity's decision lives: a connection-scoped store decides per connection, a
-   * durable one for every connection of the server. The policy hash is part of it: a
-   * presentation under an edited policy never joins one decided under the old.
+   * The flight deciding an identity in one place, if any. Where an identity's decision lives: a
+   * connection-scoped store decides per connection (`connection`), a durable one for every
+   * connection of the server (null). The policy hash is part of it: a presentation under an
+   * edited policy never joins one decided under the old.
    */
-  private flightKey(input: LookupInput): string {
-    const base = `${input.server}\u0000${input.identity}\u0000${input.policyHash}`;
-    return this.store.scope === 'connection' ? `${input.connection}\u0000${base}` : base;
+  private findFlight(
+    connection: string | null,
+    server: string,
+    identity: string,
+    policyHash: string
+  ): Flight | undefined {
+    for (let f = this._flights.get(identity); f !== undefined; f = f.next ?? undefined)
+      if (f.connection === connection && f.server === server && f.policyHash === policyHash)
+        return f;
+    return undefined;
+  }
+
+  /** `f` decides its place from now on: as a Map's set, a flight there before is replaced. */
+  private setFlight(f: Flight): void {
+    const head = this._flights.get(f.identity);
+    const old = head && this.findFlight(f.connection, f.server, f.identity, f.policyHash);
+    const rest = old ? this.unlinkFlight(head, old) : (head ?? null);
+    f.next = rest;
+    this._flights.set(f.identity, f);
+    this._flightCount++;
+  }
+
+  /** The flight landed: out of its identity's list (and the map, when it was the last). */
+  private deleteFlight(f: Flight): void {
+    const rest = this.unlinkFlight(this._flights.get(f.identity)!, f);
+    if (rest === null) this._flights.delete(f.identity);
+    else this._flights.set(f.identity, rest);
+  }
+
+  /** `f` out of the list that starts at `head`: the list's new start. */
+  private unlinkFlight(head: Flight, f: Flight): Flight | null {
+    this._flightCount--;
+    let start: Flight | null = head;
+    if (head === f) start = f.next;
+    else
+      for (let g = head; g.next !== null; g = g.next)
+        if (g.next === f) {
+          g.next = f.next;
+          break;
+        }
+    f.next = null;
+    return start;
   }
 
   /**
@@ -331,8 +391,9 @@ export class ClientHost implements HostSteps {
 
   /** `now`: the clock's reading, when the caller has just taken it (one instant: see `present`). */
   private enter(input: LookupInput, alert: boolean, step: HostStep, now = this.clock.now()): void {
-    const key = this.flightKey(input);
-    const flight = this._flights.get(key);
+    // The place is the one of this moment, whenever the store answers (the scope may change).
+    const scope = this.store.scope === 'connection' ? input.connection : null;
+    const flight = this.findFlight(scope, input.server, input.identity, input.policyHash);
     if (flight) {
       step.send({ type: 'store.joining', at: now });
       flight.waiters.push(new Waiter(input, alert, step));
@@ -349,24 +410,38 @@ export class ClientHost implements HostSteps {
       );
       if (isPromise(looked))
         looked.then(
-          (hit) => this.looked(input, key, alert, step, hit, this.clock.now()),
-          (e: unknown) => this.lookupFailed(input, key, alert, step, e)
+          (hit) => this.looked(input, scope, alert, step, hit, this.clock.now()),
+          (e: unknown) => this.lookupFailed(input, scope, alert, step, e)
         );
-      else this.looked(input, key, alert, step, looked, now);
+      else this.looked(input, scope, alert, step, looked, now);
     } catch (e) {
-      this.lookupFailed(input, key, alert, step, e);
+      this.lookupFailed(input, scope, alert, step, e);
     }
   }
 
   /** This presentation decides its identity: later ones join it until it lands. */
-  private lead(input: LookupInput, key: string): void {
-    this._flights.set(key, { waiters: [], represented: 0 });
-    this.leaders.set(reservationKey(input.connection, input.requestId), key);
+  private lead(input: LookupInput, scope: string | null): void {
+    const f: Flight = {
+      waiters: [],
+      represented: 0,
+      connection: scope,
+      server: input.server,
+      identity: input.identity,
+      policyHash: input.policyHash,
+      next: null
+    };
+    this.setFlight(f);
+    let byId = this.leaders.get(input.connection);
+    if (byId === undefined) {
+      byId = new Map();
+      this.leaders.set(input.connection, byId);
+    }
+    byId.set(String(input.requestId), f);
   }
 
   private looked(
     input: LookupInput,
-    key: string,
+    scope: string | null,
     alert: boolean,
     step: HostStep,
     hit: LookupResult | null,
@@ -375,19 +450,19 @@ export class ClientHost implements HostSteps {
     if (hit) {
       step.send({ type: 'store.hit', decision: hit.decision, alert, at });
     } else {
-      this.lead(input, key);
+      this.lead(input, scope);
       step.send({ type: 'store.miss', alert, at });
     }
   }
 
   private lookupFailed(
     input: LookupInput,
-    key: string,
+    scope: string | null,
     alert: boolean,
     step: HostStep,
     e: unknown
   ) {
-    this.lead(input, key);
+    this.lead(input, scope);
     step.send({ type: 'store.failed', error: errorText(e), alert, at: this.clock.now() });
   }
 
@@ -453,13 +528,18 @@ export class ClientHost implements HostSteps {
    * A request finished: if it led a decision, the presentations waiting on it get its verdict.
    */
   private land(request: IncomingRequest, verdict: StoredDecision | null): void {
-    const rk = reservationKey(request.connection, request.id);
-    const key = this.leaders.get(rk);
-    if (key === undefined) return;
-    this.leaders.delete(rk);
-    const flight = this._flights.get(key);
+    const byId = this.leaders.get(request.connection);
+    if (byId === undefined) return;
+    const id = String(request.id);
+    const led = byId.get(id);
+    if (led === undefined) return;
+    byId.delete(id);
+    if (byId.size === 0) this.leaders.delete(request.connection);
+    // The flight in its place now: another may have replaced it there (a second lead of the same
+    // identity whose store answered later), and it is that one that lands, as by a key.
+    const flight = this.findFlight(led.connection, led.server, led.identity, led.policyHash);
     if (!flight) return;
-    this._flights.delete(key);
+    this.deleteFlight(flight);
     for (const w of flight.waiters) this.join(w, flight, verdict);
   }
 
@@ -470,6 +550,17 @@ export class ClientHost implements HostSteps {
   /** How this host runs each request's machine. */
   get executor(): Executor {
     return this._executor;
+  }
+
+  /** The server's effective policy block (cached until the policy changes; never change it). */
+  blockFor(server: string): PolicyBlock {
+    const blocks = (this._blocks ??= new Map());
+    let b = blocks.get(server);
+    if (b === undefined) {
+      b = effectiveBlock(this._policy, server);
+      blocks.set(server, b);
+    }
+    return b;
   }
 
   /** The server's effective policy block hash (cached until the policy changes). */
@@ -495,6 +586,7 @@ export class ClientHost implements HostSteps {
       if (policyHash(policy, s) !== policyHash(this._policy, s)) changed.push(s);
     this._policy = policy;
     this.hashes.clear();
+    this._blocks = undefined;
     const out: Record<string, number> = Object.create(null) as Record<string, number>;
     // Synchronous for as long as the store is: a simulated lane's edit lands within its step.
     const from = (i: number): MaybePromise<Record<string, number>> => {
@@ -651,9 +743,10 @@ export class ClientHost implements HostSteps {
    */
   held(): { flights: number; waiters: number; reservations: number; pools: number } {
     let waiters = 0;
-    for (const f of this._flights.values()) waiters += f.waiters.length;
+    for (const first of this._flights.values())
+      for (let f: Flight | null = first; f !== null; f = f.next) waiters += f.waiters.length;
     return {
-      flights: this._flights.size,
+      flights: this._flightCount,
       waiters,
       reservations: this.reserved.length,
       pools: this._pools.size
@@ -662,7 +755,7 @@ export class ClientHost implements HostSteps {
 
   /** The server's volume counters as they stand at `now` (windows roll over as time passes). */
   private volume(server: string, now: number): VolumeState {
-    const block = effectiveBlock(this._policy, server);
+    const block = this.blockFor(server);
     const v = this.ledger.get(server);
     return v ? rollVolume(v, block, now) : initialVolume(block, now);
   }
@@ -712,7 +805,7 @@ export class ClientHost implements HostSteps {
   }
 
   private evaluate(input: EvaluateRequest, now: number) {
-    const block = effectiveBlock(this._policy, input.server);
+    const block = this.blockFor(input.server);
     const volume = this.volume(input.server, now);
     const evaluation = evaluate({
       server: input.server,
@@ -766,7 +859,7 @@ export class ClientHost implements HostSteps {
     const micros = toMicros(audit.cost);
     if (micros <= 0) return;
     const { server, t, connection } = audit;
-    const block = effectiveBlock(this._policy, server);
+    const block = this.blockFor(server);
     this.ledger.set(server, addSpend(this.volume(server, t), block, t, micros));
     const pool = (this._pools.get(connection) ?? 0) + micros;
     this._pools.set(connection, Math.min(pool, Number.MAX_SAFE_INTEGER));
@@ -793,7 +886,8 @@ export class ClientHost implements HostSteps {
  * A host's copy (clone.ts) takes its configuration, rate cards and policy as they are (replaced,
  * never changed) and the copies of its store and audit log (the engine substitutes them: the
  * copy's hooks see its store), clock, consent and provider actors (a callback source cannot be
- * copied: the copier says so), history, flights and reservations' sums. Its caches and ledgers
+ * copied: the copier says so), history, flights (the leaders' among them: one copy each) and
+ * reservations' sums. Its caches and ledgers
  * hold values replaced on every change (volume states, reservations, strings): new containers of
  * the same values. What it makes on use, it makes again.
  */
@@ -807,8 +901,8 @@ copyable(ClientHost, {
     ledger: 'shallow',
     _pools: 'shallow',
     reserved: 'shallow',
-    leaders: 'shallow',
     _card: 'dropped',
+    _blocks: 'dropped',
     _machine: 'dropped'
   },
   refuse: (h) =>

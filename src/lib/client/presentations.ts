@@ -55,8 +55,13 @@ export const RETAIN_AT_LEAST = 64;
 export const ENTRY_BYTES = 96;
 
 export class PresentationHistory {
-  /** key → presentation times, oldest first; Map order = least recently presented first. */
-  private readonly times = new Map<string, number[]>();
+  /**
+   * key → presentation times, oldest first; Map order = least recently presented first. An
+   * identity presented once holds its one time as a number: most are presented once (a flood of
+   * distinct requests, 10,000 of them held, each promoted to the old heap), and an array of one
+   * is an object and its store besides.
+   */
+  private readonly times = new Map<string, number | number[]>();
   /**
    * Where the next identity to drop is: an iterator over `times` that only ever moves to drop
    * one. Every entry it has passed was deleted (dropped, or presented again and so moved to the
@@ -80,20 +85,32 @@ export class PresentationHistory {
     if (this.frozen) frozenHistory();
     const threshold = saneThreshold(settings);
     const windowMs = saneWindow(settings);
-    let times = this.times.get(key);
-    if (times === undefined) {
-      // A literal of one: `[]` then a push gives the array room for 17 (V8's first growth), and
-      // most identities are presented once — 10,000 of them held, each promoted to the old heap.
-      times = [now];
-    } else {
-      // Moved to the end of the Map's order (least recently presented first).
+    const held = this.times.get(key);
+    let times: number[] | null = null;
+    if (held === undefined) this.times.set(key, now);
+    else {
+      // Moved to the end of the Map's order (least recently presented first). A literal of two
+      // for the second time: `[]` and pushes would give the array room for 17 (V8's growth).
       this.times.delete(key);
-      times.push(now);
+      if (typeof held === 'number') times = [held, now];
+      else {
+        times = held;
+        times.push(now);
+      }
+      // The same retention as the loop guarantee's own count (loops.ts), so the two agree.
+      const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
+      if (times.length > keep) times.splice(0, times.length - keep);
+      this.times.set(key, times);
     }
-    // The same retention as the loop guarantee's own count (loops.ts), so the two agree.
-    const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
-    if (times.length > keep) times.splice(0, times.length - keep);
-    this.times.set(key, times);
+    this.dropOldest();
+    let inWindow = 0;
+    if (times === null) inWindow = now - now < windowMs ? 1 : 0;
+    else for (let i = times.length - 1; i >= 0 && now - times[i]! < windowMs; i--) inWindow++;
+    return { inWindow, alert: inWindow - 1 >= threshold };
+  }
+
+  /** Past `maxIdentities`, the least recently presented identity is forgotten. */
+  private dropOldest(): void {
     if (this.times.size > this.maxIdentities) {
       this.oldest ??= this.times.keys();
       let next = this.oldest.next();
@@ -104,9 +121,6 @@ export class PresentationHistory {
       }
       if (!next.done) this.times.delete(next.value);
     }
-    let inWindow = 0;
-    for (let i = times.length - 1; i >= 0 && now - times[i]! < windowMs; i--) inWindow++;
-    return { inWindow, alert: inWindow - 1 >= threshold };
   }
 
   /** Identities currently remembered (for the memory bound's tests and the UI). */
@@ -123,7 +137,7 @@ export class PresentationHistory {
   /** Roughly what this history holds in memory, bytes (engine-size.ts: a checkpoint's budget). */
   approxBytes(): number {
     let n = 0;
-    for (const times of this.times.values()) n += times.length;
+    for (const times of this.times.values()) n += typeof times === 'number' ? 1 : times.length;
     return this.times.size * ENTRY_BYTES + n * 8;
   }
 }
@@ -134,7 +148,8 @@ export class PresentationHistory {
  */
 interface FrozenHistory {
   readonly keys: readonly string[];
-  readonly times: readonly (readonly number[])[];
+  /** A number for an identity presented once (a value: nothing to copy or share). */
+  readonly times: readonly (number | readonly number[])[];
 }
 
 /** Estimated bytes of one identity's times as a checkpoint holds them: the array beside its numbers. */
@@ -144,21 +159,28 @@ function frozenHistory(): never {
   throw new Error("an engine checkpoint's history is never run: copy the checkpoint to run it");
 }
 
-function freeze(times: Map<string, number[]>, memo: CheckpointMemo): FrozenHistory {
+function freeze(times: Map<string, number | number[]>, memo: CheckpointMemo): FrozenHistory {
   const keys: string[] = [];
-  const lists: (readonly number[])[] = [];
+  const lists: (number | readonly number[])[] = [];
   for (const [key, list] of times) {
     keys.push(key);
-    lists.push(memo.reuse(list, sameNumbers, copyTimes, TIMES_COPY_BYTES + 8 * list.length));
+    lists.push(
+      typeof list === 'number'
+        ? list
+        : memo.reuse(list, sameNumbers, copyTimes, TIMES_COPY_BYTES + 8 * list.length)
+    );
   }
   return { keys, times: lists };
 }
 
 const copyTimes = (list: readonly number[]): number[] => list.slice();
 
-function thaw(f: FrozenHistory): Map<string, number[]> {
-  const out = new Map<string, number[]>();
-  for (let i = 0; i < f.keys.length; i++) out.set(f.keys[i]!, f.times[i]!.slice());
+function thaw(f: FrozenHistory): Map<string, number | number[]> {
+  const out = new Map<string, number | number[]>();
+  for (let i = 0; i < f.keys.length; i++) {
+    const t = f.times[i]!;
+    out.set(f.keys[i]!, typeof t === 'number' ? t : t.slice());
+  }
   return out;
 }
 

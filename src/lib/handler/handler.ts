@@ -25,7 +25,7 @@ import type { CreateMessageResult, JsonRpcId, Money, SamplingParams } from '../m
 import type { DecisionStore } from '../store/decision-store';
 import { ClientHost, type DecisionListener, type RunHandle } from '../client/host';
 import { AuditSink, type AuditTarget, type HandlerAuditRecord, type WriteListener } from './audit';
-import { unwatchAbort, watchAbort } from './abort-watch';
+import { isAborted, unwatchAbort, watchAbort } from './abort-watch';
 import { RealClock } from './clock';
 import { validClient, validPolicy, validRateCards, HandlerConfigError } from './options';
 import {
@@ -50,8 +50,10 @@ import {
 } from './guard';
 
 // The handler's requests are parsed afresh: identify them with the writer that hashes while it
-// writes (flow.ts says why it is installed here, not imported there).
-useFreshIdentity(freshIdentity);
+// writes (flow.ts says why it is installed here, not imported there). Only the handler makes
+// such requests, each after `validParams` found it nested no deeper than MAX_PARAMS_DEPTH: the
+// writer need not walk it for that again.
+useFreshIdentity((server, params, opts) => freshIdentity(server, params, opts, true));
 // Hashed by Node's one-shot SHA-256 where the runtime has it (Node 20.12 and later): the same
 // digest, a microsecond less per request than the JavaScript one (fresh-identity.ts).
 const oneShot = (nodeCrypto as { hash?: typeof nodeCrypto.hash }).hash;
@@ -323,7 +325,7 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
     clock,
     executor: 'table',
     consent: consentSource(opts.consent, (input): Money | null =>
-      preflightEstimate(host.policy, cards, input.server, input.params)
+      preflightEstimate(host.blockFor(input.server), cards, input.params)
     ),
     // Only shadow mode serves a result the policy refused: only it keeps them.
     provider: providerSource(
@@ -545,8 +547,9 @@ export function createSamplingPolicy(opts: SamplingPolicyOptions): SamplingPolic
           req.run = started;
           running.add(req);
           const signal = req.signal;
-          if (signal?.aborted) req.handleEvent();
-          else if (signal) watchAbort(req);
+          if (!signal) return;
+          if (isAborted(signal)) req.handleEvent();
+          else watchAbort(req);
         }),
       close: () => {
         if (ended) return;

@@ -13,7 +13,7 @@ import {
 } from '../machine/budget';
 import { pickModel } from '../machine/evaluate';
 import { fromMicrosExact } from '../machine/money';
-import { effectiveBlock, type Policy } from '../machine/policy';
+import type { PolicyBlock } from '../machine/policy';
 import type { IncludeContext, Money, SamplingParams } from '../machine/types';
 import type { ConsentSource, ProviderSource } from '../client/driver';
 
@@ -141,15 +141,14 @@ function errorText(e: unknown): string {
 /**
  * What the dialog shows as the call's cost: the same worst case the host holds against the
  * server's budget window while the call runs (input + maxTokens output, priced at the model the
- * policy picks), or null when the policy names no model it can price.
+ * server's effective block picks), or null when the policy names no model it can price.
  */
 export function preflightEstimate(
-  policy: Policy,
+  block: Pick<PolicyBlock, 'allowedModels' | 'defaultModel'>,
   cards: Readonly<Record<string, RateCard>>,
-  server: string,
   params: SamplingParams
 ): Money | null {
-  const picked = pickModel(params.modelPreferences, effectiveBlock(policy, server));
+  const picked = pickModel(params.modelPreferences, block);
   if (!picked.ok || !Object.hasOwn(cards, picked.model)) return null;
   const card = cards[picked.model]!;
   const micros = estimateCostMicros(card, inputTokensOf(params), params.maxTokens);
@@ -188,7 +187,7 @@ const STOP_REASONS = new Set(['endTurn', 'maxTokens', 'stopSequence']);
 
 /** The model call failed: said once, unless the host already stopped it. */
 function failed(ctl: LazyAbort, emit: Parameters<ProviderSource>[1], e: unknown): void {
-  if (!ctl.aborted) emit({ type: 'provider.failed', kind: 'error', message: errorText(e) });
+  if (!ctl.aborted) emit({ type: 'provider.failed', kind: 'error', message: errorText(e) }, true);
 }
 
 /** The result as the meter reads it, or why it cannot be read. */
@@ -229,15 +228,19 @@ export function providerSource(
         if (typeof read === 'string') return failed(ctl, emit, new Error(read));
         seen(input.params, result);
         const stop = result.stopReason;
-        emit({ type: 'provider.started', cachedInputTokens: 0 });
-        emit({ type: 'provider.chunk', text: read.text, tokens: read.tokens });
-        emit({
-          type: 'provider.done',
-          stopReason:
-            stop && STOP_REASONS.has(stop)
-              ? (stop as 'endTurn' | 'maxTokens' | 'stopSequence')
-              : 'endTurn'
-        });
+        // Fresh events, kept by nobody here: the host stamps them in place (`owned`).
+        emit({ type: 'provider.started', cachedInputTokens: 0 }, true);
+        emit({ type: 'provider.chunk', text: read.text, tokens: read.tokens }, true);
+        emit(
+          {
+            type: 'provider.done',
+            stopReason:
+              stop && STOP_REASONS.has(stop)
+                ? (stop as 'endTurn' | 'maxTokens' | 'stopSequence')
+                : 'endTurn'
+          },
+          true
+        );
       },
       (e: unknown) => {
         settled = true;

@@ -82,6 +82,29 @@ export function resultFrame(
 }
 
 /**
+ * `resultFrame` with the budget decision the call was made under after its members (`budget`,
+ * last), written as one literal: the frame an allowed call under a money limit sends, once per
+ * completed call. The same keys in the same order as `resultFrame`'s frame with `budget` added.
+ */
+export function budgetedResultFrame(
+  id: JsonRpcId,
+  { model, text, stopReason = 'endTurn' }: CompletionArgs,
+  decision: BudgetDecision
+): ResultFrame {
+  return {
+    jsonrpc: '2.0',
+    id,
+    result: {
+      role: 'assistant',
+      content: { type: 'text', text },
+      model,
+      stopReason,
+      budget: { decision }
+    }
+  };
+}
+
+/**
  * A completion made with less context than requested. Trimming is not a failure — the work was
  * paid for — so it is a result, and the gap goes in `_meta.context` where a server that ignores it
  * still gets a valid response and one that reads it can say its answer lacked the context.

@@ -84,9 +84,11 @@ export class ConnectionDecisionStore implements DecisionStore {
       byIdentity = new Map();
       byServer.set(decision.server, byIdentity);
     }
-    if (!byIdentity.has(decision.identity)) this.size += 1;
     const stored = toStoredDecision(decision);
+    // A new entry grows the map: its size says so (a `has` first was a second lookup).
+    const before = byIdentity.size;
     byIdentity.set(decision.identity, stored);
+    this.size += byIdentity.size - before;
     if (stored.expiresAt !== null)
       this.expiry.push(stored.expiresAt, [connection, decision.server, decision.identity]);
   }

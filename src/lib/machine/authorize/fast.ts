@@ -575,17 +575,19 @@ export class FastRun implements TimerTarget {
   /**
    * Pending `after:` timers: flat (event type, clock id) pairs in the order set, `tn` slots in
    * use — a Map's semantics (a type set again keeps its place) for the one or two a waiting
-   * state has, without a Map per run and the rehash a Map does as it empties (see `rn`).
+   * state has, without a Map per run and the rehash a Map does as it empties (see `rn`). Made
+   * with room for two (a literal of unused slots): an empty array's first write grows it a store
+   * for sixteen.
    */
-  private timers: unknown[] = [];
+  private timers: unknown[] = [undefined, undefined, undefined, undefined];
   private tn = 0;
   /**
    * Timers reserved on the clock, not yet inserted (see `StepClock`): flat (event type,
    * reservation, event) triples in the order reserved. A waiting state has one or two; most are
    * cancelled in the same turn (a step that answers at once), so a Map and an entry object per
-   * reservation was garbage made for nothing.
+   * reservation was garbage made for nothing. Room for two from the start, as `timers`.
    */
-  private reserved: unknown[] = [];
+  private reserved: unknown[] = [undefined, undefined, undefined, undefined, undefined, undefined];
   /**
    * How many of `reserved`'s (and `deferred`'s, `undo`'s) slots are in use. Why counts, not the
    * arrays' lengths: setting a length to 0 lets V8 drop the array's store, so the next push

@@ -28,6 +28,7 @@
  */
 import { chunkCrosses } from '../budget';
 import {
+  budgetedResultFrame,
   budgetExceededFrame,
   budgetExhaustedFrame,
   budgetRefusalErrorFrame,
@@ -360,19 +361,33 @@ export const reducers = {
     const costMicros = meteredMicros(context);
     const budgetDecision = p.decision ? withActual(p.decision, context, costMicros) : null;
     const trimmed = p.context.trimmed;
-    let frame: Frame =
-      trimmed && context.config.annotateTrim
-        ? trimmedFrame(context.request.id, {
-            model: p.model,
-            text: context.gen.text,
-            stopReason,
-            context: {
-              requested: p.context.requested,
-              applied: p.context.applied,
-              reason: 'policy.max_scope'
-            }
-          })
-        : resultFrame(context.request.id, { model: p.model, text: context.gen.text, stopReason });
+    const annotated = trimmed && context.config.annotateTrim;
+    // The common frame, a call under a money limit, written whole (the same keys in the same
+    // order as the general path's copies below).
+    if (budgetDecision && !annotated)
+      return {
+        outcome: (trimmed ? 'trimmed' : 'allowed') as Outcome,
+        gen: { ...context.gen, stopReason },
+        frame: budgetedResultFrame(
+          context.request.id,
+          { model: p.model, text: context.gen.text, stopReason },
+          budgetDecision
+        ),
+        costMicros,
+        budgetDecision
+      };
+    let frame: Frame = annotated
+      ? trimmedFrame(context.request.id, {
+          model: p.model,
+          text: context.gen.text,
+          stopReason,
+          context: {
+            requested: p.context.requested,
+            applied: p.context.applied,
+            reason: 'policy.max_scope'
+          }
+        })
+      : resultFrame(context.request.id, { model: p.model, text: context.gen.text, stopReason });
     if (budgetDecision && 'result' in frame) {
       // Object.assign, not spreads that add `budget`: V8's slow path (see withActual).
       frame = Object.assign({}, frame, {

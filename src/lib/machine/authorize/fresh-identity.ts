@@ -31,13 +31,21 @@ let buf = new Uint8Array(4_096);
 let at = 0;
 const encoder = new TextEncoder();
 
-/** Latin-1 text with nothing JSON escapes: written as it is (canonical.ts, `PLAIN`). */
-const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\xff]*$/;
 /** Nothing to escape in well-formed text (canonical.ts, `UNESCAPED`). */
 // eslint-disable-next-line no-control-regex -- the controls are what JSON escapes
 const UNESCAPED = /^[^"\\\x00-\x1f]*$/;
-/** A member name already NFC with nothing to escape: printable ASCII but `"` and `\`. */
-const SIMPLE_NAME = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/**
+ * A member name already NFC with nothing to escape: printable ASCII but `"` and `\` (the
+ * pattern /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/, as a loop: a few short names per request, where a
+ * regular expression's call cost more than its match).
+ */
+function simpleName(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e || c === 0x22 || c === 0x5c) return false;
+  }
+  return true;
+}
 
 const QUOTE = 0x22;
 
@@ -75,23 +83,32 @@ function text(s: string): void {
   }
 }
 
-/** A string as canonical.ts's `quote` writes it: NFC, then RFC 8785's escapes. */
+/**
+ * A string as canonical.ts's `quote` writes it: NFC, then RFC 8785's escapes. Latin-1 text with
+ * nothing JSON escapes (canonical.ts's `PLAIN`: U+0020 to U+00FF but `"` and `\`) is written as
+ * it is — one byte below U+0080, two from there to U+00FF — and checked as it is written, not
+ * matched against the pattern first: any other character, and it is written the general way.
+ */
 function quoted(s: string): void {
-  if (PLAIN.test(s)) {
-    // Latin-1: one byte below U+0080, two from there to U+00FF.
-    room(s.length * 2 + 2);
-    buf[at++] = QUOTE;
-    for (let i = 0; i < s.length; i++) {
-      const c = s.charCodeAt(i);
-      if (c < 0x80) buf[at++] = c;
-      else {
-        buf[at++] = 0xc0 | (c >> 6);
-        buf[at++] = 0x80 | (c & 0x3f);
-      }
-    }
-    buf[at++] = QUOTE;
-    return;
+  room(s.length * 2 + 2);
+  const start = at;
+  buf[at++] = QUOTE;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x80) {
+      if (c < 0x20 || c === 0x22 || c === 0x5c) return quotedSlow(s, start);
+      buf[at++] = c;
+    } else if (c <= 0xff) {
+      buf[at++] = 0xc0 | (c >> 6);
+      buf[at++] = 0x80 | (c & 0x3f);
+    } else return quotedSlow(s, start);
   }
+  buf[at++] = QUOTE;
+}
+
+/** `quoted` for text that is not plain Latin-1: written again from `start`. */
+function quotedSlow(s: string, start: number): void {
+  at = start;
   const n = nfc(s);
   text(UNESCAPED.test(n) ? '"' + n + '"' : JSON.stringify(n));
 }
@@ -151,7 +168,7 @@ function value(v: unknown, depth: number): boolean {
       }
       const o = v as Record<string, unknown>;
       const names = Object.keys(o);
-      for (let i = 0; i < names.length; i++) if (!SIMPLE_NAME.test(names[i]!)) return false;
+      for (let i = 0; i < names.length; i++) if (!simpleName(names[i]!)) return false;
       sortNames(names);
       byte(0x7b);
       let first = true;
@@ -175,12 +192,15 @@ function value(v: unknown, depth: number): boolean {
   }
 }
 
-/** The canonical payload's bytes into `buf[0, at)`, or false (see the module's comment). */
-function payload(params: unknown, fields: readonly string[]): boolean {
+/**
+ * The canonical payload's bytes into `buf[0, at)`, or false (see the module's comment).
+ * `depthChecked`: the caller has found the params nested no deeper than `MAX_PARAMS_DEPTH`.
+ */
+function payload(params: unknown, fields: readonly string[], depthChecked: boolean): boolean {
   if (typeof params !== 'object' || params === null || Array.isArray(params)) return false;
   const p = params as Record<string, unknown>;
   // As canonicalIdentityPayload: params nested too deep anywhere are refused (it throws).
-  if (depthExceeded(p)) return false;
+  if (!depthChecked && depthExceeded(p)) return false;
   const { names, sources } = canonicalOrder(fields);
   at = 0;
   byte(0x7b);
@@ -213,10 +233,20 @@ export function useDigest(d: Digest): void {
   digest = d;
 }
 
-/** `requestIdentity(server, params, opts)`, written and hashed in one buffer when it can be. */
-export function freshIdentity(server: string, params: unknown, opts: IdentityOptions): string {
+/**
+ * `requestIdentity(server, params, opts)`, written and hashed in one buffer when it can be.
+ * `depthChecked`: the caller has already found `params` nested no deeper than `MAX_PARAMS_DEPTH`
+ * (identity.ts `depthExceeded`), as the handler does of every request before it is authorised:
+ * that walk is not made again.
+ */
+export function freshIdentity(
+  server: string,
+  params: unknown,
+  opts: IdentityOptions,
+  depthChecked = false
+): string {
   if (opts.canonicalize === false) return requestIdentity(server, params, opts);
-  const ok = payload(params, opts.fields ?? DEFAULT_IDENTITY_FIELDS);
+  const ok = payload(params, opts.fields ?? DEFAULT_IDENTITY_FIELDS, depthChecked);
   const id = ok ? server + ':' + digest(buf, at) : null;
   if (buf.length > KEEP_BYTES) buf = new Uint8Array(4_096);
   return id ?? requestIdentity(server, params, opts);

@@ -34,9 +34,10 @@
  * Raised whenever the names a snapshot stores change, or the shape of what a class holds. 2:
  * classes are named by their copy rules (machine/clone.ts), no longer by where a probe run first
  * met them. 3: a client host's reservations are an array, no longer a Map. 4: its presentation
- * history is keyed by the identity alone.
+ * history is keyed by the identity alone. 5: its flights are keyed by identity and its leaders by
+ * connection then id, and an identity presented once holds its time as a number.
  */
-export const SNAPSHOT_VERSION = 4;
+export const SNAPSHOT_VERSION = 5;
 
 /** The tag of an encoded class instance; the field name never occurs in run state. */
 export const CLASS = '\u0000class';
