@@ -7,7 +7,15 @@ import type { Policy } from '../machine/policy';
 import { ConnectionDecisionStore } from '../store/connection-store';
 import type { ProviderSource } from './driver';
 import type { VirtualClock } from '../sim/world/clock';
-import { denialData, longMessage, params, rig, uncapped } from '../sim/actors/host-rig.testing';
+import {
+  SERVER,
+  denialData,
+  longMessage,
+  noRateLimit,
+  params,
+  rig,
+  uncapped
+} from '../sim/actors/host-rig.testing';
 import { SharedDecisionStore } from '../store/shared-store';
 
 const withBudget = (amount: string, windowMs: number, p: Policy = uncapped()): Policy => {
@@ -282,4 +290,51 @@ describe('the retry-loop alert counts re-presentations', () => {
     r.after(1_000);
     expect(r.outs.map((o) => o.audit.alert)).toEqual([false, true]);
   });
+});
+
+describe('a request id a connection reuses while it is running (a buggy or hostile server)', () => {
+  // JSON-RPC ids are the server's to choose; nothing stops one sending id 7 for two different
+  // requests at once. Each lands the decision it led, never the other's: a third request
+  // waiting on the second's identity must not be answered with the first's verdict.
+  for (const executor of ['actor', 'table'] as const)
+    it(`a waiter gets the verdict of its own identity, and nothing is left held (${executor})`, () => {
+      // X approved at once; Y denied 30 s later, after X's call has finished.
+      const answers: [boolean, number][] = [
+        [true, 1_000],
+        [false, 30_000]
+      ];
+      const r = rig({
+        executor,
+        policy: noRateLimit(),
+        consent: (_input, answer) => {
+          const [approved, ms] = answers.shift() ?? [false, 1_000];
+          const t = r.clock.setTimeout(() => answer(approved), ms);
+          return () => r.clock.clearTimeout(t);
+        }
+      });
+      const outs = new Map<string, string>();
+      const send = (id: number, systemPrompt: string, label: string) =>
+        r.host.authorize(
+          {
+            id,
+            server: SERVER,
+            connection: `${SERVER}#1`,
+            params: params({ systemPrompt }),
+            receivedAt: r.clock.now()
+          },
+          (out) => outs.set(label, out.audit.outcome)
+        );
+      send(7, 'X', 'x');
+      r.after(10);
+      send(7, 'Y', 'y'); // the same id again, another identity, while the first is running
+      r.after(10);
+      send(8, 'Y', 'y again'); // joins the second's decision
+      r.after(120_000);
+      expect(Object.fromEntries(outs)).toEqual({
+        x: 'allowed',
+        y: 'denied',
+        'y again': 'denied'
+      });
+      expect(r.host.held()).toMatchObject({ flights: 0, waiters: 0 });
+    });
 });

@@ -238,8 +238,15 @@ export class ClientHost implements HostSteps {
    * lands is the one landed, as with a key. By connection first, not by a '<connection>\0<id>'
    * string: that was a fresh string built, flattened and hashed twice per request. A connection's
    * map goes when it empties (what a closed connection held is let go).
+   *
+   * A list when one id leads more than one identity at once: JSON-RPC ids are the server's to
+   * choose, and a buggy or hostile server may send id 7 for two different requests while both
+   * run. Each request then lands the flight of its own identity: with a single slot, the second
+   * lead took the first's place, so the first request's verdict landed the second identity's
+   * waiters (an approval of X allowed a request for Y without asking) and the first flight was
+   * never landed (host.trust.spec.ts).
    */
-  private leaders = new Map<string, Map<string, Flight>>();
+  private leaders = new Map<string, Map<string, Flight | Flight[]>>();
   private _seq = 0;
   /**
    * A model's rate card, for `evaluate`: one function for the host's life, not one per call —
@@ -436,7 +443,15 @@ export class ClientHost implements HostSteps {
       byId = new Map();
       this.leaders.set(input.connection, byId);
     }
-    byId.set(String(input.requestId), f);
+    const id = String(input.requestId);
+    const had = byId.get(id);
+    if (had === undefined || (!Array.isArray(had) && had.identity === f.identity)) byId.set(id, f);
+    else if (!Array.isArray(had)) byId.set(id, [had, f]);
+    else {
+      const i = had.findIndex((g) => g.identity === f.identity);
+      if (i < 0) had.push(f);
+      else had[i] = f;
+    }
   }
 
   private looked(
@@ -527,13 +542,26 @@ export class ClientHost implements HostSteps {
   /**
    * A request finished: if it led a decision, the presentations waiting on it get its verdict.
    */
-  private land(request: IncomingRequest, verdict: StoredDecision | null): void {
+  private land(request: IncomingRequest, verdict: StoredDecision | null, identity: string): void {
     const byId = this.leaders.get(request.connection);
     if (byId === undefined) return;
     const id = String(request.id);
-    const led = byId.get(id);
-    if (led === undefined) return;
-    byId.delete(id);
+    const entry = byId.get(id);
+    if (entry === undefined) return;
+    // Only a flight of this request's own identity ('' when its machine failed before knowing it:
+    // then the one led under its id, as before).
+    let led: Flight;
+    if (Array.isArray(entry)) {
+      const i = entry.findIndex((g) => g.identity === identity);
+      if (i < 0) return;
+      led = entry[i]!;
+      entry.splice(i, 1);
+      if (entry.length === 1) byId.set(id, entry[0]!);
+    } else {
+      if (identity !== '' && entry.identity !== identity) return;
+      led = entry;
+      byId.delete(id);
+    }
     if (byId.size === 0) this.leaders.delete(request.connection);
     // The flight in its place now: another may have replaced it there (a second lead of the same
     // identity whose store answered later), and it is that one that lands, as by a key.
@@ -692,7 +720,7 @@ export class ClientHost implements HostSteps {
     this.charge(out.audit);
     void this.audit.append(out.audit);
     r.tell(out);
-    this.land(request, out.verdict);
+    this.land(request, out.verdict, out.audit.identity);
   }
 
   /** The one frame and record of a request whose machine failed: -32603, no data, no budget. */
