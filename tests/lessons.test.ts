@@ -343,3 +343,23 @@ for (const scheme of ['light', 'dark'] as const) {
     await check();
   });
 }
+
+test('Run entered while the lesson is still loading plays once it has loaded', async ({ page }) => {
+  // The worker's code after its entry comes late, so the Predict step's load is still under way
+  // when the learner moves on: Run must wait for it, not send Play into a scenario not yet there.
+  await page.route('**/workers/chunks/*.js', async (route) => {
+    await new Promise((r) => setTimeout(r, 1_500));
+    await route.continue();
+  });
+  const l = LESSONS[0]!;
+  await page.goto(`./lessons/${l.name}/predict/`);
+  // The page is live (its form mounted) while the worker is still fetching its code.
+  await expect(page.getByRole('button', { name: 'Commit prediction' })).toBeEnabled();
+  await page.getByRole('link', { name: '2 Run' }).click();
+  await expect(page).toHaveURL(/\/run\/$/);
+  await expect(page.getByRole('button', { name: 'Pause' })).toBeVisible();
+  await expect(page.getByRole('progressbar', { name: 'Run progress' })).not.toHaveAttribute(
+    'value',
+    '0'
+  );
+});

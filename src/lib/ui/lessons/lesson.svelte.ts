@@ -45,8 +45,25 @@ export class LessonSession {
     };
   }
 
+  /**
+   * The opening in progress or done, by lesson: a step entered while its lesson is still loading
+   * waits for that load. Without it, Run's autoplay could be sent before the scenario reached the
+   * worker (the Predict step's opening still under way), and the load then left the run paused.
+   */
+  #opening: { name: string; done: Promise<void> } | null = null;
+
   /** Open `lesson` (a no-op when it is already open): fetch its scenario and load it. */
-  async open(lesson: LessonData, fetchScenario: ScenarioFetch): Promise<void> {
+  open(lesson: LessonData, fetchScenario: ScenarioFetch): Promise<void> {
+    if (this.#opening?.name === lesson.name) return this.#opening.done;
+    const done = this.#open(lesson, fetchScenario).finally(() => {
+      // A failed opening (its scenario not fetched or not valid) is tried again by the next step.
+      if (this.error !== '' && this.#opening?.done === done) this.#opening = null;
+    });
+    this.#opening = { name: lesson.name, done };
+    return done;
+  }
+
+  async #open(lesson: LessonData, fetchScenario: ScenarioFetch): Promise<void> {
     this.#started ??= this.pg.start();
     await this.#started;
     if (this.lesson?.name === lesson.name && this.scenario) return;
