@@ -51,8 +51,13 @@ export async function drawCharts(page: Page): Promise<void> {
  * seen or the run starts: Lazy.svelte, when-seen.ts); nothing when it is mounted already.
  */
 async function scrollToLazy(page: Page, name: string): Promise<void> {
-  const place = page.locator(`[data-lazy="${name}"]`);
-  if (await place.count()) await place.scrollIntoViewIfNeeded();
+  // In one step in the page: a place counted here and then scrolled to could be replaced by its
+  // part in between (the part mounts when it comes near the window, or when a run starts), and
+  // the scroll would then fail on a detached element (seen in CI).
+  await page.evaluate(
+    (n) => document.querySelector(`[data-lazy="${n}"]`)?.scrollIntoView({ block: 'center' }),
+    name
+  );
 }
 
 /** The statechart, scrolled to and drawn. */
