@@ -30,6 +30,15 @@ function scriptsFetched(page: Page): Promise<{ url: string; text: string }>[] {
   return bodies;
 }
 
+/** The text of every script the page itself (not its workers) fetches from now on. */
+function pageScriptsFetched(page: Page): Promise<string>[] {
+  const bodies: Promise<string>[] = [];
+  page.on('response', (r) => {
+    if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text().catch(() => ''));
+  });
+  return bodies;
+}
+
 test('the page loads neither zod nor XState until a learner edits', async ({ page }) => {
   const bodies = scriptsFetched(page);
   await page.goto('./');
@@ -85,10 +94,7 @@ const UPLOT = 'u-cursor-x';
 test("uPlot is not fetched before the run's clock moves: the charts draw with the first Play", async ({
   page
 }) => {
-  const bodies: Promise<string>[] = [];
-  page.on('response', (r) => {
-    if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text().catch(() => ''));
-  });
+  const bodies = pageScriptsFetched(page);
   await page.goto('./');
   await expect(page.getByRole('button', { name: 'Play' })).toBeEnabled();
   await page.waitForLoadState('networkidle');
@@ -125,10 +131,7 @@ test('the statechart is drawn when it is scrolled to, in the place held for it',
 test('the XState marker is one the runtime carries: the /single/ page, which runs actors, has it', async ({
   page
 }) => {
-  const bodies: Promise<string>[] = [];
-  page.on('response', (r) => {
-    if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text().catch(() => ''));
-  });
+  const bodies = pageScriptsFetched(page);
   await page.goto('./single/');
   await page.waitForLoadState('networkidle');
   const texts = await Promise.all(bodies);
@@ -149,10 +152,7 @@ const ON_USE = {
 test('links and uploads, the audit rows and export, breakpoints and forks load when first used', async ({
   page
 }) => {
-  const bodies: Promise<string>[] = [];
-  page.on('response', (r) => {
-    if (new URL(r.url()).pathname.endsWith('.js')) bodies.push(r.text().catch(() => ''));
-  });
+  const bodies = pageScriptsFetched(page);
   const fetched = async (marker: string) =>
     (await Promise.all(bodies)).some((t) => t.includes(marker));
   await page.goto('./');
