@@ -104,7 +104,8 @@ export class PresentationHistory {
     }
     this.dropOldest();
     let inWindow = 0;
-    if (times === null) inWindow = now - now < windowMs ? 1 : 0;
+    // Presented for the first time: its one time is now, in any window longer than zero.
+    if (times === null) inWindow = windowMs > 0 ? 1 : 0;
     else for (let i = times.length - 1; i >= 0 && now - times[i]! < windowMs; i--) inWindow++;
     return { inWindow, alert: inWindow - 1 >= threshold };
   }
