@@ -10,7 +10,7 @@
  * bench.ts's "memo off" classes).
  */
 import { readFileSync } from 'node:fs';
-import { useIdentityMemo } from '../src/lib/machine/authorize/fast-identity';
+import { identityMemoStats, useIdentityMemo } from '../src/lib/machine/authorize/fast-identity';
 import { sdkFrameProblem } from '../src/lib/sim/checks/conformance';
 import { Simulation } from '../src/lib/sim/engine/engine';
 import { guardedSimulation } from '../src/lib/sim/checks/guard';
@@ -45,3 +45,4 @@ const ms = performance.now() - t0;
 console.log(
   `${file}: ${requests} requests, ${hours} h simulated in ${ms.toFixed(0)} ms (${((ms * 1000) / requests).toFixed(1)} µs/request)`
 );
+console.log(`identity memo: ${JSON.stringify(identityMemoStats)}`);

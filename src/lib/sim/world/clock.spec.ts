@@ -31,6 +31,24 @@ describe('VirtualClock', () => {
     expect(seen).toEqual([2, 2, 2, 2, 2]);
   });
 
+  it('keeps time and scheduling order when most pending timers are cancelled', () => {
+    // Enough cancellations that the clock sweeps its cancelled entries out more than once.
+    const c = new VirtualClock();
+    const rng = new Rng(7);
+    const seen: number[] = [];
+    const expected: [number, number][] = [];
+    for (let k = 0; k < 2_000; k++) {
+      const at = Math.floor(rng.next() * 50);
+      const id = c.schedule(at, () => seen.push(k));
+      if (k % 7 === 0) expected.push([at, k]);
+      else c.clearTimeout(id);
+    }
+    expect(c.pending).toBe(expected.length);
+    c.runUntil(100);
+    expected.sort((x, y) => x[0] - y[0] || x[1] - y[1]);
+    expect(seen).toEqual(expected.map(([, k]) => k));
+  });
+
   it("drives an XState machine's delays in virtual time", () => {
     const m = setup({}).createMachine({
       initial: 'waiting',

@@ -129,7 +129,27 @@ export class VirtualClock implements Driver {
       e.event = e.target = e.fn = null;
       e.arg = undefined;
       this.byId.delete(id);
+      // Cancelled entries wait in the heap until they reach its top: a request's timeout, a
+      // minute away and cancelled in a few seconds, made nine in ten of the heap's entries dead
+      // (the 50-server benchmark), and every push and pop walked a heap ten times too deep.
+      // Past twice the live ones (plus slack) they go at once: amortised O(1) per cancel.
+      if (this.heap.length > 2 * this.byId.size + 64) this.compact();
     }
+  }
+
+  /**
+   * The heap without its cancelled entries, re-heaped bottom-up. The order entries leave in is
+   * unchanged: keys are unique, so it does not depend on the heap's layout.
+   */
+  private compact(): void {
+    const h = this.heap;
+    let n = 0;
+    for (let i = 0; i < h.length; i++) {
+      const e = h[i]!;
+      if (!e.cancelled) h[n++] = e;
+    }
+    h.length = n;
+    for (let i = (n >> 1) - 1; i >= 0; i--) this.siftDown(h[i]!, i);
   }
 
   /**
@@ -264,9 +284,15 @@ export class VirtualClock implements Driver {
     const h = this.heap;
     const top = h[0];
     const last = h.pop();
+    if (h.length === 0 || !last) return top;
+    this.siftDown(last, 0);
+    return top;
+  }
+
+  /** Put `last` at hole `i` or below it, moving the smaller child up as it goes. */
+  private siftDown(last: Entry, i: number): void {
+    const h = this.heap;
     const n = h.length;
-    if (n === 0 || !last) return top;
-    let i = 0;
     for (;;) {
       const l = 2 * i + 1;
       if (l >= n) break;
@@ -285,7 +311,6 @@ export class VirtualClock implements Driver {
       i = m;
     }
     h[i] = last;
-    return top;
   }
 }
 
