@@ -105,6 +105,24 @@ function entriesNow(store: DecisionStore): StoredDecision[] {
   return Array.isArray(all) ? all : notCloneable('a store that answers later cannot be copied');
 }
 
+/** Connection names made so far, by server name then connection number (see connectionName). */
+const connectionNames = new Map<string, string[]>();
+/** Connection numbers past this are named afresh each time (a memo must stay small). */
+const NAMED_CONNECTIONS = 256;
+
+/**
+ * `name#n`, the same string each time: the name keys the stores' maps and the host's, and is
+ * compared at every delivery. A string made afresh per request was hashed afresh by every map
+ * it keyed and compared character by character; one string hashes once and compares by
+ * reference. A pure function's memo: nothing of a run is in it.
+ */
+function connectionName(name: string, n: number): string {
+  if (n >= NAMED_CONNECTIONS) return `${name}#${n}`;
+  let names = connectionNames.get(name);
+  if (names === undefined) connectionNames.set(name, (names = []));
+  return (names[n] ??= `${name}#${n}`);
+}
+
 export class ServerRuntime implements ServerEnv {
   readonly name: string;
   rng: Rng;
@@ -123,7 +141,7 @@ export class ServerRuntime implements ServerEnv {
   }
 
   get connection(): string {
-    return `${this.name}#${this.conn}`;
+    return connectionName(this.name, this.conn);
   }
 
   now(): number {

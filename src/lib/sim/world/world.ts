@@ -59,7 +59,8 @@ export interface ServerEnv {
   cancel(timer: number): void;
   /**
    * Send `sampling/createMessage` over the current connection. Returns the JSON-RPC id, or null
-   * when disconnected. The frame (if any) comes back through the agent's `onFrame`.
+   * when disconnected. The frame (if any) comes back through the agent's `onFrame`. `task` is the
+   * server's own, read during the call: not to be kept nor changed.
    */
   send(params: SamplingParams, task: Task, wire?: WireStyle): JsonRpcId | null;
   connected(): boolean;

@@ -464,7 +464,8 @@ export abstract class BaseServer implements ServerAgent {
     if (rounds && this.count(s, 'rounds') >= MAX_INPUT_ROUNDS) return this.hostFailed(s);
     s.task.attempts++;
     const sent = s.params;
-    const id = this.env.send(sent, { ...s.task }, wire);
+    // The task as it is now: the environment reads it during the call and keeps none of it.
+    const id = this.env.send(sent, s.task, wire);
     if (id === null) {
       s.task.attempts--;
       this.env.schedule(RECONNECT_POLL_MS, this.sendTimer(s, isRetry, wire));
