@@ -19,6 +19,7 @@
 import type { Driver, TimerTarget } from '../../client/driver';
 import { copyable } from '../../machine/clone';
 import type { SimEvent } from './events';
+import { TimerTable } from './timer-table';
 
 /**
  * A pending event: data (events.ts), made to happen by the clock's dispatcher; or a timer set as
@@ -84,7 +85,7 @@ export class VirtualClock implements Driver {
   private time: number;
   private seq = 0;
   private heap: Entry[] = [];
-  private byId = new Map<number, Entry>();
+  private byId = new TimerTable<Entry>();
   private interrupted = false;
   /**
    * Runs every event that is data (events.ts `step` over the engine that owns this clock). A copy
