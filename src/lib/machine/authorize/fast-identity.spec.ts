@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { requestIdentity, MAX_PARAMS_DEPTH } from '../identity';
-import { memoisedIdentity } from './fast-identity';
+import { identityMemoStats, memoisedIdentity } from './fast-identity';
 
 const params = () => ({
   systemPrompt: 'You summarise.',
@@ -29,6 +29,17 @@ describe('the memoised identity', () => {
       for (const o of opts)
         expect(memoisedIdentity(server, p, o)).toBe(requestIdentity(server, p, o));
     expect(new Set(opts.map((o) => memoisedIdentity('a', p, o))).size).toBe(opts.length);
+  });
+
+  it('answers an equal field set in another array from the object, and a different one apart', () => {
+    // Two lanes resolve their configs apart: equal field sets, two arrays.
+    const p = params();
+    const before = identityMemoStats.byObject;
+    const first = memoisedIdentity('s', p, { fields: ['messages', 'systemPrompt'] });
+    expect(memoisedIdentity('s', p, { fields: ['messages', 'systemPrompt'] })).toBe(first);
+    expect(identityMemoStats.byObject).toBe(before + 1);
+    for (const fields of [['messages'], ['systemPrompt', 'messages'], ['messages', 'maxTokens']])
+      expect(memoisedIdentity('s', p, { fields })).toBe(requestIdentity('s', p, { fields }));
   });
 
   it('throws for params nested too deep on every presentation, as the identity does', () => {
