@@ -64,6 +64,11 @@ export interface ConsentReply {
 /** Who hears a model call's events: the host's step that made the call. */
 export interface ProviderReply {
   emit(event: ProviderEvent): void;
+  /**
+   * `emit` of an event made for this call that its source keeps no hold of: the reply may add
+   * to it in place instead of copying it (host-steps.ts).
+   */
+  emitOwned?(event: ProviderEvent): void;
 }
 
 /** Answers a consent dialog: call `answer` once, now or later. Returns a cancel function. */

@@ -563,6 +563,27 @@ const COPY = Symbol('copy');
 const ABSENT = Symbol('absent');
 
 /**
+ * The lists a run fills and empties as it goes (`deferred`, `spare`, `undo`), left by runs that
+ * are done, for the next runs to take: each grew to a few dozen slots in its run, two or three
+ * times over — a request's largest garbage after its context — and a run that starts with grown
+ * lists grows none. Emptied before they are kept (nothing of a run stays in them).
+ */
+const SCRATCH: unknown[][] = [];
+const SCRATCH_KEPT = 96;
+/** What a done run holds in place of its lists: nothing may be written into them. */
+const DONE_LIST: unknown[] = Object.freeze([]) as unknown as unknown[];
+
+function scratch(): unknown[] {
+  return SCRATCH.pop() ?? [];
+}
+
+function recycle(list: unknown[]): void {
+  if (list === DONE_LIST || SCRATCH.length >= SCRATCH_KEPT) return;
+  list.fill(undefined);
+  SCRATCH.push(list);
+}
+
+/**
  * One request's run of the machine: `start()` it, `send()` it events; it reports through
  * `observer` when it reaches a final state or fails.
  */
@@ -601,9 +622,9 @@ export class FastRun implements TimerTarget {
    * Side effects of a macrostep, run after it (XState's deferred actions), in order: flat
    * (effect, argument, argument) triples rather than a closure each — a request makes some twenty.
    */
-  private deferred: unknown[] = [];
+  private deferred: unknown[] = scratch();
   private dn = 0;
-  private spare: unknown[] = [];
+  private spare: unknown[] = scratch();
   private initError: unknown = undefined;
   /**
    * True while nothing but this run holds `context`: assignments then write into it. A copy of
@@ -622,7 +643,7 @@ export class FastRun implements TimerTarget {
    * actor's snapshot): flat (key, previous value) pairs, previous `ABSENT` for a key the context
    * did not have; and the path's length before the first in-place push, or -1. Reset per event.
    */
-  private undo: unknown[] = [];
+  private undo: unknown[] = scratch();
   private un = 0;
   private undoPath = -1;
   /** The context's shape (see `copyContext`): how the next copy is made. */
@@ -785,6 +806,12 @@ export class FastRun implements TimerTarget {
 
   private _complete(): void {
     this.queue.length = 0;
+    // Done: its lists (empty now: the last effects ran) go to the next runs.
+    recycle(this.deferred);
+    recycle(this.spare);
+    recycle(this.undo);
+    this.deferred = this.spare = this.undo = DONE_LIST;
+    this.dn = this.un = 0;
     this.observer.complete(this.table.output(this.context!, this.doneEvent));
   }
 

@@ -208,7 +208,11 @@ class Stream {
     // The next one first: what this event makes the host do (cancel, at the cap) stops it.
     if (k <= this.chunks) this.schedule();
     else this.owner.ended(this.call);
-    this.reply.emit(this.eventOf(k));
+    // Made for this call and not kept: the host's step stamps it in place (no copy per chunk).
+    const reply = this.reply;
+    const ev = this.eventOf(k);
+    if (reply.emitOwned) reply.emitOwned(ev);
+    else reply.emit(ev);
   }
 
   stop(): void {
