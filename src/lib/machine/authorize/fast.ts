@@ -566,7 +566,7 @@ const ABSENT = Symbol('absent');
  * The lists a run fills and empties as it goes (`deferred`, `spare`, `undo`), left by runs that
  * are done, for the next runs to take: each grew to a few dozen slots in its run, two or three
  * times over — a request's largest garbage after its context — and a run that starts with grown
- * lists grows none. Emptied before they are kept (nothing of a run stays in them).
+ * lists grows none. A run empties each as it goes (`flush`, `clearUndo`): nothing of it stays.
  */
 const SCRATCH: unknown[][] = [];
 const SCRATCH_KEPT = 96;
@@ -577,10 +577,9 @@ function scratch(): unknown[] {
   return SCRATCH.pop() ?? [];
 }
 
+/** Keep `list` for the next run: a done run's lists hold nothing (each is emptied as it goes). */
 function recycle(list: unknown[]): void {
-  if (list === DONE_LIST || SCRATCH.length >= SCRATCH_KEPT) return;
-  list.fill(undefined);
-  SCRATCH.push(list);
+  if (list !== DONE_LIST && SCRATCH.length < SCRATCH_KEPT) SCRATCH.push(list);
 }
 
 /**
@@ -668,7 +667,7 @@ export class FastRun implements TimerTarget {
       this.pathOwned = first.shape !== 0;
       this.enter(table.initial, INIT);
       this.settle(INIT);
-      this.un = 0;
+      this.clearUndo();
       this.undoPath = -1;
     } catch (e) {
       // As createActor: the machine is in error before it starts; start() reports it.
