@@ -87,14 +87,14 @@ export class TimerTable<T> {
   }
 
   /**
-   * The table without tombstones, twice as large when more than a quarter of it is live. The
-   * arrays it leaves are kept for the next rebuild of the same size: a rebuild allocates nothing
-   * unless the table grows.
+   * The table without tombstones, twice as large when more than an eighth of it is live (room
+   * for many sets between rebuilds: each walks the whole table). The arrays it leaves are kept
+   * for the next rebuild of the same size: a rebuild allocates nothing unless the table grows.
    */
   private rebuild(): void {
     const keys = this.keys;
     const values = this.values;
-    const capacity = this.live * 4 > keys.length ? keys.length * 2 : keys.length;
+    const capacity = this.live * 8 > keys.length ? keys.length * 2 : keys.length;
     if (this.spareKeys !== null && this.spareKeys.length === capacity) {
       this.keys = this.spareKeys;
       this.values = this.spareValues!;
