@@ -17,10 +17,12 @@ import { budgets, reindex } from './worker-state';
  */
 const MAX_BACKLOG = 5_000;
 /**
- * How long a group commit may run while the run goes on adding rows. A commit writes until the
- * queue is empty, so a fast-forward that never pauses kept one commit going past the write time
- * limit (8 s), and storage was reported failed while it was writing fine: then every later row
- * stayed in memory (a week of the retry storm on a busy machine: all 2.8 million of them).
+ * How long a group commit may run while the run goes on adding rows. A commit used to write until
+ * the queue was empty, so a fast-forward that never pauses kept one commit going past the write
+ * time limit (8 s), and storage was reported failed while it was writing fine: then every later
+ * row stayed in memory (a week of the retry storm on a busy machine: all 2.8 million of them).
+ * A flush now writes what was queued when it began (write-behind.ts), so only a slow disk keeps
+ * one going this long.
  */
 const FLUSH_PATIENCE_MS = 2_000;
 /**
