@@ -12,7 +12,7 @@ import {
   transportErrorFrame,
   trimmedFrame
 } from '../../machine/frames';
-import { styleFrame } from '../../machine/refusal-styles';
+import { styleFrame, type DenialStyle } from '../../machine/refusal-styles';
 import type { BudgetDecision, Frame } from '../../machine/types';
 import { Simulation } from '../engine/engine';
 import { parseScenario } from '../input/scenario';
@@ -99,7 +99,16 @@ const builtFrame: fc.Arbitrary<Frame> = fc.oneof(
   fc.tuple(id, text).map(([i, m]) => transportErrorFrame(i as never, m)),
   fc.tuple(id, text).map(([i, m]) => providerErrorFrame(i as never, m)),
   fc
-    .tuple(id, fc.constantFrom('spec', 'vscode', 'inspector', 'python-default') as never)
+    .tuple(
+      id,
+      fc.constantFrom(
+        'spec',
+        'vscode',
+        'inspector',
+        'python-default',
+        'cursor'
+      ) as fc.Arbitrary<DenialStyle>
+    )
     .map(([i, style]) =>
       styleFrame(
         denialFrame(i as never, { reason: 'user.denied', server: 's', retryable: false }),

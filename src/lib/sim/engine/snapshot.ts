@@ -35,9 +35,11 @@
  * classes are named by their copy rules (machine/clone.ts), no longer by where a probe run first
  * met them. 3: a client host's reservations are an array, no longer a Map. 4: its presentation
  * history is keyed by the identity alone. 5: its flights are keyed by identity and its leaders by
- * connection then id, and an identity presented once holds its time as a number.
+ * connection then id, and an identity presented once holds its time as a number. 6: the run's
+ * invariant checks key their requests in flight and presentation times by lane, then connection
+ * and id (or identity), and a request in flight holds its place in the arrival order.
  */
-export const SNAPSHOT_VERSION = 5;
+export const SNAPSHOT_VERSION = 6;
 
 /** The tag of an encoded class instance; the field name never occurs in run state. */
 export const CLASS = '\u0000class';
