@@ -159,12 +159,17 @@ export class RunGuard {
         const charge = arrived
           ? arrived.charge
           : this.charge(r.lane as LaneId | undefined, r.server);
-        const host = this.sim?.lanes[r.lane as LaneId]?.host;
+        // What the host had spent in the window: read only for the one claim it is held to (a
+        // fresh exhausted-budget denial, denial-truth.ts).
+        const host =
+          charge.budget && r.reason === 'policy.budget_exhausted' && !r.replayed
+            ? this.sim?.lanes[r.lane as LaneId]?.host
+            : undefined;
         c.audited(
           r,
           charge,
           arrived ? arrived.params : charge.params,
-          host && charge.budget ? host.volumeAt(r.server, r.t).budgetSpentMicros : undefined
+          host ? host.volumeAt(r.server, r.t).budgetSpentMicros : undefined
         );
         next.onAudit?.(r);
       },

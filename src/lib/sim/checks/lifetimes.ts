@@ -27,6 +27,8 @@ interface Span {
 
 interface KeyState {
   lane: string;
+  /** The connection for a connection-scoped store, `*` for a durable one. */
+  scopeKey: string;
   server: string;
   stored: Span[];
   dialogs: Span[];
@@ -70,24 +72,34 @@ const SPAN_BYTES = 72;
  */
 const STATE_COPY_BYTES = 700;
 
+/** Key states by lane, then scope key, then identity. */
+type Keys = Map<string, Map<string, Map<string, KeyState>>>;
+
+/** Lifetime ends of one lane: all of its servers', and one server's. */
+interface LaneEnds {
+  all: number[];
+  byServer: Map<string, number[]>;
+}
+
 export class LifetimeTracker {
   private readonly scope = new Map<string, StoreScope>();
   /**
-   * The lifetimes by key. A copy (an engine checkpoint's) shares the key states with the tracker
-   * it was taken from, and each copies a state before it first changes it (`own`): most
-   * keys do not change between two checkpoints, and a run holds dozens of checkpoints, so the
-   * spans of a long run (a decision that never expires keeps its span) are held once, not once
-   * per checkpoint.
+   * The lifetimes by key: lane, then scope key, then identity (nested, not one key composed of
+   * the three: a new string per dialog and commit, where these are the run's own). A copy (an
+   * engine checkpoint's) shares the key states with the tracker it was taken from, and each
+   * copies a state before it first changes it (`own`): most keys do not change between two
+   * checkpoints, and a run holds dozens of checkpoints, so the spans of a long run (a decision
+   * that never expires keeps its span) are held once, not once per checkpoint.
    */
-  private keys = new Map<string, KeyState>();
+  private keys: Keys = new Map();
   /** The key states this tracker made or copied since it was last copied: only these it changes. */
   private mine = new WeakSet<KeyState>();
   /** How many those are (engine-size.ts: what the next checkpoint holds that the last did not). */
   private made = 0;
   /**
-   * Set in an engine checkpoint's copy only (checkpoint-memo.ts): the keys and their (shared)
-   * states as one flat list, `keys` empty. A checkpoint is never run, only copied, and its copy
-   * has the map again.
+   * Set in an engine checkpoint's copy only (checkpoint-memo.ts): the identities and their
+   * (shared) states as one flat list, `keys` empty (a state names its lane and scope key). A
+   * checkpoint is never run, only copied, and its copy has the maps again.
    */
   private frozen: (string | KeyState)[] | null = null;
   /**
@@ -95,25 +107,25 @@ export class LifetimeTracker {
    * edit made stale. A request decided under the old policy may commit after the edit; the store
    * never answers from that entry (its hash is stale), so it starts no lifetime.
    */
-  private readonly hashes = new Map<string, { current: Set<string>; stale: Set<string> }>();
+  private readonly hashes = new Map<
+    string,
+    Map<string, { current: Set<string>; stale: Set<string> }>
+  >();
   /**
-   * When lifetimes ended, per lane (`lane`) and per lane and server (`lane\0server`): a dialog
-   * learnt of later (its record arrives when its request ends) that was open across one of these
-   * ended its lifetime there too.
+   * When lifetimes ended, per lane, for all its servers and per server: a dialog learnt of later
+   * (its record arrives when its request ends) that was open across one of these ended its
+   * lifetime there too.
    */
-  private readonly ends = new Map<string, number[]>();
+  private readonly ends = new Map<string, LaneEnds>();
   private longest = 0;
   private since = 0;
 
-  private key(lane: string, scopeKey: string, identity: string): string {
-    return `${lane}\u0000${scopeKey}\u0000${identity}`;
-  }
-
-  /** The state of key `k` (`s`), this tracker's own to change: copied first if it is shared. */
-  private own(k: string, s: KeyState): KeyState {
+  /** The state of `identity` in `states` (`s`), this tracker's own to change: copied first if it is shared. */
+  private own(states: Map<string, KeyState>, identity: string, s: KeyState): KeyState {
     if (this.mine.has(s)) return s;
     const c: KeyState = {
       lane: s.lane,
+      scopeKey: s.scopeKey,
       server: s.server,
       stored: s.stored.map(copySpan),
       dialogs: s.dialogs.map(copySpan),
@@ -121,49 +133,78 @@ export class LifetimeTracker {
     };
     this.mine.add(c);
     this.made++;
-    this.keys.set(k, c);
+    states.set(identity, c);
     return c;
   }
 
   /** The state of a key, to change. */
   private state(lane: string, scopeKey: string, identity: string, server: string): KeyState {
-    const k = this.key(lane, scopeKey, identity);
-    const s = this.keys.get(k);
-    if (s) return this.own(k, s);
-    const made: KeyState = { lane, server, stored: [], dialogs: [], approvals: [] };
+    let byScope = this.keys.get(lane);
+    if (!byScope) {
+      byScope = new Map();
+      this.keys.set(lane, byScope);
+    }
+    let states = byScope.get(scopeKey);
+    if (!states) {
+      states = new Map();
+      byScope.set(scopeKey, states);
+    }
+    const s = states.get(identity);
+    if (s) return this.own(states, identity, s);
+    const made: KeyState = { lane, scopeKey, server, stored: [], dialogs: [], approvals: [] };
     this.mine.add(made);
     this.made++;
-    this.keys.set(k, made);
+    states.set(identity, made);
     return made;
   }
 
   private hashesOf(lane: string, server: string) {
-    const k = `${lane}\u0000${server}`;
-    let h = this.hashes.get(k);
+    let byServer = this.hashes.get(lane);
+    if (!byServer) {
+      byServer = new Map();
+      this.hashes.set(lane, byServer);
+    }
+    let h = byServer.get(server);
     if (!h) {
       h = { current: new Set(), stale: new Set() };
-      this.hashes.set(k, h);
+      byServer.set(server, h);
     }
     return h;
   }
 
+  /** How many keys the tracker holds. */
+  private keyCount(): number {
+    let n = 0;
+    for (const byScope of this.keys.values())
+      for (const states of byScope.values()) n += states.size;
+    return n;
+  }
+
   /** End every lifetime of the lane (or of one server in it) at `t`. */
   private end(lane: string, t: number, server?: string): void {
-    const k = server === undefined ? lane : `${lane}\u0000${server}`;
-    const ends = this.ends.get(k) ?? [];
-    ends.push(t);
-    this.ends.set(k, ends);
-    const open = (x: Span) => x.to > t;
-    for (const [k, shared] of this.keys) {
-      if (shared.lane !== lane || (server !== undefined && shared.server !== server)) continue;
-      // A state with no span still open is left as it is (and shared, when it is).
-      if (!shared.stored.some(open) && !shared.dialogs.some(open) && !shared.approvals.some(open))
-        continue;
-      const s = this.own(k, shared);
-      for (const span of s.stored) span.to = Math.min(span.to, t);
-      for (const span of s.dialogs) span.to = Math.min(span.to, t);
-      for (const span of s.approvals) span.to = Math.min(span.to, t);
+    let ends = this.ends.get(lane);
+    if (!ends) {
+      ends = { all: [], byServer: new Map() };
+      this.ends.set(lane, ends);
     }
+    if (server === undefined) ends.all.push(t);
+    else {
+      const of = ends.byServer.get(server);
+      if (of) of.push(t);
+      else ends.byServer.set(server, [t]);
+    }
+    const open = (x: Span) => x.to > t;
+    for (const states of this.keys.get(lane)?.values() ?? [])
+      for (const [identity, shared] of states) {
+        if (server !== undefined && shared.server !== server) continue;
+        // A state with no span still open is left as it is (and shared, when it is).
+        if (!shared.stored.some(open) && !shared.dialogs.some(open) && !shared.approvals.some(open))
+          continue;
+        const s = this.own(states, identity, shared);
+        for (const span of s.stored) span.to = Math.min(span.to, t);
+        for (const span of s.dialogs) span.to = Math.min(span.to, t);
+        for (const span of s.approvals) span.to = Math.min(span.to, t);
+      }
   }
 
   /**
@@ -236,8 +277,12 @@ export class LifetimeTracker {
     const from = r.t - r.durationMs;
     let to = Math.max(r.t, from + 1);
     // A lifetime that ended while this dialog was open (a policy edit, a clear, a new store).
-    for (const k of [lane, `${lane}\u0000${r.server}`])
-      for (const t of this.ends.get(k) ?? []) if (t > from && t < to) to = t;
+    const ends = this.ends.get(lane);
+    if (ends) {
+      for (const t of ends.all) if (t > from && t < to) to = t;
+      const ofServer = ends.byServer.get(r.server);
+      if (ofServer) for (const t of ofServer) if (t > from && t < to) to = t;
+    }
     const s = this.state(lane, scope === 'durable' ? '*' : r.connection, r.identity, r.server);
     let repeat: Repeat | null = null;
     for (const span of s.stored)
@@ -280,11 +325,19 @@ export class LifetimeTracker {
    * the others it shares.
    */
   checkpointBytes(): number {
-    let ends = 0;
-    for (const e of this.ends.values()) ends += e.length;
     // A tracker decoded from a snapshot of an older build has no count (NaN once counted on).
     const made = this.made || 0;
-    return this.keys.size * 16 + made * STATE_COPY_BYTES + ends * 8;
+    return this.keyCount() * 16 + made * STATE_COPY_BYTES + this.endCount() * 8;
+  }
+
+  /** How many lifetime ends the tracker holds. */
+  private endCount(): number {
+    let n = 0;
+    for (const e of this.ends.values()) {
+      n += e.all.length;
+      for (const of of e.byServer.values()) n += of.length;
+    }
+    return n;
   }
 
   /**
@@ -294,10 +347,13 @@ export class LifetimeTracker {
    */
   approxBytes(): number {
     let spans = 0;
-    for (const s of this.keys.values()) spans += s.stored.length + s.dialogs.length;
-    let ends = 0;
-    for (const e of this.ends.values()) ends += e.length;
-    return this.keys.size * KEY_BYTES + spans * SPAN_BYTES + ends * 8;
+    let keys = 0;
+    for (const byScope of this.keys.values())
+      for (const states of byScope.values()) {
+        keys += states.size;
+        for (const s of states.values()) spans += s.stored.length + s.dialogs.length;
+      }
+    return keys * KEY_BYTES + spans * SPAN_BYTES + this.endCount() * 8;
   }
 
   /** Forget spans no future dialog can start inside (dialogs are at most `longest` long). */
@@ -305,26 +361,33 @@ export class LifetimeTracker {
     this.since = 0;
     const horizon = now - 2 * this.longest - 1;
     const gone = (x: Span) => x.to <= horizon;
-    for (const [k, shared] of this.keys) {
-      // A state with nothing to forget is left as it is (and shared, when it is).
-      const empty = !shared.stored.length && !shared.dialogs.length && !shared.approvals.length;
-      if (
-        !empty &&
-        !shared.stored.some(gone) &&
-        !shared.dialogs.some(gone) &&
-        !shared.approvals.some(gone)
-      )
-        continue;
-      const s = this.own(k, shared);
-      s.stored = s.stored.filter((x) => x.to > horizon);
-      s.dialogs = s.dialogs.filter((x) => x.to > horizon);
-      s.approvals = s.approvals.filter((x) => x.to > horizon);
-      if (!s.stored.length && !s.dialogs.length && !s.approvals.length) this.keys.delete(k);
-    }
-    for (const [k, ends] of this.ends) {
-      const kept = ends.filter((t) => t > horizon);
-      if (kept.length) this.ends.set(k, kept);
-      else this.ends.delete(k);
+    for (const byScope of this.keys.values())
+      for (const states of byScope.values())
+        for (const [identity, shared] of states) {
+          // A state with nothing to forget is left as it is (and shared, when it is).
+          const empty = !shared.stored.length && !shared.dialogs.length && !shared.approvals.length;
+          if (
+            !empty &&
+            !shared.stored.some(gone) &&
+            !shared.dialogs.some(gone) &&
+            !shared.approvals.some(gone)
+          )
+            continue;
+          const s = this.own(states, identity, shared);
+          s.stored = s.stored.filter((x) => x.to > horizon);
+          s.dialogs = s.dialogs.filter((x) => x.to > horizon);
+          s.approvals = s.approvals.filter((x) => x.to > horizon);
+          if (!s.stored.length && !s.dialogs.length && !s.approvals.length) states.delete(identity);
+        }
+    const kept = (ends: number[]) => ends.filter((t) => t > horizon);
+    for (const [lane, e] of this.ends) {
+      e.all = kept(e.all);
+      for (const [server, of] of e.byServer) {
+        const k = kept(of);
+        if (k.length) e.byServer.set(server, k);
+        else e.byServer.delete(server);
+      }
+      if (!e.all.length && !e.byServer.size) this.ends.delete(lane);
     }
   }
 }
@@ -345,13 +408,25 @@ copyable(LifetimeTracker, {
     keys: {
       fresh: (t: LifetimeTracker) => {
         const frozen = t['frozen'];
+        const keys: Keys = new Map();
         if (frozen) {
-          const keys = new Map<string, KeyState>();
-          for (let i = 0; i < frozen.length; i += 2)
-            keys.set(frozen[i] as string, frozen[i + 1] as KeyState);
+          for (let i = 0; i < frozen.length; i += 2) {
+            const s = frozen[i + 1] as KeyState;
+            let byScope = keys.get(s.lane);
+            if (!byScope) keys.set(s.lane, (byScope = new Map()));
+            let states = byScope.get(s.scopeKey);
+            if (!states) byScope.set(s.scopeKey, (states = new Map()));
+            states.set(frozen[i] as string, s);
+          }
           return keys;
         }
-        return checkpointMemo() ? new Map() : new Map(t['keys']);
+        if (checkpointMemo()) return keys;
+        for (const [lane, byScope] of t['keys']) {
+          const c = new Map<string, Map<string, KeyState>>();
+          for (const [scopeKey, states] of byScope) c.set(scopeKey, new Map(states));
+          keys.set(lane, c);
+        }
+        return keys;
       }
     },
     mine: { fresh: (t: LifetimeTracker) => t['shareKeys']() },
@@ -360,7 +435,8 @@ copyable(LifetimeTracker, {
       fresh: (t: LifetimeTracker) => {
         if (t['frozen'] || !checkpointMemo()) return null;
         const flat: (string | KeyState)[] = [];
-        for (const [k, s] of t['keys']) flat.push(k, s);
+        for (const byScope of t['keys'].values())
+          for (const states of byScope.values()) for (const [k, s] of states) flat.push(k, s);
         return flat;
       }
     }

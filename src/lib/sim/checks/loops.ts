@@ -77,11 +77,17 @@ export class LoopTracker {
       i -= excess;
     }
     // The times at or before `at` are those up to its own (at `i`, when it was kept); those
-    // within the window, the last of them: counted back from it.
+    // within the window are the last of them (ascending): the first found by bisection.
     let inWindow = 0;
-    for (let j = Math.min(i, times.length - 1); j >= 0; j--) {
-      if (!(at - times[j]! < alert.windowMs)) break;
-      inWindow++;
+    if (i >= 0) {
+      let lo = 0;
+      let hi = i + 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (at - times[mid]! < alert.windowMs) hi = mid;
+        else lo = mid + 1;
+      }
+      inWindow = i + 1 - lo;
     }
     this.longestWindow = Math.max(this.longestWindow, alert.windowMs);
     if (++this.since >= SWEEP_EVERY) this.sweep(r.t);
