@@ -2,13 +2,34 @@
  * The checker's requests in flight are kept by lane, connection and id (requests.ts): what it
  * reports about them is as when one map held them all in the order they arrived.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { emptyCounters, type LaneCounters } from '../engine/metrics';
 import { DEFAULT_PROVIDER, cardsByModel } from '../actors/provider';
 import { InvariantChecker } from './invariants';
 import { record, T0 } from './invariants/records.testing';
+import { idKey } from './requests';
 
 const counters = { A: emptyCounters(), B: emptyCounters() } as Record<string, LaneCounters>;
+
+describe('request ids as the maps key them', () => {
+  it('two ids are one key exactly when their strings are equal', () => {
+    const id = fc.oneof(
+      fc.double(),
+      fc.integer(),
+      fc.constantFrom(0, -0, NaN, Infinity, 1e21, 5),
+      fc.string(),
+      fc.constantFrom('0', '-0', 'NaN', 'Infinity', '1e21', '1e+21', '05', '5', ' 5', '0x5', '')
+    );
+    fc.assert(
+      fc.property(id, id, (a, b) => {
+        const one = new Map([[idKey(a), true]]).has(idKey(b));
+        expect(one).toBe(String(a) === String(b));
+      }),
+      { numRuns: 5000 }
+    );
+  });
+});
 
 describe('requests in flight', () => {
   it('are listed in the order they arrived, whatever their lane and connection', () => {

@@ -5,20 +5,27 @@
  * record, where the lane, the connection and a string id are strings the run holds already (their
  * hashes kept) — live play checks tens of thousands of requests a second (issue #24).
  *
- * An id is keyed as its string (`String(id)`), as the composed key had it: a number id and the
- * same digits as a string are one request.
+ * An id is keyed as the composed key had it, by its string (`String(id)`): a number id and the
+ * same digits as a string are one request. A number is its own key (a Map compares keys as
+ * `String` would tell them apart: 0 and -0 alike, NaN itself), and a string that is exactly a
+ * number's `String` is keyed as that number — no string made per frame for a number id.
  */
 
-/** lane → connection → request id (as a string) → value. */
-export type ByRequest<V> = Map<string, Map<string, Map<string, V>>>;
+/** A request id as the maps key it. */
+export type IdKey = string | number;
+
+/** lane → connection → request id (see {@link idKey}) → value. */
+export type ByRequest<V> = Map<string, Map<string, Map<IdKey, V>>>;
 
 /** A request id as the maps key it. */
-export function idKey(id: string | number): string {
-  return typeof id === 'string' ? id : String(id);
+export function idKey(id: string | number): IdKey {
+  if (typeof id === 'number') return id;
+  const n = Number(id);
+  return String(n) === id ? n : id;
 }
 
 /** The map of `lane`'s `connection`'s requests, made when missing. */
-export function requestsOf<V>(m: ByRequest<V>, lane: string, connection: string): Map<string, V> {
+export function requestsOf<V>(m: ByRequest<V>, lane: string, connection: string): Map<IdKey, V> {
   let byConnection = m.get(lane);
   if (byConnection === undefined) {
     byConnection = new Map();
@@ -37,7 +44,7 @@ export function findRequest<V>(
   m: ByRequest<V>,
   lane: string,
   connection: string,
-  id: string
+  id: IdKey
 ): V | undefined {
   return m.get(lane)?.get(connection)?.get(id);
 }
@@ -62,7 +69,7 @@ export function requestCount<V>(m: ByRequest<V>): number {
 export function copyRequests<V>(m: ByRequest<V>): ByRequest<V> {
   const out: ByRequest<V> = new Map();
   for (const [lane, byConnection] of m) {
-    const c = new Map<string, Map<string, V>>();
+    const c = new Map<string, Map<IdKey, V>>();
     for (const [connection, byId] of byConnection) c.set(connection, new Map(byId));
     out.set(lane, c);
   }

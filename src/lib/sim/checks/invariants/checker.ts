@@ -17,7 +17,7 @@ import type { DenialStyle } from '../../../machine/refusal-styles';
 import type { LaneCounters } from '../../engine/metrics';
 import { lifetimeBroken, LifetimeTracker } from '../lifetimes';
 import { isLoop, LoopTracker, type AlertSettings } from '../loops';
-import { dropIdle, idKey, requestCount, requestsOf, type ByRequest } from '../requests';
+import { dropIdle, idKey, requestCount, requestsOf, type ByRequest, type IdKey } from '../requests';
 import type { StoreEvent } from '../../engine/store-tap';
 import {
   INVARIANTS,
@@ -158,7 +158,7 @@ export class InvariantChecker {
   requestArrived(
     lane: string,
     connection: string,
-    id: string,
+    id: IdKey,
     t: number,
     silence: boolean,
     denialStyle: DenialStyle | undefined
@@ -182,7 +182,7 @@ export class InvariantChecker {
   }
 
   /** A request `r` is about leaves the requests in flight. */
-  private settle(byId: Map<string, Pending>, id: string): void {
+  private settle(byId: Map<IdKey, Pending>, id: IdKey): void {
     byId.delete(id);
     if (++this.ended >= SWEEP_EVERY) {
       this.ended = 0;
