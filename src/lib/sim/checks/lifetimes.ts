@@ -30,6 +30,8 @@ interface KeyState {
   /** The connection for a connection-scoped store, `*` for a durable one. */
   scopeKey: string;
   server: string;
+  /** The `mine` token of the tracker that made or copied it: only that tracker changes it. */
+  owner: object;
   stored: Span[];
   dialogs: Span[];
   /**
@@ -92,8 +94,13 @@ export class LifetimeTracker {
    * that never expires keeps its span) are held once, not once per checkpoint.
    */
   private keys: Keys = new Map();
-  /** The key states this tracker made or copied since it was last copied: only these it changes. */
-  private mine = new WeakSet<KeyState>();
+  /**
+   * This tracker's token, held (`owner`) by the key states it made or copied since it was last
+   * copied: only these it changes. A token, not a WeakSet of the states: a weak collection of
+   * every key of a run cost a hash lookup per dialog and commit, and the garbage collector's
+   * work on its entries (a third of the tracker's time in live play).
+   */
+  private mine: object = {};
   /** How many those are (engine-size.ts: what the next checkpoint holds that the last did not). */
   private made = 0;
   /**
@@ -122,16 +129,16 @@ export class LifetimeTracker {
 
   /** The state of `identity` in `states` (`s`), this tracker's own to change: copied first if it is shared. */
   private own(states: Map<string, KeyState>, identity: string, s: KeyState): KeyState {
-    if (this.mine.has(s)) return s;
+    if (s.owner === this.mine) return s;
     const c: KeyState = {
       lane: s.lane,
       scopeKey: s.scopeKey,
       server: s.server,
+      owner: this.mine,
       stored: s.stored.map(copySpan),
       dialogs: s.dialogs.map(copySpan),
       approvals: s.approvals.map(copySpan)
     };
-    this.mine.add(c);
     this.made++;
     states.set(identity, c);
     return c;
@@ -151,8 +158,15 @@ export class LifetimeTracker {
     }
     const s = states.get(identity);
     if (s) return this.own(states, identity, s);
-    const made: KeyState = { lane, scopeKey, server, stored: [], dialogs: [], approvals: [] };
-    this.mine.add(made);
+    const made: KeyState = {
+      lane,
+      scopeKey,
+      server,
+      owner: this.mine,
+      stored: [],
+      dialogs: [],
+      approvals: []
+    };
     this.made++;
     states.set(identity, made);
     return made;
@@ -311,12 +325,13 @@ export class LifetimeTracker {
 
   /**
    * A copy is being made (its rules below): from now on the key states are shared, and neither
-   * tracker changes one without copying it first (`own`). Returns the copy's (empty) set.
+   * tracker changes one without copying it first (`own`): each has a new token. Returns the
+   * copy's.
    */
-  private shareKeys(): WeakSet<KeyState> {
-    this.mine = new WeakSet();
+  private shareKeys(): object {
+    this.mine = {};
     this.made = 0;
-    return new WeakSet();
+    return {};
   }
 
   /**
@@ -361,6 +376,9 @@ export class LifetimeTracker {
     this.since = 0;
     const horizon = now - 2 * this.longest - 1;
     const gone = (x: Span) => x.to <= horizon;
+    const kept = (x: Span) => x.to > horizon;
+    // A list with nothing to drop is kept as it is (a new list of the same spans before).
+    const dropped = (x: Span) => !kept(x);
     for (const byScope of this.keys.values())
       for (const states of byScope.values())
         for (const [identity, shared] of states) {
@@ -374,16 +392,16 @@ export class LifetimeTracker {
           )
             continue;
           const s = this.own(states, identity, shared);
-          s.stored = s.stored.filter((x) => x.to > horizon);
-          s.dialogs = s.dialogs.filter((x) => x.to > horizon);
-          s.approvals = s.approvals.filter((x) => x.to > horizon);
+          if (s.stored.some(dropped)) s.stored = s.stored.filter(kept);
+          if (s.dialogs.some(dropped)) s.dialogs = s.dialogs.filter(kept);
+          if (s.approvals.some(dropped)) s.approvals = s.approvals.filter(kept);
           if (!s.stored.length && !s.dialogs.length && !s.approvals.length) states.delete(identity);
         }
-    const kept = (ends: number[]) => ends.filter((t) => t > horizon);
+    const keptEnds = (ends: number[]) => ends.filter((t) => t > horizon);
     for (const [lane, e] of this.ends) {
-      e.all = kept(e.all);
+      e.all = keptEnds(e.all);
       for (const [server, of] of e.byServer) {
-        const k = kept(of);
+        const k = keptEnds(of);
         if (k.length) e.byServer.set(server, k);
         else e.byServer.delete(server);
       }
