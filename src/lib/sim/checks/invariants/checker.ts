@@ -77,7 +77,7 @@ const STORED_KEYS = new Set([
 
 /** Whether `d` has an own member that is not a stored decision's (checked without a list). */
 function hasUnknownMember(d: object): boolean {
-  for (const k in d) if (Object.hasOwn(d, k) && !STORED_KEYS.has(k)) return true;
+  for (const k in d) if (!STORED_KEYS.has(k) && Object.hasOwn(d, k)) return true;
   return false;
 }
 
