@@ -100,6 +100,32 @@ export interface CheckerOptions {
   validate?: FrameValidator;
 }
 
+/**
+ * The key of a (lane, server, window) spend: `lane\0server\0windowMs\0start`, as the checker's
+ * maps (and snapshots) hold it. Made once per window and server, not per record: the numbers'
+ * strings were a new string per charged record. A cache of strings only (the same key whatever
+ * checker asks), one per lane and server.
+ */
+const WINDOW_KEYS = new Map<
+  string,
+  Map<string, { windowMs: number; start: number; key: string }>
+>();
+function windowKey(lane: string, server: string, windowMs: number, start: number): string {
+  let byServer = WINDOW_KEYS.get(lane);
+  if (!byServer) {
+    // Lanes are a scenario's few; a page that loads many scenarios starts the cache afresh.
+    if (WINDOW_KEYS.size >= 64) WINDOW_KEYS.clear();
+    byServer = new Map();
+    WINDOW_KEYS.set(lane, byServer);
+  }
+  const last = byServer.get(server);
+  if (last && last.windowMs === windowMs && last.start === start) return last.key;
+  const key = `${lane}\u0000${server}\u0000${windowMs}\u0000${start}`;
+  if (byServer.size >= 4096 && !last) byServer.clear();
+  byServer.set(server, { windowMs, start, key });
+  return key;
+}
+
 /** Requests answered between two drops of the connections that hold none any more. */
 const SWEEP_EVERY = 4096;
 
@@ -391,7 +417,7 @@ export class InvariantChecker {
     if (cost > 0 && ctx.budget && ctx.budget.currency === r.currency) {
       const { windowMs, micros } = ctx.budget;
       const start = r.t - (((r.t % windowMs) + windowMs) % windowMs);
-      const key = `${lane}\u0000${r.server}\u0000${windowMs}\u0000${start}`;
+      const key = windowKey(lane, r.server, windowMs, start);
       if (!this.windows.has(key)) o.checked++;
       const spent = (this.windows.get(key) ?? 0) + cost;
       this.windows.set(key, spent);
