@@ -18,11 +18,48 @@ import { copyable } from '../../machine/clone';
 import { checkpointMemo } from '../../store/checkpoint-memo';
 import type { StoreEvent } from '../engine/store-tap';
 
-interface Span {
-  from: number;
-  /** Exclusive; Infinity = until something ends it. */
-  to: number;
-  seq: number | null;
+/**
+ * Spans, flat: `from`, `to` (exclusive; Infinity = until something ends it) and `seq` (the audit
+ * record's, NaN for none) of each, one after another in a list of numbers. Not an object per
+ * span: a span's times are not small integers, so an object of them was three allocations (the
+ * object and a box per time) on every dialog and commit, and three objects to keep per span.
+ */
+type Spans = number[];
+/** Numbers per span in {@link Spans}. */
+const SPAN = 3;
+const seqOf = (x: number): number | null => (Number.isNaN(x) ? null : x);
+
+/** Whether a span of `a` ends after `t` (is open at `t`). */
+function openAt(a: Spans, t: number): boolean {
+  for (let i = 1; i < a.length; i += SPAN) if (a[i]! > t) return true;
+  return false;
+}
+
+/** Ends every span of `a` at `t` at the latest. */
+function endAll(a: Spans, t: number): void {
+  for (let i = 1; i < a.length; i += SPAN) a[i] = Math.min(a[i]!, t);
+}
+
+/** Whether a span of `a` starts at or after `t`. */
+function startsFrom(a: Spans, t: number): boolean {
+  for (let i = 0; i < a.length; i += SPAN) if (a[i]! >= t) return true;
+  return false;
+}
+
+/** Whether a span of `a` ended at or before `t`. */
+function endedBy(a: Spans, t: number): boolean {
+  for (let i = 1; i < a.length; i += SPAN) if (a[i]! <= t) return true;
+  return false;
+}
+
+/** The spans of `a` that end after `t`, or `a` itself when all do. */
+function keptAfter(a: Spans, t: number): Spans {
+  let all = true;
+  for (let i = 1; i < a.length; i += SPAN) if (!(a[i]! > t)) all = false;
+  if (all) return a;
+  const out: Spans = [];
+  for (let i = 0; i < a.length; i += SPAN) if (a[i + 1]! > t) out.push(a[i]!, a[i + 1]!, a[i + 2]!);
+  return out;
 }
 
 interface KeyState {
@@ -32,15 +69,15 @@ interface KeyState {
   server: string;
   /** The `mine` token of the tracker that made or copied it: only that tracker changes it. */
   owner: object;
-  stored: Span[];
-  dialogs: Span[];
+  stored: Spans;
+  dialogs: Spans;
   /**
    * When the person's approval of the identity stands: from the dialog that approved it (in a
    * lane that keeps approvals) until its TTL, a policy edit, a clear or a new store — and not
    * ended by a later denial about *when* (rate, budget, deadline), which must carry it. A dialog
    * inside one is the person asked again about a request they allowed.
    */
-  approvals: Span[];
+  approvals: Spans;
 }
 
 /** Why a dialog was a repeat. */
@@ -63,10 +100,12 @@ export function lifetimeBroken(r: Repeat): string {
 
 const PRUNE_EVERY = 4096;
 
-const copySpan = (s: Span): Span => ({ from: s.from, to: s.to, seq: s.seq });
 /** Memory of a key's state (map entry, record, its two arrays; the key string is shared). */
 const KEY_BYTES = 200;
-/** Memory of one span (an object of three numbers, boxed where they are not small integers). */
+/**
+ * Memory of one span, as the checkpoints' budget counts it (calibrated when a span was an object
+ * of three numbers; kept so that a checkpoint is taken when it was).
+ */
 const SPAN_BYTES = 72;
 /**
  * Memory of a state made or copied since the last checkpoint, as the checkpoints hold it: the
@@ -135,9 +174,9 @@ export class LifetimeTracker {
       scopeKey: s.scopeKey,
       server: s.server,
       owner: this.mine,
-      stored: s.stored.map(copySpan),
-      dialogs: s.dialogs.map(copySpan),
-      approvals: s.approvals.map(copySpan)
+      stored: s.stored.slice(),
+      dialogs: s.dialogs.slice(),
+      approvals: s.approvals.slice()
     };
     this.made++;
     states.set(identity, c);
@@ -207,17 +246,16 @@ export class LifetimeTracker {
       if (of) of.push(t);
       else ends.byServer.set(server, [t]);
     }
-    const open = (x: Span) => x.to > t;
     for (const states of this.keys.get(lane)?.values() ?? [])
       for (const [identity, shared] of states) {
         if (server !== undefined && shared.server !== server) continue;
         // A state with no span still open is left as it is (and shared, when it is).
-        if (!shared.stored.some(open) && !shared.dialogs.some(open) && !shared.approvals.some(open))
+        if (!openAt(shared.stored, t) && !openAt(shared.dialogs, t) && !openAt(shared.approvals, t))
           continue;
         const s = this.own(states, identity, shared);
-        for (const span of s.stored) span.to = Math.min(span.to, t);
-        for (const span of s.dialogs) span.to = Math.min(span.to, t);
-        for (const span of s.approvals) span.to = Math.min(span.to, t);
+        endAll(s.stored, t);
+        endAll(s.dialogs, t);
+        endAll(s.approvals, t);
       }
   }
 
@@ -243,23 +281,29 @@ export class LifetimeTracker {
         const s = this.state(lane, scopeKey, d.identity, d.server);
         // A commit replaces the entry: the one before it answers no more lookups. A denial that
         // carries an approval answers (as the approval) until that expires.
-        for (const span of s.stored) span.to = Math.min(span.to, t);
+        endAll(s.stored, t);
         const end = (x: number | null) => x ?? Infinity;
         const to = d.approval
           ? Math.max(end(d.expiresAt), end(d.approval.expiresAt))
           : end(d.expiresAt);
-        s.stored.push({ from: t, to, seq: null });
+        s.stored.push(t, to, NaN);
         if (d.verdict === 'allowed') {
-          s.approvals.push({ from: t, to: end(d.expiresAt), seq: null });
+          s.approvals.push(t, end(d.expiresAt), NaN);
         } else if (d.approval) {
-          // The denial carries the approval: it stands until its own expiry.
+          // The denial carries the approval: it stands until its own expiry (the spans open
+          // now last until then; none open: one from when it was given).
           const until = end(d.approval.expiresAt);
-          const open = s.approvals.filter((x) => x.to > t);
-          if (open.length) for (const span of open) span.to = until;
-          else s.approvals.push({ from: Math.min(t, d.approval.decidedAt), to: until, seq: null });
+          const a = s.approvals;
+          let open = false;
+          for (let i = 1; i < a.length; i += SPAN)
+            if (a[i]! > t) {
+              a[i] = until;
+              open = true;
+            }
+          if (!open) a.push(Math.min(t, d.approval.decidedAt), until, NaN);
         } else if (d.reason === 'user.denied') {
           // The person's own "no" replaces their earlier "yes".
-          for (const span of s.approvals) span.to = Math.min(span.to, t);
+          endAll(s.approvals, t);
         }
         break;
       }
@@ -299,14 +343,17 @@ export class LifetimeTracker {
     }
     const s = this.state(lane, scope === 'durable' ? '*' : r.connection, r.identity, r.server);
     let repeat: Repeat | null = null;
-    for (const span of s.stored)
-      if (span.from < from && from < span.to) repeat = { kind: 'stored', since: span.from };
-    for (const span of s.approvals)
-      if (span.from < from && from < span.to) repeat = { kind: 'approved', since: span.from };
-    for (const span of s.dialogs)
-      if (span.from < to && from < span.to)
-        repeat = { kind: 'in-flight', other: span.seq, since: span.from };
-    s.dialogs.push({ from, to, seq: r.seq });
+    const { stored, approvals, dialogs } = s;
+    for (let i = 0; i < stored.length; i += SPAN)
+      if (stored[i]! < from && from < stored[i + 1]!)
+        repeat = { kind: 'stored', since: stored[i]! };
+    for (let i = 0; i < approvals.length; i += SPAN)
+      if (approvals[i]! < from && from < approvals[i + 1]!)
+        repeat = { kind: 'approved', since: approvals[i]! };
+    for (let i = 0; i < dialogs.length; i += SPAN)
+      if (dialogs[i]! < to && from < dialogs[i + 1]!)
+        repeat = { kind: 'in-flight', other: seqOf(dialogs[i + 2]!), since: dialogs[i]! };
+    s.dialogs.push(from, to, r.seq ?? NaN);
     // Approved in a lane that keeps approvals, and no commit during the request recorded the
     // approval (an allowed entry, or a denial carrying it): the approval was lost, and stands
     // here from the answer on, so a later dialog shows it. A request that ended in an internal
@@ -315,9 +362,9 @@ export class LifetimeTracker {
       keepsApprovals &&
       r.consent === 'approved' &&
       r.outcome !== 'provider_error' &&
-      !s.approvals.some((x) => x.from >= from)
+      !startsFrom(s.approvals, from)
     )
-      s.approvals.push({ from: r.t, to: Infinity, seq: r.seq });
+      s.approvals.push(r.t, Infinity, r.seq ?? NaN);
     this.longest = Math.max(this.longest, r.durationMs);
     if (++this.since >= PRUNE_EVERY) this.prune(r.t);
     return repeat;
@@ -366,7 +413,7 @@ export class LifetimeTracker {
     for (const byScope of this.keys.values())
       for (const states of byScope.values()) {
         keys += states.size;
-        for (const s of states.values()) spans += s.stored.length + s.dialogs.length;
+        for (const s of states.values()) spans += (s.stored.length + s.dialogs.length) / SPAN;
       }
     return keys * KEY_BYTES + spans * SPAN_BYTES + this.endCount() * 8;
   }
@@ -375,10 +422,6 @@ export class LifetimeTracker {
   private prune(now: number): void {
     this.since = 0;
     const horizon = now - 2 * this.longest - 1;
-    const gone = (x: Span) => x.to <= horizon;
-    const kept = (x: Span) => x.to > horizon;
-    // A list with nothing to drop is kept as it is (a new list of the same spans before).
-    const dropped = (x: Span) => !kept(x);
     for (const byScope of this.keys.values())
       for (const states of byScope.values())
         for (const [identity, shared] of states) {
@@ -386,15 +429,16 @@ export class LifetimeTracker {
           const empty = !shared.stored.length && !shared.dialogs.length && !shared.approvals.length;
           if (
             !empty &&
-            !shared.stored.some(gone) &&
-            !shared.dialogs.some(gone) &&
-            !shared.approvals.some(gone)
+            !endedBy(shared.stored, horizon) &&
+            !endedBy(shared.dialogs, horizon) &&
+            !endedBy(shared.approvals, horizon)
           )
             continue;
           const s = this.own(states, identity, shared);
-          if (s.stored.some(dropped)) s.stored = s.stored.filter(kept);
-          if (s.dialogs.some(dropped)) s.dialogs = s.dialogs.filter(kept);
-          if (s.approvals.some(dropped)) s.approvals = s.approvals.filter(kept);
+          // A list with nothing to drop is kept as it is.
+          s.stored = keptAfter(s.stored, horizon);
+          s.dialogs = keptAfter(s.dialogs, horizon);
+          s.approvals = keptAfter(s.approvals, horizon);
           if (!s.stored.length && !s.dialogs.length && !s.approvals.length) states.delete(identity);
         }
     const keptEnds = (ends: number[]) => ends.filter((t) => t > horizon);
