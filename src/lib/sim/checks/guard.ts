@@ -143,7 +143,8 @@ export class RunGuard {
             host && windowClaim(l.frame)
               ? windowsAt(
                   host.volumeAt(l.server, l.t),
-                  effectiveBlock(host.policy, l.server),
+                  // The host's own cached block: the same as effectiveBlock(policy, server).
+                  host.blockFor(l.server),
                   host.config.reasons['policy.budget_exhausted'].ttl.kind === 'window'
                 )
               : undefined;
