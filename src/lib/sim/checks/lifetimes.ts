@@ -17,6 +17,7 @@ import type { StoreScope } from '../../machine/vocabulary';
 import { copyable } from '../../machine/clone';
 import { checkpointMemo } from '../../store/checkpoint-memo';
 import type { StoreEvent } from '../engine/store-tap';
+import { innerMap } from './requests';
 
 /**
  * Spans, flat: `from`, `to` (exclusive; Infinity = until something ends it) and `seq` (the audit
@@ -185,16 +186,7 @@ export class LifetimeTracker {
 
   /** The state of a key, to change. */
   private state(lane: string, scopeKey: string, identity: string, server: string): KeyState {
-    let byScope = this.keys.get(lane);
-    if (!byScope) {
-      byScope = new Map();
-      this.keys.set(lane, byScope);
-    }
-    let states = byScope.get(scopeKey);
-    if (!states) {
-      states = new Map();
-      byScope.set(scopeKey, states);
-    }
+    const states = innerMap(innerMap(this.keys, lane), scopeKey);
     const s = states.get(identity);
     if (s) return this.own(states, identity, s);
     const made: KeyState = {
@@ -212,11 +204,7 @@ export class LifetimeTracker {
   }
 
   private hashesOf(lane: string, server: string) {
-    let byServer = this.hashes.get(lane);
-    if (!byServer) {
-      byServer = new Map();
-      this.hashes.set(lane, byServer);
-    }
+    const byServer = innerMap(this.hashes, lane);
     let h = byServer.get(server);
     if (!h) {
       h = { current: new Set(), stale: new Set() };

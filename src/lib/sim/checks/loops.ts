@@ -11,6 +11,7 @@
 import type { AuditRecord } from '../../machine/types';
 import { copyable } from '../../machine/clone';
 import { ENTRY_BYTES, RETAIN_AT_LEAST } from '../../client/presentations';
+import { innerMap } from './requests';
 
 export interface AlertSettings {
   threshold: number;
@@ -52,11 +53,7 @@ export class LoopTracker {
   count(lane: string, r: AuditRecord, alert: AlertSettings): number {
     const at = r.t - r.durationMs;
     const threshold = Math.max(1, Math.floor(alert.threshold));
-    let byIdentity = this.times.get(lane);
-    if (!byIdentity) {
-      byIdentity = new Map();
-      this.times.set(lane, byIdentity);
-    }
+    const byIdentity = innerMap(this.times, lane);
     let times = byIdentity.get(r.identity);
     if (!times) {
       times = [];

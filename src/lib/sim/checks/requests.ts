@@ -24,19 +24,19 @@ export function idKey(id: string | number): IdKey {
   return String(n) === id ? n : id;
 }
 
+/** The map `m` holds under `key`, made (and held) when missing: the step of every nested map here. */
+export function innerMap<K, K2, V>(m: Map<K, Map<K2, V>>, key: K): Map<K2, V> {
+  let inner = m.get(key);
+  if (inner === undefined) {
+    inner = new Map();
+    m.set(key, inner);
+  }
+  return inner;
+}
+
 /** The map of `lane`'s `connection`'s requests, made when missing. */
 export function requestsOf<V>(m: ByRequest<V>, lane: string, connection: string): Map<IdKey, V> {
-  let byConnection = m.get(lane);
-  if (byConnection === undefined) {
-    byConnection = new Map();
-    m.set(lane, byConnection);
-  }
-  let byId = byConnection.get(connection);
-  if (byId === undefined) {
-    byId = new Map();
-    byConnection.set(connection, byId);
-  }
-  return byId;
+  return innerMap(innerMap(m, lane), connection);
 }
 
 /** The value of one request, if any. */
