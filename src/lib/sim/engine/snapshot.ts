@@ -36,9 +36,10 @@
  * met them. 3: a client host's reservations are an array, no longer a Map. 4: its presentation
  * history is keyed by the identity alone. 5: its flights are keyed by identity and its leaders by
  * connection then id, and an identity presented once holds its time as a number. 6: the virtual
- * clock's pending timers by id are a `clock.TimerTable`, no longer a Map.
+ * clock's pending timers by id are a `clock.TimerTable`, no longer a Map. 7: so are a simulated
+ * server's pending requests, timeouts and tasks.
  */
-export const SNAPSHOT_VERSION = 6;
+export const SNAPSHOT_VERSION = 7;
 
 /** The tag of an encoded class instance; the field name never occurs in run state. */
 export const CLASS = '\u0000class';
@@ -439,7 +440,8 @@ export function decodeLater<T = unknown>(
     if (proto === Array.prototype) return later(v, new Array((v as unknown[]).length), null);
     if (proto === Map.prototype) return later(v, new Map(), null);
     if (proto === Set.prototype) return later(v, new Set(), null);
-    if (ArrayBuffer.isView(v)) return remember(v, v);
+    // A copy: two runs restored from one snapshot must not share a table's keys (timer-table.ts).
+    if (ArrayBuffer.isView(v)) return remember(v, (v as unknown as Uint8Array).slice());
     if (proto !== Object.prototype)
       throw new SnapshotError(`a snapshot holds an object of an unexpected kind`);
     const r = v as Rec;
