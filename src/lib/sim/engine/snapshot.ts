@@ -37,7 +37,8 @@
  * history is keyed by the identity alone. 5: its flights are keyed by identity and its leaders by
  * connection then id, and an identity presented once holds its time as a number. 6: the virtual
  * clock's pending timers by id are a `clock.TimerTable`, no longer a Map. 7: so are a simulated
- * server's pending requests, timeouts and tasks.
+ * server's pending requests, timeouts and tasks; and a lane's requests in flight are keyed by a
+ * number it gives each, no longer by a string of their connection and id.
  */
 export const SNAPSHOT_VERSION = 7;
 
