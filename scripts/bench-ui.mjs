@@ -17,6 +17,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import { serveAndLaunch, sleep } from './bench-browser.mjs';
+import { cpuSince, threadCpu } from './bench-ui-threads.mjs';
 
 const port = Number(process.env.BENCH_UI_PORT ?? 4191);
 const seconds = Number(process.env.BENCH_UI_SECONDS ?? 20);
@@ -166,12 +167,14 @@ try {
   await sleep(2_000); // ramp-up: the first frames compile the worker's hot paths
   const r0 = await reading();
   const cpu0 = await cpu();
+  const threads0 = threadCpu();
   const wall0 = performance.now();
   await page.evaluate(() => /** @type {any} */ (window.__count = true));
   await sleep(seconds * 1000);
   await page.evaluate(() => /** @type {any} */ (window.__count = false));
   const r1 = await reading();
   const cpu1 = await cpu();
+  const threads = cpuSince(threads0, threadCpu());
   const wall1 = performance.now();
   const [sim0, sim1] = [r0.sim, r1.sim];
   const frames = await page.evaluate(() => /** @type {any} */ (window).__frames);
@@ -202,6 +205,21 @@ try {
     `main thread       ${frames.length} frames: p50 ${q(0.5).toFixed(1)} ms, p95 ${q(0.95).toFixed(1)} ms (goal ≤ 16.7 ms); ` +
       `CPU ${(d('ThreadTime') / wallS).toFixed(0)} ms per s of play (script ${(d('ScriptDuration') / wallS).toFixed(0)}, layout ${(d('LayoutDuration') / wallS).toFixed(0)}, style ${(d('RecalcStyleDuration') / wallS).toFixed(0)})`
   );
+  // The threads' own CPU time (Linux only): the sim worker's per request is the live figure's
+  // cost, and moves far less with the machine's load than the requests/s above.
+  if (threads) {
+    const ms = (name) => threads.find(([n]) => n === name)?.[1] ?? 0;
+    const worker = ms('renderer DedicatedWorker');
+    const requests = r1.requests - r0.requests;
+    console.log(
+      `thread CPU        sim worker ${(worker / wallS).toFixed(0)} ms per s of play = ${((worker * 1000) / Math.max(1, requests)).toFixed(1)} µs per request; ` +
+        `page main thread ${(ms('renderer chromium') / wallS).toFixed(0)} ms per s; ` +
+        `busiest: ${threads
+          .slice(0, 7)
+          .map(([n, t]) => `${n} ${(t / wallS).toFixed(0)}`)
+          .join(', ')} ms per s`
+    );
+  }
 } finally {
   await browser.close();
   server.kill();

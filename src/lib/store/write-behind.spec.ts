@@ -52,6 +52,29 @@ describe('WriteBehind', () => {
     expect(w.pending).toBe(0);
   });
 
+  it('a flush writes what was queued when it began: ops queued while it writes wait for the next flush, so it ends under a run that never stops queuing', async () => {
+    const written: number[][] = [];
+    let feed = 0;
+    const w: WriteBehind<Op> = new WriteBehind<Op>({
+      noun: 'op(s)',
+      storeName: 'test',
+      write: async (batch) => {
+        await new Promise((r) => setTimeout(r, 0));
+        written.push(batch.map((o) => o.v));
+        // The run goes on between transactions: more ops every time one is written.
+        for (let i = 0; i < 3; i++) w.enqueue({ k: null, v: 100 + feed++ });
+      }
+    });
+    const n = MAX_BATCH + 2;
+    for (let i = 0; i < n; i++) w.enqueue({ k: null, v: i });
+    expect(await w.flush()).toBe(true);
+    expect(written.map((b) => b.length)).toEqual([MAX_BATCH, 2]);
+    expect(w.pending).toBe(6);
+    expect(await w.flush()).toBe(true);
+    expect(written.at(-1)).toEqual([100, 101, 102, 103, 104, 105]);
+    expect(w.pending).toBe(3);
+  });
+
   it('reports committed only after the write succeeds; a failure holds everything, compacted', async () => {
     let failing = true;
     const { w, committed } = writer(() => failing);

@@ -190,14 +190,21 @@ export class WriteBehind<Op> {
   }
 
   async #writeQueued(): Promise<boolean> {
+    // What is queued now, and no more: ops queued while this flush writes wait for the next one.
+    // Chasing them, a flush under a run that never pauses (live play queues rows between its
+    // transactions) never ended, and the worker paused play every 2 s to let it (memory-check.ts:
+    // a commit that runs long), idle meanwhile.
+    let left = this.#queue.length;
     for (;;) {
       if (this.#failure !== null) return false;
-      if (this.#queue.length === 0) return true;
+      if (this.#queue.length === 0 || left <= 0) return true;
       // At most MAX_BATCH ops per transaction: a backlog of a day's audit rows written at once
       // kept the worker's thread in `put` calls for seconds, and every command waited behind it.
       const all = this.#queue;
-      const batch = all.length > MAX_BATCH ? all.slice(0, MAX_BATCH) : all;
-      this.#queue = all.length > MAX_BATCH ? all.slice(MAX_BATCH) : [];
+      const take = Math.min(all.length, MAX_BATCH, left);
+      left -= take;
+      const batch = take < all.length ? all.slice(0, take) : all;
+      this.#queue = take < all.length ? all.slice(take) : [];
       // Positions moved: the ops still queued no longer coalesce with later ones (a later op on
       // the same key is queued after them, so the last write still wins).
       this.#latest.clear();

@@ -19,6 +19,7 @@ import { windowClaim, type WindowsAt } from './invariants/denial-truth';
 import type { VolumeState } from '../../machine/evaluate';
 import type { PolicyBlock } from '../../machine/policy';
 import type { SamplingParams } from '../../machine/types';
+import { copyRequests, dropIdle, idKey, requestsOf, type ByRequest } from './requests';
 
 /**
  * The host's windows as the denial check reads them: null where the block has no such limit, and
@@ -34,9 +35,51 @@ function windowsAt(v: VolumeState, block: PolicyBlock, budgetTtlIsWindow: boolea
 import { LANE_IDS } from '../input/lanes';
 import type { LaneId, Scenario } from '../input/scenario';
 
+type Host = Simulation['lanes'][LaneId]['host'];
+
+/**
+ * Each host's charge contexts by server, for the policy and settings they were made under: the
+ * same few objects for every request until the learner edits the policy or the lane's settings
+ * (both are replaced, never changed in place). A cache beside the run, not in it: a copy or a
+ * snapshot of the guard holds none, and makes its own on use.
+ */
+const CHARGES = new WeakMap<
+  Host,
+  { policy: Host['policy']; config: Host['config']; byServer: Map<string, ChargeContext> }
+>();
+
+/** What an arrived request is judged by at its audit record: the limits, and its params. */
+interface Arrived {
+  charge: ChargeContext;
+  params: SamplingParams | undefined;
+}
+
+/** Requests arrived between two sweeps of the connections that hold none any more. */
+const SWEEP_EVERY = 4096;
+
 export interface GuardOptions {
   /** Validates every frame sent; `conformance.ts` has the MCP SDK's. */
   validate?: FrameValidator;
+}
+
+/** What a request is charged under when its lane has no host (no limits). */
+const NO_HOST: ChargeContext = { budget: null, pool: null };
+
+/** The limits `server`'s requests are charged under by `host`'s policy and settings now. */
+function chargeOf(host: Host, server: string): ChargeContext {
+  const budget = effectiveBlock(host.policy, server).budget;
+  const c = host.config;
+  return {
+    budget: budget
+      ? { micros: toMicros(budget.amount), windowMs: budget.windowMs, currency: budget.currency }
+      : null,
+    pool:
+      c.capScope === 'session-pool'
+        ? { micros: toMicros(c.sessionPool.amount), currency: c.sessionPool.currency }
+        : null,
+    alert: c.alert,
+    keepsApprovals: c.storeAllowed
+  };
 }
 
 /** Slack on top of the machine's own timeouts before an unanswered request counts as lost. */
@@ -54,7 +97,8 @@ export class RunGuard {
    * moves the line under a call already granted the old one; the host did not overdraw (and a
    * stream's generated tokens are paid for either way). Found by the time-travel fuzz.
    */
-  private arrived = new Map<string, ChargeContext>();
+  private arrived: ByRequest<Arrived> = new Map();
+  private arrivals = 0;
 
   constructor(scenario: Scenario, opts: GuardOptions = {}) {
     this.scenario = scenario;
@@ -74,22 +118,33 @@ export class RunGuard {
       onFrame: (l) => {
         const sim = this.sim;
         if (l.direction === 'in') {
-          c.request(l.lane, l.connection, l.frame.id, l.t, {
-            silence: sim ? sim.lanes[l.lane].host.config.silence : false,
-            denialStyle: sim ? sim.lanes[l.lane].host.config.denialStyle : 'lab'
-          });
-          const params = 'params' in l.frame ? (l.frame.params as SamplingParams) : undefined;
-          this.arrived.set(
-            `${l.lane}\u0000${l.connection}\u0000${String(l.frame.id)}`,
-            params ? { ...this.charge(l.lane, l.server), params } : this.charge(l.lane, l.server)
+          const id = idKey(l.frame.id);
+          const config = sim ? sim.lanes[l.lane].host.config : null;
+          c.requestArrived(
+            l.lane,
+            l.connection,
+            id,
+            l.t,
+            config ? config.silence : false,
+            config?.denialStyle ?? 'lab'
           );
+          const params = 'params' in l.frame ? (l.frame.params as SamplingParams) : undefined;
+          requestsOf(this.arrived, l.lane, l.connection).set(id, {
+            charge: this.charge(l.lane, l.server),
+            params
+          });
+          if (++this.arrivals >= SWEEP_EVERY) {
+            this.arrivals = 0;
+            dropIdle(this.arrived);
+          }
         } else if (!('method' in l.frame)) {
           const host = sim?.lanes[l.lane].host;
           const windows =
             host && windowClaim(l.frame)
               ? windowsAt(
                   host.volumeAt(l.server, l.t),
-                  effectiveBlock(host.policy, l.server),
+                  // The host's own cached block: the same as effectiveBlock(policy, server).
+                  host.blockFor(l.server),
                   host.config.reasons['policy.budget_exhausted'].ttl.kind === 'window'
                 )
               : undefined;
@@ -98,15 +153,24 @@ export class RunGuard {
         next.onFrame?.(l);
       },
       onAudit: (r) => {
-        const key = `${r.lane}\u0000${r.connection}\u0000${String(r.requestId)}`;
-        const ctx = this.arrived.get(key) ?? this.charge(r.lane as LaneId | undefined, r.server);
-        this.arrived.delete(key);
-        const host = this.sim?.lanes[r.lane as LaneId]?.host;
-        c.audit(
+        const byId = this.arrived.get(r.lane as string)?.get(r.connection);
+        const id = idKey(r.requestId);
+        const arrived = byId?.get(id);
+        if (arrived) byId!.delete(id);
+        const charge = arrived
+          ? arrived.charge
+          : this.charge(r.lane as LaneId | undefined, r.server);
+        // What the host had spent in the window: read only for the one claim it is held to (a
+        // fresh exhausted-budget denial, denial-truth.ts).
+        const host =
+          charge.budget && r.reason === 'policy.budget_exhausted' && !r.replayed
+            ? this.sim?.lanes[r.lane as LaneId]?.host
+            : undefined;
+        c.audited(
           r,
-          host && ctx.budget
-            ? { ...ctx, spentMicros: host.volumeAt(r.server, r.t).budgetSpentMicros }
-            : ctx
+          charge,
+          arrived ? arrived.params : charge.params,
+          host ? host.volumeAt(r.server, r.t).budgetSpentMicros : undefined
         );
         next.onAudit?.(r);
       },
@@ -134,22 +198,21 @@ export class RunGuard {
     return sim;
   }
 
+  /** The limits `server`'s requests are charged under in `lane` now (one object until they change). */
   private charge(lane: LaneId | undefined, server: string): ChargeContext {
     const host = lane && this.sim ? this.sim.lanes[lane].host : null;
-    if (!host) return { budget: null, pool: null };
-    const budget = effectiveBlock(host.policy, server).budget;
-    const c = host.config;
-    return {
-      budget: budget
-        ? { micros: toMicros(budget.amount), windowMs: budget.windowMs, currency: budget.currency }
-        : null,
-      pool:
-        c.capScope === 'session-pool'
-          ? { micros: toMicros(c.sessionPool.amount), currency: c.sessionPool.currency }
-          : null,
-      alert: c.alert,
-      keepsApprovals: c.storeAllowed
-    };
+    if (!host) return NO_HOST;
+    let cache = CHARGES.get(host);
+    if (!cache || cache.policy !== host.policy || cache.config !== host.config) {
+      cache = { policy: host.policy, config: host.config, byServer: new Map() };
+      CHARGES.set(host, cache);
+    }
+    let charge = cache.byServer.get(server);
+    if (!charge) {
+      charge = chargeOf(host, server);
+      cache.byServer.set(server, charge);
+    }
+    return charge;
   }
 
   /** The guarantees as they stand now. */
@@ -188,8 +251,13 @@ export function copyGuard(guard: RunGuard): RunGuard {
 }
 
 // A copy of a guard is attached to no engine; its checker is its own, its scenario and options
-// (a frame validator) shared. Charge contexts are never changed: a new map of the same ones.
+// (a frame validator) shared. Charge contexts are never changed: new maps of the same ones.
 copyable(RunGuard, {
   name: 'guard.RunGuard',
-  fields: { sim: { fresh: () => null }, scenario: 'shared', opts: 'shared', arrived: 'shallow' }
+  fields: {
+    sim: { fresh: () => null },
+    scenario: 'shared',
+    opts: 'shared',
+    arrived: { fresh: (g: RunGuard) => copyRequests(g['arrived']) }
+  }
 });

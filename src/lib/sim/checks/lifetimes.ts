@@ -18,25 +18,66 @@ import { copyable } from '../../machine/clone';
 import { checkpointMemo } from '../../store/checkpoint-memo';
 import type { StoreEvent } from '../engine/store-tap';
 
-interface Span {
-  from: number;
-  /** Exclusive; Infinity = until something ends it. */
-  to: number;
-  seq: number | null;
+/**
+ * Spans, flat: `from`, `to` (exclusive; Infinity = until something ends it) and `seq` (the audit
+ * record's, NaN for none) of each, one after another in a list of numbers. Not an object per
+ * span: a span's times are not small integers, so an object of them was three allocations (the
+ * object and a box per time) on every dialog and commit, and three objects to keep per span.
+ */
+type Spans = number[];
+/** Numbers per span in {@link Spans}. */
+const SPAN = 3;
+const seqOf = (x: number): number | null => (Number.isNaN(x) ? null : x);
+
+/** Whether a span of `a` ends after `t` (is open at `t`). */
+function openAt(a: Spans, t: number): boolean {
+  for (let i = 1; i < a.length; i += SPAN) if (a[i]! > t) return true;
+  return false;
+}
+
+/** Ends every span of `a` at `t` at the latest. */
+function endAll(a: Spans, t: number): void {
+  for (let i = 1; i < a.length; i += SPAN) a[i] = Math.min(a[i]!, t);
+}
+
+/** Whether a span of `a` starts at or after `t`. */
+function startsFrom(a: Spans, t: number): boolean {
+  for (let i = 0; i < a.length; i += SPAN) if (a[i]! >= t) return true;
+  return false;
+}
+
+/** Whether a span of `a` ended at or before `t`. */
+function endedBy(a: Spans, t: number): boolean {
+  for (let i = 1; i < a.length; i += SPAN) if (a[i]! <= t) return true;
+  return false;
+}
+
+/** The spans of `a` that end after `t`, or `a` itself when all do. */
+function keptAfter(a: Spans, t: number): Spans {
+  let all = true;
+  for (let i = 1; i < a.length; i += SPAN) if (!(a[i]! > t)) all = false;
+  if (all) return a;
+  const out: Spans = [];
+  for (let i = 0; i < a.length; i += SPAN) if (a[i + 1]! > t) out.push(a[i]!, a[i + 1]!, a[i + 2]!);
+  return out;
 }
 
 interface KeyState {
   lane: string;
+  /** The connection for a connection-scoped store, `*` for a durable one. */
+  scopeKey: string;
   server: string;
-  stored: Span[];
-  dialogs: Span[];
+  /** The `mine` token of the tracker that made or copied it: only that tracker changes it. */
+  owner: object;
+  stored: Spans;
+  dialogs: Spans;
   /**
    * When the person's approval of the identity stands: from the dialog that approved it (in a
    * lane that keeps approvals) until its TTL, a policy edit, a clear or a new store — and not
    * ended by a later denial about *when* (rate, budget, deadline), which must carry it. A dialog
    * inside one is the person asked again about a request they allowed.
    */
-  approvals: Span[];
+  approvals: Spans;
 }
 
 /** Why a dialog was a repeat. */
@@ -59,10 +100,12 @@ export function lifetimeBroken(r: Repeat): string {
 
 const PRUNE_EVERY = 4096;
 
-const copySpan = (s: Span): Span => ({ from: s.from, to: s.to, seq: s.seq });
 /** Memory of a key's state (map entry, record, its two arrays; the key string is shared). */
 const KEY_BYTES = 200;
-/** Memory of one span (an object of three numbers, boxed where they are not small integers). */
+/**
+ * Memory of one span, as the checkpoints' budget counts it (calibrated when a span was an object
+ * of three numbers; kept so that a checkpoint is taken when it was).
+ */
 const SPAN_BYTES = 72;
 /**
  * Memory of a state made or copied since the last checkpoint, as the checkpoints hold it: the
@@ -70,24 +113,39 @@ const SPAN_BYTES = 72;
  */
 const STATE_COPY_BYTES = 700;
 
+/** Key states by lane, then scope key, then identity. */
+type Keys = Map<string, Map<string, Map<string, KeyState>>>;
+
+/** Lifetime ends of one lane: all of its servers', and one server's. */
+interface LaneEnds {
+  all: number[];
+  byServer: Map<string, number[]>;
+}
+
 export class LifetimeTracker {
   private readonly scope = new Map<string, StoreScope>();
   /**
-   * The lifetimes by key. A copy (an engine checkpoint's) shares the key states with the tracker
-   * it was taken from, and each copies a state before it first changes it (`own`): most
-   * keys do not change between two checkpoints, and a run holds dozens of checkpoints, so the
-   * spans of a long run (a decision that never expires keeps its span) are held once, not once
-   * per checkpoint.
+   * The lifetimes by key: lane, then scope key, then identity (nested, not one key composed of
+   * the three: a new string per dialog and commit, where these are the run's own). A copy (an
+   * engine checkpoint's) shares the key states with the tracker it was taken from, and each
+   * copies a state before it first changes it (`own`): most keys do not change between two
+   * checkpoints, and a run holds dozens of checkpoints, so the spans of a long run (a decision
+   * that never expires keeps its span) are held once, not once per checkpoint.
    */
-  private keys = new Map<string, KeyState>();
-  /** The key states this tracker made or copied since it was last copied: only these it changes. */
-  private mine = new WeakSet<KeyState>();
+  private keys: Keys = new Map();
+  /**
+   * This tracker's token, held (`owner`) by the key states it made or copied since it was last
+   * copied: only these it changes. A token, not a WeakSet of the states: a weak collection of
+   * every key of a run cost a hash lookup per dialog and commit, and the garbage collector's
+   * work on its entries (a third of the tracker's time in live play).
+   */
+  private mine: object = {};
   /** How many those are (engine-size.ts: what the next checkpoint holds that the last did not). */
   private made = 0;
   /**
-   * Set in an engine checkpoint's copy only (checkpoint-memo.ts): the keys and their (shared)
-   * states as one flat list, `keys` empty. A checkpoint is never run, only copied, and its copy
-   * has the map again.
+   * Set in an engine checkpoint's copy only (checkpoint-memo.ts): the identities and their
+   * (shared) states as one flat list, `keys` empty (a state names its lane and scope key). A
+   * checkpoint is never run, only copied, and its copy has the maps again.
    */
   private frozen: (string | KeyState)[] | null = null;
   /**
@@ -95,75 +153,110 @@ export class LifetimeTracker {
    * edit made stale. A request decided under the old policy may commit after the edit; the store
    * never answers from that entry (its hash is stale), so it starts no lifetime.
    */
-  private readonly hashes = new Map<string, { current: Set<string>; stale: Set<string> }>();
+  private readonly hashes = new Map<
+    string,
+    Map<string, { current: Set<string>; stale: Set<string> }>
+  >();
   /**
-   * When lifetimes ended, per lane (`lane`) and per lane and server (`lane\0server`): a dialog
-   * learnt of later (its record arrives when its request ends) that was open across one of these
-   * ended its lifetime there too.
+   * When lifetimes ended, per lane, for all its servers and per server: a dialog learnt of later
+   * (its record arrives when its request ends) that was open across one of these ended its
+   * lifetime there too.
    */
-  private readonly ends = new Map<string, number[]>();
+  private readonly ends = new Map<string, LaneEnds>();
   private longest = 0;
   private since = 0;
 
-  private key(lane: string, scopeKey: string, identity: string): string {
-    return `${lane}\u0000${scopeKey}\u0000${identity}`;
-  }
-
-  /** The state of key `k` (`s`), this tracker's own to change: copied first if it is shared. */
-  private own(k: string, s: KeyState): KeyState {
-    if (this.mine.has(s)) return s;
+  /** The state of `identity` in `states` (`s`), this tracker's own to change: copied first if it is shared. */
+  private own(states: Map<string, KeyState>, identity: string, s: KeyState): KeyState {
+    if (s.owner === this.mine) return s;
     const c: KeyState = {
       lane: s.lane,
+      scopeKey: s.scopeKey,
       server: s.server,
-      stored: s.stored.map(copySpan),
-      dialogs: s.dialogs.map(copySpan),
-      approvals: s.approvals.map(copySpan)
+      owner: this.mine,
+      stored: s.stored.slice(),
+      dialogs: s.dialogs.slice(),
+      approvals: s.approvals.slice()
     };
-    this.mine.add(c);
     this.made++;
-    this.keys.set(k, c);
+    states.set(identity, c);
     return c;
   }
 
   /** The state of a key, to change. */
   private state(lane: string, scopeKey: string, identity: string, server: string): KeyState {
-    const k = this.key(lane, scopeKey, identity);
-    const s = this.keys.get(k);
-    if (s) return this.own(k, s);
-    const made: KeyState = { lane, server, stored: [], dialogs: [], approvals: [] };
-    this.mine.add(made);
+    let byScope = this.keys.get(lane);
+    if (!byScope) {
+      byScope = new Map();
+      this.keys.set(lane, byScope);
+    }
+    let states = byScope.get(scopeKey);
+    if (!states) {
+      states = new Map();
+      byScope.set(scopeKey, states);
+    }
+    const s = states.get(identity);
+    if (s) return this.own(states, identity, s);
+    const made: KeyState = {
+      lane,
+      scopeKey,
+      server,
+      owner: this.mine,
+      stored: [],
+      dialogs: [],
+      approvals: []
+    };
     this.made++;
-    this.keys.set(k, made);
+    states.set(identity, made);
     return made;
   }
 
   private hashesOf(lane: string, server: string) {
-    const k = `${lane}\u0000${server}`;
-    let h = this.hashes.get(k);
+    let byServer = this.hashes.get(lane);
+    if (!byServer) {
+      byServer = new Map();
+      this.hashes.set(lane, byServer);
+    }
+    let h = byServer.get(server);
     if (!h) {
       h = { current: new Set(), stale: new Set() };
-      this.hashes.set(k, h);
+      byServer.set(server, h);
     }
     return h;
   }
 
+  /** How many keys the tracker holds. */
+  private keyCount(): number {
+    let n = 0;
+    for (const byScope of this.keys.values())
+      for (const states of byScope.values()) n += states.size;
+    return n;
+  }
+
   /** End every lifetime of the lane (or of one server in it) at `t`. */
   private end(lane: string, t: number, server?: string): void {
-    const k = server === undefined ? lane : `${lane}\u0000${server}`;
-    const ends = this.ends.get(k) ?? [];
-    ends.push(t);
-    this.ends.set(k, ends);
-    const open = (x: Span) => x.to > t;
-    for (const [k, shared] of this.keys) {
-      if (shared.lane !== lane || (server !== undefined && shared.server !== server)) continue;
-      // A state with no span still open is left as it is (and shared, when it is).
-      if (!shared.stored.some(open) && !shared.dialogs.some(open) && !shared.approvals.some(open))
-        continue;
-      const s = this.own(k, shared);
-      for (const span of s.stored) span.to = Math.min(span.to, t);
-      for (const span of s.dialogs) span.to = Math.min(span.to, t);
-      for (const span of s.approvals) span.to = Math.min(span.to, t);
+    let ends = this.ends.get(lane);
+    if (!ends) {
+      ends = { all: [], byServer: new Map() };
+      this.ends.set(lane, ends);
     }
+    if (server === undefined) ends.all.push(t);
+    else {
+      const of = ends.byServer.get(server);
+      if (of) of.push(t);
+      else ends.byServer.set(server, [t]);
+    }
+    for (const states of this.keys.get(lane)?.values() ?? [])
+      for (const [identity, shared] of states) {
+        if (server !== undefined && shared.server !== server) continue;
+        // A state with no span still open is left as it is (and shared, when it is).
+        if (!openAt(shared.stored, t) && !openAt(shared.dialogs, t) && !openAt(shared.approvals, t))
+          continue;
+        const s = this.own(states, identity, shared);
+        endAll(s.stored, t);
+        endAll(s.dialogs, t);
+        endAll(s.approvals, t);
+      }
   }
 
   /**
@@ -188,23 +281,29 @@ export class LifetimeTracker {
         const s = this.state(lane, scopeKey, d.identity, d.server);
         // A commit replaces the entry: the one before it answers no more lookups. A denial that
         // carries an approval answers (as the approval) until that expires.
-        for (const span of s.stored) span.to = Math.min(span.to, t);
+        endAll(s.stored, t);
         const end = (x: number | null) => x ?? Infinity;
         const to = d.approval
           ? Math.max(end(d.expiresAt), end(d.approval.expiresAt))
           : end(d.expiresAt);
-        s.stored.push({ from: t, to, seq: null });
+        s.stored.push(t, to, NaN);
         if (d.verdict === 'allowed') {
-          s.approvals.push({ from: t, to: end(d.expiresAt), seq: null });
+          s.approvals.push(t, end(d.expiresAt), NaN);
         } else if (d.approval) {
-          // The denial carries the approval: it stands until its own expiry.
+          // The denial carries the approval: it stands until its own expiry (the spans open
+          // now last until then; none open: one from when it was given).
           const until = end(d.approval.expiresAt);
-          const open = s.approvals.filter((x) => x.to > t);
-          if (open.length) for (const span of open) span.to = until;
-          else s.approvals.push({ from: Math.min(t, d.approval.decidedAt), to: until, seq: null });
+          const a = s.approvals;
+          let open = false;
+          for (let i = 1; i < a.length; i += SPAN)
+            if (a[i]! > t) {
+              a[i] = until;
+              open = true;
+            }
+          if (!open) a.push(Math.min(t, d.approval.decidedAt), until, NaN);
         } else if (d.reason === 'user.denied') {
           // The person's own "no" replaces their earlier "yes".
-          for (const span of s.approvals) span.to = Math.min(span.to, t);
+          endAll(s.approvals, t);
         }
         break;
       }
@@ -236,18 +335,25 @@ export class LifetimeTracker {
     const from = r.t - r.durationMs;
     let to = Math.max(r.t, from + 1);
     // A lifetime that ended while this dialog was open (a policy edit, a clear, a new store).
-    for (const k of [lane, `${lane}\u0000${r.server}`])
-      for (const t of this.ends.get(k) ?? []) if (t > from && t < to) to = t;
+    const ends = this.ends.get(lane);
+    if (ends) {
+      for (const t of ends.all) if (t > from && t < to) to = t;
+      const ofServer = ends.byServer.get(r.server);
+      if (ofServer) for (const t of ofServer) if (t > from && t < to) to = t;
+    }
     const s = this.state(lane, scope === 'durable' ? '*' : r.connection, r.identity, r.server);
     let repeat: Repeat | null = null;
-    for (const span of s.stored)
-      if (span.from < from && from < span.to) repeat = { kind: 'stored', since: span.from };
-    for (const span of s.approvals)
-      if (span.from < from && from < span.to) repeat = { kind: 'approved', since: span.from };
-    for (const span of s.dialogs)
-      if (span.from < to && from < span.to)
-        repeat = { kind: 'in-flight', other: span.seq, since: span.from };
-    s.dialogs.push({ from, to, seq: r.seq });
+    const { stored, approvals, dialogs } = s;
+    for (let i = 0; i < stored.length; i += SPAN)
+      if (stored[i]! < from && from < stored[i + 1]!)
+        repeat = { kind: 'stored', since: stored[i]! };
+    for (let i = 0; i < approvals.length; i += SPAN)
+      if (approvals[i]! < from && from < approvals[i + 1]!)
+        repeat = { kind: 'approved', since: approvals[i]! };
+    for (let i = 0; i < dialogs.length; i += SPAN)
+      if (dialogs[i]! < to && from < dialogs[i + 1]!)
+        repeat = { kind: 'in-flight', other: seqOf(dialogs[i + 2]!), since: dialogs[i]! };
+    s.dialogs.push(from, to, r.seq ?? NaN);
     // Approved in a lane that keeps approvals, and no commit during the request recorded the
     // approval (an allowed entry, or a denial carrying it): the approval was lost, and stands
     // here from the answer on, so a later dialog shows it. A request that ended in an internal
@@ -256,9 +362,9 @@ export class LifetimeTracker {
       keepsApprovals &&
       r.consent === 'approved' &&
       r.outcome !== 'provider_error' &&
-      !s.approvals.some((x) => x.from >= from)
+      !startsFrom(s.approvals, from)
     )
-      s.approvals.push({ from: r.t, to: Infinity, seq: r.seq });
+      s.approvals.push(r.t, Infinity, r.seq ?? NaN);
     this.longest = Math.max(this.longest, r.durationMs);
     if (++this.since >= PRUNE_EVERY) this.prune(r.t);
     return repeat;
@@ -266,12 +372,13 @@ export class LifetimeTracker {
 
   /**
    * A copy is being made (its rules below): from now on the key states are shared, and neither
-   * tracker changes one without copying it first (`own`). Returns the copy's (empty) set.
+   * tracker changes one without copying it first (`own`): each has a new token. Returns the
+   * copy's.
    */
-  private shareKeys(): WeakSet<KeyState> {
-    this.mine = new WeakSet();
+  private shareKeys(): object {
+    this.mine = {};
     this.made = 0;
-    return new WeakSet();
+    return {};
   }
 
   /**
@@ -280,11 +387,19 @@ export class LifetimeTracker {
    * the others it shares.
    */
   checkpointBytes(): number {
-    let ends = 0;
-    for (const e of this.ends.values()) ends += e.length;
     // A tracker decoded from a snapshot of an older build has no count (NaN once counted on).
     const made = this.made || 0;
-    return this.keys.size * 16 + made * STATE_COPY_BYTES + ends * 8;
+    return this.keyCount() * 16 + made * STATE_COPY_BYTES + this.endCount() * 8;
+  }
+
+  /** How many lifetime ends the tracker holds. */
+  private endCount(): number {
+    let n = 0;
+    for (const e of this.ends.values()) {
+      n += e.all.length;
+      for (const of of e.byServer.values()) n += of.length;
+    }
+    return n;
   }
 
   /**
@@ -294,37 +409,47 @@ export class LifetimeTracker {
    */
   approxBytes(): number {
     let spans = 0;
-    for (const s of this.keys.values()) spans += s.stored.length + s.dialogs.length;
-    let ends = 0;
-    for (const e of this.ends.values()) ends += e.length;
-    return this.keys.size * KEY_BYTES + spans * SPAN_BYTES + ends * 8;
+    let keys = 0;
+    for (const byScope of this.keys.values())
+      for (const states of byScope.values()) {
+        keys += states.size;
+        for (const s of states.values()) spans += (s.stored.length + s.dialogs.length) / SPAN;
+      }
+    return keys * KEY_BYTES + spans * SPAN_BYTES + this.endCount() * 8;
   }
 
   /** Forget spans no future dialog can start inside (dialogs are at most `longest` long). */
   private prune(now: number): void {
     this.since = 0;
     const horizon = now - 2 * this.longest - 1;
-    const gone = (x: Span) => x.to <= horizon;
-    for (const [k, shared] of this.keys) {
-      // A state with nothing to forget is left as it is (and shared, when it is).
-      const empty = !shared.stored.length && !shared.dialogs.length && !shared.approvals.length;
-      if (
-        !empty &&
-        !shared.stored.some(gone) &&
-        !shared.dialogs.some(gone) &&
-        !shared.approvals.some(gone)
-      )
-        continue;
-      const s = this.own(k, shared);
-      s.stored = s.stored.filter((x) => x.to > horizon);
-      s.dialogs = s.dialogs.filter((x) => x.to > horizon);
-      s.approvals = s.approvals.filter((x) => x.to > horizon);
-      if (!s.stored.length && !s.dialogs.length && !s.approvals.length) this.keys.delete(k);
-    }
-    for (const [k, ends] of this.ends) {
-      const kept = ends.filter((t) => t > horizon);
-      if (kept.length) this.ends.set(k, kept);
-      else this.ends.delete(k);
+    for (const byScope of this.keys.values())
+      for (const states of byScope.values())
+        for (const [identity, shared] of states) {
+          // A state with nothing to forget is left as it is (and shared, when it is).
+          const empty = !shared.stored.length && !shared.dialogs.length && !shared.approvals.length;
+          if (
+            !empty &&
+            !endedBy(shared.stored, horizon) &&
+            !endedBy(shared.dialogs, horizon) &&
+            !endedBy(shared.approvals, horizon)
+          )
+            continue;
+          const s = this.own(states, identity, shared);
+          // A list with nothing to drop is kept as it is.
+          s.stored = keptAfter(s.stored, horizon);
+          s.dialogs = keptAfter(s.dialogs, horizon);
+          s.approvals = keptAfter(s.approvals, horizon);
+          if (!s.stored.length && !s.dialogs.length && !s.approvals.length) states.delete(identity);
+        }
+    const keptEnds = (ends: number[]) => ends.filter((t) => t > horizon);
+    for (const [lane, e] of this.ends) {
+      e.all = keptEnds(e.all);
+      for (const [server, of] of e.byServer) {
+        const k = keptEnds(of);
+        if (k.length) e.byServer.set(server, k);
+        else e.byServer.delete(server);
+      }
+      if (!e.all.length && !e.byServer.size) this.ends.delete(lane);
     }
   }
 }
@@ -345,13 +470,25 @@ copyable(LifetimeTracker, {
     keys: {
       fresh: (t: LifetimeTracker) => {
         const frozen = t['frozen'];
+        const keys: Keys = new Map();
         if (frozen) {
-          const keys = new Map<string, KeyState>();
-          for (let i = 0; i < frozen.length; i += 2)
-            keys.set(frozen[i] as string, frozen[i + 1] as KeyState);
+          for (let i = 0; i < frozen.length; i += 2) {
+            const s = frozen[i + 1] as KeyState;
+            let byScope = keys.get(s.lane);
+            if (!byScope) keys.set(s.lane, (byScope = new Map()));
+            let states = byScope.get(s.scopeKey);
+            if (!states) byScope.set(s.scopeKey, (states = new Map()));
+            states.set(frozen[i] as string, s);
+          }
           return keys;
         }
-        return checkpointMemo() ? new Map() : new Map(t['keys']);
+        if (checkpointMemo()) return keys;
+        for (const [lane, byScope] of t['keys']) {
+          const c = new Map<string, Map<string, KeyState>>();
+          for (const [scopeKey, states] of byScope) c.set(scopeKey, new Map(states));
+          keys.set(lane, c);
+        }
+        return keys;
       }
     },
     mine: { fresh: (t: LifetimeTracker) => t['shareKeys']() },
@@ -360,7 +497,8 @@ copyable(LifetimeTracker, {
       fresh: (t: LifetimeTracker) => {
         if (t['frozen'] || !checkpointMemo()) return null;
         const flat: (string | KeyState)[] = [];
-        for (const [k, s] of t['keys']) flat.push(k, s);
+        for (const byScope of t['keys'].values())
+          for (const states of byScope.values()) for (const [k, s] of states) flat.push(k, s);
         return flat;
       }
     }

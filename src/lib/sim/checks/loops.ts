@@ -19,9 +19,19 @@ export interface AlertSettings {
 
 const SWEEP_EVERY = 4096;
 
+/** Whether `inWindow` presentations within the window are a loop under `alert`. */
+export function isLoop(inWindow: number, alert: AlertSettings): boolean {
+  // The first presentation is not a re-presentation: a loop is `threshold` more after it.
+  return inWindow - 1 >= Math.max(1, Math.floor(alert.threshold));
+}
+
 export class LoopTracker {
-  /** lane + identity → presentation times (most recent `threshold + 1`), ascending. */
-  private readonly times = new Map<string, number[]>();
+  /**
+   * Per lane, per identity: presentation times (most recent `threshold + 1`, at least
+   * `RETAIN_AT_LEAST`), ascending. Nested, not keyed by lane and identity together: the record's
+   * identity is a string the run holds already, a composed key a new one per record.
+   */
+  private readonly times = new Map<string, Map<string, number[]>>();
   private since = 0;
   private longestWindow = 0;
 
@@ -34,40 +44,76 @@ export class LoopTracker {
     r: AuditRecord,
     alert: AlertSettings
   ): { inWindow: number; loop: boolean } {
+    const inWindow = this.count(lane, r, alert);
+    return { inWindow, loop: isLoop(inWindow, alert) };
+  }
+
+  /** {@link presented}'s count alone (the checker's, for every record: no object). */
+  count(lane: string, r: AuditRecord, alert: AlertSettings): number {
     const at = r.t - r.durationMs;
     const threshold = Math.max(1, Math.floor(alert.threshold));
-    const key = `${lane}\u0000${r.identity}`;
-    const times = this.times.get(key) ?? [];
+    let byIdentity = this.times.get(lane);
+    if (!byIdentity) {
+      byIdentity = new Map();
+      this.times.set(lane, byIdentity);
+    }
+    let times = byIdentity.get(r.identity);
+    if (!times) {
+      times = [];
+      byIdentity.set(r.identity, times);
+    }
     // Keep the times sorted: records arrive in end order, presentations may start out of order.
     let i = times.length;
     while (i > 0 && times[i - 1]! > at) i--;
-    times.splice(i, 0, at);
+    if (i === times.length) times.push(at);
+    else times.splice(i, 0, at);
     const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
-    if (times.length > keep) times.splice(0, times.length - keep);
-    this.times.set(key, times);
+    const excess = times.length - keep;
+    if (excess === 1) {
+      times.shift();
+      i--;
+    } else if (excess > 0) {
+      times.splice(0, excess);
+      i -= excess;
+    }
+    // The times at or before `at` are those up to its own (at `i`, when it was kept); those
+    // within the window are the last of them (ascending): the first found by bisection.
     let inWindow = 0;
-    for (const t of times) if (t <= at && at - t < alert.windowMs) inWindow++;
+    if (i >= 0) {
+      let lo = 0;
+      let hi = i + 1;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (at - times[mid]! < alert.windowMs) hi = mid;
+        else lo = mid + 1;
+      }
+      inWindow = i + 1 - lo;
+    }
     this.longestWindow = Math.max(this.longestWindow, alert.windowMs);
     if (++this.since >= SWEEP_EVERY) this.sweep(r.t);
-    // The first presentation is not a re-presentation: a loop is `threshold` more after it.
-    return { inWindow, loop: inWindow - 1 >= threshold };
+    return inWindow;
   }
 
   /** Roughly what the tracker holds in memory, bytes (engine-size.ts: a checkpoint's budget). */
   approxBytes(): number {
     let n = 0;
-    for (const times of this.times.values()) n += times.length;
-    // Its keys are made here (lane + identity), not shared with the host's.
-    return this.times.size * (ENTRY_BYTES + 160) + n * 8;
+    let keys = 0;
+    for (const byIdentity of this.times.values()) {
+      keys += byIdentity.size;
+      for (const times of byIdentity.values()) n += times.length;
+    }
+    // Its keys are the run's own identities; the entry is counted as a composed key's was.
+    return keys * (ENTRY_BYTES + 160) + n * 8;
   }
 
   /** Forget identities whose last presentation left every window. */
   private sweep(now: number): void {
     this.since = 0;
-    for (const [k, times] of this.times) {
-      const last = times[times.length - 1];
-      if (last === undefined || now - last > 2 * this.longestWindow) this.times.delete(k);
-    }
+    for (const byIdentity of this.times.values())
+      for (const [k, times] of byIdentity) {
+        const last = times[times.length - 1];
+        if (last === undefined || now - last > 2 * this.longestWindow) byIdentity.delete(k);
+      }
   }
 }
 

@@ -19,8 +19,7 @@
  *   re-make it when revived).
  *
  * A WeakSet or WeakMap is decoded empty: nothing can list what it holds, so nothing can rely on
- * it for more than a cache (the lifetime tracker's "key states I own already", say — an empty one
- * makes it copy a state before its next change, which changes nothing it reports).
+ * it for more than a cache: an empty one after decoding must change nothing a run reports.
  *
  * The walk is iterative (a work list, not recursion): a long chain of objects cannot overflow the
  * stack.
@@ -36,11 +35,13 @@
  * met them. 3: a client host's reservations are an array, no longer a Map. 4: its presentation
  * history is keyed by the identity alone. 5: its flights are keyed by identity and its leaders by
  * connection then id, and an identity presented once holds its time as a number. 6: the virtual
- * clock's pending timers by id are a `clock.TimerTable`, no longer a Map. 7: so are a simulated
- * server's pending requests, timeouts and tasks; and a lane's requests in flight are keyed by a
- * number it gives each, no longer by a string of their connection and id.
+ * clock's pending timers by id are a `clock.TimerTable`, no longer a Map. 7: the run's invariant
+ * checks key their requests in flight and presentation times by lane, then connection and id (or
+ * identity), and a request in flight holds its place in the arrival order. 8: a simulated
+ * server's pending requests, timeouts and tasks are `clock.TimerTable`s too, and a lane's requests
+ * in flight are keyed by a number it gives each, no longer by a string of their connection and id.
  */
-export const SNAPSHOT_VERSION = 7;
+export const SNAPSHOT_VERSION = 8;
 
 /** The tag of an encoded class instance; the field name never occurs in run state. */
 export const CLASS = '\u0000class';

@@ -4,7 +4,7 @@
  * of one.
  */
 import { LivePacer, type LiveCommand } from './live';
-import { auditCommitted } from './run-storage';
+import { auditCommitted, commitStores } from './run-storage';
 import { takeAudit } from './audit-feed';
 import { memoryCheck } from './memory-check';
 import { waitForIndex } from './reindex';
@@ -42,9 +42,19 @@ export function stopLive(): void {
   clearTimeout(liveTimer);
 }
 
-/** While playing, group commits at most this often (each is an IndexedDB transaction). */
-const LIVE_FLUSH_MS = 50;
-let liveFlushAt = -Infinity;
+/**
+ * While playing, the audit log's group commits at most this often, and the lanes' decisions'
+ * (each is an IndexedDB transaction, strict: flushed to the disk). The browser's own work per
+ * transaction is not small: at 50 ms each, its IndexedDB threads took ~25 µs of CPU per request
+ * played, as much again as half the worker's (bench:ui's thread CPU; two cores shared with the
+ * page and the worker). The decisions go at the pace the page hears what is saved
+ * (replies.ts: STORAGE_POST_MS); the audit log's rows wait in memory meanwhile (memory-check.ts
+ * bounds them), so it goes more often.
+ */
+const LIVE_AUDIT_FLUSH_MS = 100;
+const LIVE_DECISIONS_FLUSH_MS = 250;
+let auditFlushAt = -Infinity;
+let decisionsFlushAt = -Infinity;
 
 /**
  * One batch of live play: the simulated time the wall clock owes, at most the events that fit in
@@ -114,9 +124,16 @@ function liveBatch(): void {
       if (withView) l.viewAt = t0;
       post([snap], l.re, withView);
     } else takeAudit(snap.audit);
-    if (!live || t0 - liveFlushAt >= LIVE_FLUSH_MS) {
-      liveFlushAt = t0;
-      void flush();
+    if (!live) void flush();
+    else {
+      if (t0 - auditFlushAt >= LIVE_AUDIT_FLUSH_MS) {
+        auditFlushAt = t0;
+        void commitStores('audit');
+      }
+      if (t0 - decisionsFlushAt >= LIVE_DECISIONS_FLUSH_MS) {
+        decisionsFlushAt = t0;
+        void commitStores('decisions');
+      }
     }
     if (live === l) scheduleLive(l.pacer.wait(took));
   } catch (err) {

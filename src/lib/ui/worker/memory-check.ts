@@ -13,14 +13,18 @@ import { budgets, reindex } from './worker-state';
  * waits as its JSON line, about 600 bytes: on a slow or busy machine a week's run got ever further
  * ahead of IndexedDB, and everything it had not written stayed in memory). Since the log writes
  * its rows in chunks (store/audit-chunks.ts) live play at full speed rarely reaches it: it waited
- * here 0.2 s of 20 in bench:ui, against 13 s of 20 with one row a record.
+ * here 0.2 s of 20 in bench:ui, against 13 s of 20 with one row a record. Live play commits the
+ * log every 100 ms (live-play.ts): at 1000× (~43,000 rows a second) that is ~4,300 rows queued
+ * plus the batch being written, so the bound is a few times that (~12 MB of lines at most).
  */
-const MAX_BACKLOG = 5_000;
+const MAX_BACKLOG = 20_000;
 /**
- * How long a group commit may run while the run goes on adding rows. A commit writes until the
- * queue is empty, so a fast-forward that never pauses kept one commit going past the write time
- * limit (8 s), and storage was reported failed while it was writing fine: then every later row
- * stayed in memory (a week of the retry storm on a busy machine: all 2.8 million of them).
+ * How long a group commit may run while the run goes on adding rows. A commit used to write until
+ * the queue was empty, so a fast-forward that never pauses kept one commit going past the write
+ * time limit (8 s), and storage was reported failed while it was writing fine: then every later
+ * row stayed in memory (a week of the retry storm on a busy machine: all 2.8 million of them).
+ * A flush now writes what was queued when it began (write-behind.ts), so only a slow disk keeps
+ * one going this long.
  */
 const FLUSH_PATIENCE_MS = 2_000;
 /**

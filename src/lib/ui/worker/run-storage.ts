@@ -439,6 +439,22 @@ export function groupCommit(): Promise<void> {
 }
 
 /**
+ * The group commit of one side of the run in use: its audit log, or its lanes' decisions. Live
+ * play commits them at different paces (live-play.ts).
+ */
+export function commitStores(which: Which): Promise<void> {
+  const run = current;
+  if (!run) return Promise.resolve();
+  const stores: Writable[] =
+    which === 'audit'
+      ? run.audit
+        ? [run.audit]
+        : []
+      : LANE_IDS.flatMap((lane) => run.decisions[lane] ?? []);
+  return Promise.all(stores.map(commitOne)).then(() => undefined);
+}
+
+/**
  * How long the audit log's group commit under way has been writing (ms; 0 when none is): a
  * fast-forward waits for a commit that runs long rather than grow the backlog behind it.
  */

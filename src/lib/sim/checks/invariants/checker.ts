@@ -16,7 +16,8 @@ import { copyable } from '../../../machine/clone';
 import type { DenialStyle } from '../../../machine/refusal-styles';
 import type { LaneCounters } from '../../engine/metrics';
 import { lifetimeBroken, LifetimeTracker } from '../lifetimes';
-import { LoopTracker, type AlertSettings } from '../loops';
+import { isLoop, LoopTracker, type AlertSettings } from '../loops';
+import { dropIdle, idKey, requestCount, requestsOf, type ByRequest, type IdKey } from '../requests';
 import type { StoreEvent } from '../../engine/store-tap';
 import {
   INVARIANTS,
@@ -74,10 +75,18 @@ const STORED_KEYS = new Set([
   'recent'
 ]);
 
+/** Whether `d` has an own member that is not a stored decision's (checked without a list). */
+function hasUnknownMember(d: object): boolean {
+  for (const k in d) if (!STORED_KEYS.has(k) && Object.hasOwn(d, k)) return true;
+  return false;
+}
+
 /** Where a stored decision says something it must not: an unknown member or a mixed verdict. */
 export function storedDecisionProblem(d: StoredDecision): string | null {
-  const extra = Object.keys(d).filter((k) => !STORED_KEYS.has(k));
-  if (extra.length) return `holds ${extra.map((k) => `'${k}'`).join(', ')} besides the verdict`;
+  if (hasUnknownMember(d)) {
+    const extra = Object.keys(d).filter((k) => !STORED_KEYS.has(k));
+    return `holds ${extra.map((k) => `'${k}'`).join(', ')} besides the verdict`;
+  }
   if (d.verdict !== 'allowed' && d.verdict !== 'denied') return `verdict '${String(d.verdict)}'`;
   if ((d.verdict === 'denied') !== (typeof d.reason === 'string'))
     return `verdict '${d.verdict}' with reason ${JSON.stringify(d.reason)}`;
@@ -91,14 +100,46 @@ export interface CheckerOptions {
   validate?: FrameValidator;
 }
 
+/**
+ * The key of a (lane, server, window) spend: `lane\0server\0windowMs\0start`, as the checker's
+ * maps (and snapshots) hold it. Made once per window and server, not per record: the numbers'
+ * strings were a new string per charged record. A cache of strings only (the same key whatever
+ * checker asks), one per lane and server.
+ */
+const WINDOW_KEYS = new Map<
+  string,
+  Map<string, { windowMs: number; start: number; key: string }>
+>();
+function windowKey(lane: string, server: string, windowMs: number, start: number): string {
+  let byServer = WINDOW_KEYS.get(lane);
+  if (!byServer) {
+    // Lanes are a scenario's few; a page that loads many scenarios starts the cache afresh.
+    if (WINDOW_KEYS.size >= 64) WINDOW_KEYS.clear();
+    byServer = new Map();
+    WINDOW_KEYS.set(lane, byServer);
+  }
+  const last = byServer.get(server);
+  if (last && last.windowMs === windowMs && last.start === start) return last.key;
+  const key = `${lane}\u0000${server}\u0000${windowMs}\u0000${start}`;
+  if (byServer.size >= 4096 && !last) byServer.clear();
+  byServer.set(server, { windowMs, start, key });
+  return key;
+}
+
+/** Requests answered between two drops of the connections that hold none any more. */
+const SWEEP_EVERY = 4096;
+
 export class InvariantChecker {
   private readonly cards: Readonly<Record<string, RateCard>>;
   private readonly validate: FrameValidator | undefined;
   private readonly t = Object.fromEntries(
     (Object.keys(INVARIANTS) as InvariantId[]).map((id) => [id, new Tally()])
   ) as Record<InvariantId, Tally>;
-  private readonly pending = new Map<string, Pending>();
+  /** The requests in flight (requests.ts), each with its place in the order they arrived. */
+  private readonly pending: ByRequest<Pending> = new Map();
   private received = 0;
+  /** Requests answered since the connections that hold none any more were last dropped. */
+  private ended = 0;
   private answered = 0;
   private silenced = 0;
   /** Refusals sent in a real client's style, per lane (the lab's typed denial given up). */
@@ -121,7 +162,7 @@ export class InvariantChecker {
 
   /** Roughly what the checker holds in memory, bytes (sim/engine/engine-size.ts). */
   approxBytes(): number {
-    const entries = this.pending.size + this.windows.size + this.overdrawn.size;
+    const entries = requestCount(this.pending) + this.windows.size + this.overdrawn.size;
     return this.lifetimes.approxBytes() + this.loops.approxBytes() + entries * 120;
   }
 
@@ -130,15 +171,28 @@ export class InvariantChecker {
    * the store lifetimes the checkpoints share are counted where they changed (lifetimes.ts).
    */
   checkpointBytes(): number {
-    const entries = this.pending.size + this.windows.size + this.overdrawn.size;
+    const entries = requestCount(this.pending) + this.windows.size + this.overdrawn.size;
     return this.lifetimes.checkpointBytes() + this.loops.approxBytes() + entries * 120;
   }
 
   /** A request frame the client received. */
   request(lane: string, connection: string, id: string | number, t: number, ctx: RequestContext) {
-    const key = `${lane}\u0000${connection}\u0000${String(id)}`;
+    this.requestArrived(lane, connection, idKey(id), t, ctx.silence, ctx.denialStyle);
+  }
+
+  /** {@link request} as the guard calls it, for every request of a run: no context object. */
+  requestArrived(
+    lane: string,
+    connection: string,
+    id: IdKey,
+    t: number,
+    silence: boolean,
+    denialStyle: DenialStyle | undefined
+  ): void {
     this.received++;
-    if (this.pending.has(key))
+    const byId = requestsOf(this.pending, lane, connection);
+    const before = byId.get(id);
+    if (before)
       this.t['one-frame'].add({
         lane,
         seq: null,
@@ -146,54 +200,99 @@ export class InvariantChecker {
         t,
         what: 'a second request with an id still in flight on its connection'
       });
-    const pending: Pending = { t, silence: ctx.silence, seq: null, audited: false, tokensOut: 0 };
-    if (ctx.denialStyle && ctx.denialStyle !== 'lab') pending.style = ctx.denialStyle;
-    this.pending.set(key, pending);
+    // A request taking the place of one still in flight keeps that one's place in the order.
+    const order = before ? before.order : this.received;
+    const pending: Pending = { t, silence, seq: null, audited: false, tokensOut: 0, order };
+    if (denialStyle && denialStyle !== 'lab') pending.style = denialStyle;
+    byId.set(id, pending);
+  }
+
+  /** A request `r` is about leaves the requests in flight. */
+  private settle(byId: Map<IdKey, Pending>, id: IdKey): void {
+    byId.delete(id);
+    if (++this.ended >= SWEEP_EVERY) {
+      this.ended = 0;
+      dropIdle(this.pending);
+    }
+  }
+
+  /** An offender about the frame `frame` sent at `t` (its request's audit record: `seq`). */
+  private aboutFrame(
+    lane: string,
+    seq: number | null,
+    connection: string,
+    frame: Frame,
+    t: number,
+    what: string
+  ): Offender {
+    return { lane, seq, request: `${connection}/${frame.id}`, t, what };
+  }
+
+  /** An offender about audit record `r`. */
+  private about(lane: string, r: AuditRecord, what: string): Offender {
+    return { lane, seq: r.seq, request: `${r.connection}/${r.requestId}`, t: r.t, what };
   }
 
   /** An audit record, with the limits in force when its cost was charged. */
   audit(r: AuditRecord, ctx: ChargeContext): void {
+    this.audited(r, ctx, ctx.params, ctx.spentMicros);
+  }
+
+  /**
+   * {@link audit} as the guard calls it, for every record of a run: the request's params and the
+   * money spent beside the limits (which are the same object for many records), not in them.
+   */
+  audited(
+    r: AuditRecord,
+    ctx: ChargeContext,
+    params: SamplingParams | undefined,
+    spentMicros: number | undefined
+  ): void {
     const lane = r.lane ?? '';
-    const request = `${r.connection}/${r.requestId}`;
-    const key = `${lane}\u0000${r.connection}\u0000${String(r.requestId)}`;
-    const at = (what: string): Offender => ({ lane, seq: r.seq, request, t: r.t, what });
-    this.tallyTotals(lane, r);
-    const p = this.pending.get(key);
-    if (!p) this.t['one-frame'].add(at('an audit record for no request in flight'));
-    else if (p.audited) this.t['one-frame'].add(at('a second audit record for one request'));
+    const cost = toMicros(r.cost);
+    this.tallyTotals(lane, r, cost);
+    const id = idKey(r.requestId);
+    const byId = this.pending.get(lane)?.get(r.connection);
+    const p = byId?.get(id);
+    if (!p)
+      this.t['one-frame'].add(this.about(lane, r, 'an audit record for no request in flight'));
+    else if (p.audited)
+      this.t['one-frame'].add(this.about(lane, r, 'a second audit record for one request'));
     else {
       p.audited = true;
       p.seq = r.seq;
       p.tokensOut = r.tokensOut;
       if (r.outcome === 'denied' || r.outcome === 'budget_exceeded') p.refusal = true;
       if (r.silenced) {
-        this.pending.delete(key);
+        this.settle(byId!, id);
         if (p.silence) this.silenced++;
-        else this.t['one-frame'].add(at('no frame, and silence is off'));
+        else this.t['one-frame'].add(this.about(lane, r, 'no frame, and silence is off'));
       }
     }
-    const cost = toMicros(r.cost);
-    this.checkConsent(r, lane, at, ctx.keepsApprovals === true);
-    if (ctx.budget && ctx.spentMicros !== undefined)
+    this.checkConsent(r, lane, ctx.keepsApprovals === true);
+    // Only a fresh exhausted-budget denial makes the claim checked (denial-truth.ts).
+    if (ctx.budget && spentMicros !== undefined && r.reason === 'policy.budget_exhausted')
       checkExhaustedPremise(
         this.t['denials-true'],
         r,
-        ctx.params,
+        params,
         ctx.budget,
-        ctx.spentMicros,
+        spentMicros,
         this.cards,
-        at
+        (what) => this.about(lane, r, what)
       );
-    this.checkSpend(r, lane, cost, ctx, at);
-    this.checkTokens(r, cost, at);
+    this.checkSpend(r, lane, cost, ctx);
+    this.checkTokens(r, lane, cost);
     if (ctx.alert) {
-      const { inWindow, loop } = this.loops.presented(lane, r, ctx.alert);
-      if (loop) {
+      const inWindow = this.loops.count(lane, r, ctx.alert);
+      if (isLoop(inWindow, ctx.alert)) {
         const l = this.t['loops-flagged'];
         l.checked++;
         if (!r.alert)
           l.add(
-            at(
+            this.about(
+              lane,
+              r,
               `${r.identity} presented ${inWindow} times within ${n(ctx.alert.windowMs)} ms, not flagged`
             )
           );
@@ -204,7 +303,9 @@ export class InvariantChecker {
       this.replays++;
       if (r.consentShown || r.tokensIn > 0 || r.tokensOut > 0 || cost > 0)
         this.t['replays-no-model'].add(
-          at(
+          this.about(
+            lane,
+            r,
             `a replayed denial ${r.consentShown ? 'asked the user' : `called the model (${r.tokensIn} in, ${r.tokensOut} out, ${r.cost})`}`
           )
         );
@@ -216,14 +317,23 @@ export class InvariantChecker {
    * windows for its server at `t`, when the frame makes a claim about one (see denial-truth.ts).
    */
   frame(lane: string, connection: string, frame: Frame, t: number, windows?: WindowsAt): void {
-    const key = `${lane}\u0000${connection}\u0000${String(frame.id)}`;
-    const request = `${connection}/${frame.id}`;
-    const p = this.pending.get(key);
+    const id = idKey(frame.id);
+    const byId = this.pending.get(lane)?.get(connection);
+    const p = byId?.get(id);
     const seq = p?.seq ?? null;
-    const at = (what: string): Offender => ({ lane, seq, request, t, what });
-    if (!p) this.t['one-frame'].add(at('a frame for no request in flight (a second frame?)'));
+    if (!p)
+      this.t['one-frame'].add(
+        this.aboutFrame(
+          lane,
+          seq,
+          connection,
+          frame,
+          t,
+          'a frame for no request in flight (a second frame?)'
+        )
+      );
     else {
-      this.pending.delete(key);
+      this.settle(byId!, id);
       // A refusal sent as an error in a real client's style: no reason a server can branch on.
       if (p.style && p.refusal && 'error' in frame) {
         const f = this.foreign.get(lane) ?? { style: p.style, count: 0 };
@@ -232,18 +342,34 @@ export class InvariantChecker {
         this.foreign.set(lane, f);
       }
       if (p.audited) this.answered++;
-      else this.t['one-frame'].add(at('a frame sent before its audit record'));
+      else
+        this.t['one-frame'].add(
+          this.aboutFrame(lane, seq, connection, frame, t, 'a frame sent before its audit record')
+        );
     }
-    if (windows) checkDenialFrame(this.t['denials-true'], frame, t, windows, at);
+    if (windows)
+      checkDenialFrame(this.t['denials-true'], frame, t, windows, (what) =>
+        this.aboutFrame(lane, seq, connection, frame, t, what)
+      );
     if (this.validate) {
       this.t['frames-conform'].checked++;
       const problem = this.validate(frame);
-      if (problem) this.t['frames-conform'].add(at(problem));
+      if (problem)
+        this.t['frames-conform'].add(this.aboutFrame(lane, seq, connection, frame, t, problem));
     }
     if ('result' in frame && frame.result.content.text.length > 0) {
       this.t['replays-no-model'].checked++;
       if (!p || p.tokensOut === 0)
-        this.t['replays-no-model'].add(at('a completion sent without a model call of its own'));
+        this.t['replays-no-model'].add(
+          this.aboutFrame(
+            lane,
+            seq,
+            connection,
+            frame,
+            t,
+            'a completion sent without a model call of its own'
+          )
+        );
     }
   }
 
@@ -278,38 +404,29 @@ export class InvariantChecker {
     this.same = { checked: 2, problem };
   }
 
-  private checkConsent(
-    r: AuditRecord,
-    lane: string,
-    at: (what: string) => Offender,
-    keepsApprovals: boolean
-  ): void {
+  private checkConsent(r: AuditRecord, lane: string, keepsApprovals: boolean): void {
     if (!r.consentShown) return;
     const c = this.t['one-consent'];
     c.checked++;
     const broken = this.lifetimes.dialog(lane, r, keepsApprovals);
-    if (broken) c.add(at(lifetimeBroken(broken)));
+    if (broken) c.add(this.about(lane, r, lifetimeBroken(broken)));
   }
 
-  private checkSpend(
-    r: AuditRecord,
-    lane: string,
-    cost: number,
-    ctx: ChargeContext,
-    at: (what: string) => Offender
-  ): void {
+  private checkSpend(r: AuditRecord, lane: string, cost: number, ctx: ChargeContext): void {
     const o = this.t['no-overdraw'];
     if (cost > 0 && ctx.budget && ctx.budget.currency === r.currency) {
       const { windowMs, micros } = ctx.budget;
       const start = r.t - (((r.t % windowMs) + windowMs) % windowMs);
-      const key = `${lane}\u0000${r.server}\u0000${windowMs}\u0000${start}`;
+      const key = windowKey(lane, r.server, windowMs, start);
       if (!this.windows.has(key)) o.checked++;
       const spent = (this.windows.get(key) ?? 0) + cost;
       this.windows.set(key, spent);
       if (spent > micros && !this.overdrawn.has(key)) {
         this.overdrawn.add(key);
         o.add(
-          at(
+          this.about(
+            lane,
+            r,
             `${r.server}'s window from ${new Date(start).toISOString()} spent ${spent} µ$ of ${micros} µ$`
           )
         );
@@ -321,7 +438,13 @@ export class InvariantChecker {
       const spent = (this.pools.get(key) ?? 0) + cost;
       this.pools.set(key, spent);
       if (spent > ctx.pool.micros && spent - cost <= ctx.pool.micros)
-        o.add(at(`${r.connection}'s session pool spent ${spent} µ$ of ${ctx.pool.micros} µ$`));
+        o.add(
+          this.about(
+            lane,
+            r,
+            `${r.connection}'s session pool spent ${spent} µ$ of ${ctx.pool.micros} µ$`
+          )
+        );
     }
     const d = r.budgetDecision;
     const l = this.t['call-within-limit'];
@@ -330,17 +453,25 @@ export class InvariantChecker {
       const actual = toMicros(d.actualCost.amount);
       const limit = toMicros(d.limitApplied.amount);
       if (actual > limit)
-        l.add(at(`cost ${d.actualCost.amount} against a limit of ${d.limitApplied.amount}`));
+        l.add(
+          this.about(
+            lane,
+            r,
+            `cost ${d.actualCost.amount} against a limit of ${d.limitApplied.amount}`
+          )
+        );
     }
   }
 
-  private checkTokens(r: AuditRecord, cost: number, at: (what: string) => Offender): void {
+  private checkTokens(r: AuditRecord, lane: string, cost: number): void {
     if (r.tokensOut <= 0) return;
     const t = this.t['tokens-paid'];
     t.checked++;
     const card = r.model ? this.cards[r.model] : undefined;
     if (!card) {
-      t.add(at(`${r.tokensOut} tokens out from '${r.model}', which has no rate card`));
+      t.add(
+        this.about(lane, r, `${r.tokensOut} tokens out from '${r.model}', which has no rate card`)
+      );
       return;
     }
     // The least these tokens can cost: output at its price, input all read from the cache (or
@@ -352,10 +483,16 @@ export class InvariantChecker {
       ? estimateCostMicros(card, 0, r.tokensOut, r.tokensIn)
       : estimateCostMicros(card, r.tokensIn, r.tokensOut);
     if (cost < least)
-      t.add(at(`${r.tokensIn} in + ${r.tokensOut} out charged ${r.cost}, at least ${least} µ$`));
+      t.add(
+        this.about(
+          lane,
+          r,
+          `${r.tokensIn} in + ${r.tokensOut} out charged ${r.cost}, at least ${least} µ$`
+        )
+      );
   }
 
-  private tallyTotals(lane: string, r: AuditRecord): void {
+  private tallyTotals(lane: string, r: AuditRecord, cost: number): void {
     let c = this.totals.get(lane);
     if (!c) {
       c = { frames: {}, silenced: 0 } as LaneCounters;
@@ -368,9 +505,9 @@ export class InvariantChecker {
     if (r.consentShown) c.consentPrompts++;
     if (r.consentSkipped) {
       c.consentSkipped++;
-      c.unaskedSpendMicros += toMicros(r.cost);
+      c.unaskedSpendMicros += cost;
     }
-    c.spendMicros += toMicros(r.cost);
+    c.spendMicros += cost;
     c.tokensIn += r.tokensIn;
     c.tokensOut += r.tokensOut;
     if (r.replayed) c.replays++;

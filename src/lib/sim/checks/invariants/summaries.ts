@@ -5,8 +5,17 @@
  */
 import { FOREIGN_REFUSALS, type DenialStyle } from '../../../machine/refusal-styles';
 import type { LaneCounters } from '../../engine/metrics';
-import { INVARIANTS, n, plural, Tally, type InvariantId, type InvariantResult } from './catalogue';
+import {
+  INVARIANTS,
+  n,
+  plural,
+  Tally,
+  type InvariantId,
+  type InvariantResult,
+  type Offender
+} from './catalogue';
 import { handoverSummary } from './handover';
+import type { ByRequest } from '../requests';
 
 /** A request the checker has seen arrive and not yet seen answered. */
 export interface Pending {
@@ -19,12 +28,15 @@ export interface Pending {
   style?: DenialStyle;
   /** The audit record says the request was refused (a denial or a cost refusal). */
   refusal?: boolean;
+  /** Its place among the requests in flight, in the order they arrived (the summary's order). */
+  order: number;
 }
 
 /** What the checker has gathered so far: all {@link summarise} reads. */
 export interface CheckerState {
   tallies: Readonly<Record<InvariantId, Tally>>;
-  pending: ReadonlyMap<string, Pending>;
+  /** By lane, connection and id (requests.ts). */
+  pending: ByRequest<Pending>;
   received: number;
   answered: number;
   silenced: number;
@@ -56,14 +68,23 @@ export function summarise(
   frame.violations = t['one-frame'].violations;
   frame.offenders.push(...t['one-frame'].offenders);
   let inFlight = 0;
-  for (const [key, p] of s.pending) {
-    const [lane = '', connection = '', id = ''] = key.split('\u0000');
-    const o = { lane, seq: p.seq, request: `${connection}/${id}`, t: p.t };
-    if (p.audited) frame.add({ ...o, what: 'an audit record but no frame' });
-    else if (now - p.t > stuckAfterMs)
-      frame.add({ ...o, what: `no answer after ${n(now - p.t)} ms` });
-    else inFlight++;
-  }
+  const unanswered: { order: number; o: Offender }[] = [];
+  for (const [lane, byConnection] of s.pending)
+    for (const [connection, byId] of byConnection)
+      for (const [id, p] of byId) {
+        const o = { lane, seq: p.seq, request: `${connection}/${id}`, t: p.t };
+        if (p.audited)
+          unanswered.push({ order: p.order, o: { ...o, what: 'an audit record but no frame' } });
+        else if (now - p.t > stuckAfterMs)
+          unanswered.push({
+            order: p.order,
+            o: { ...o, what: `no answer after ${n(now - p.t)} ms` }
+          });
+        else inFlight++;
+      }
+  // Listed in the order the requests arrived, whatever lane and connection they are on.
+  unanswered.sort((a, b) => a.order - b.order);
+  for (const u of unanswered) frame.add(u.o);
   const decided = s.received - inFlight;
   const flight = inFlight ? ` (${n(inFlight)} in flight)` : '';
   out.push(

@@ -1,0 +1,56 @@
+/**
+ * One run for `npm run bench:guard` (scripts/bench-guard.mjs): `hours` of `scenario.json` as
+ * written, unguarded or `--guarded` (the invariants as the playground checks them, with the SDK
+ * frame validator). Prints wall and CPU time per request: on a shared machine the CPU time is
+ * the steadier, and the main thread's (Linux: /proc, in 10 ms ticks) is what a worker's frame
+ * waits for — the process's (`cpuUs`) adds the compiler's and the garbage collector's helper
+ * threads.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import { sdkFrameProblem } from '../src/lib/sim/checks/conformance';
+import { guardedSimulation } from '../src/lib/sim/checks/guard';
+import { Simulation } from '../src/lib/sim/engine/engine';
+import { parseScenario } from '../src/lib/sim/input/scenario';
+
+const args = process.argv.slice(2);
+const [hoursArg = '0.5', file = 'bench/ui-50-servers.json'] = args.filter(
+  (a) => !a.startsWith('--')
+);
+const parsed = parseScenario(readFileSync(file, 'utf8'));
+if (!parsed.ok) throw new Error(`${file}: ${parsed.errors[0]?.path}: ${parsed.errors[0]?.message}`);
+const s = { ...parsed.scenario, durationMs: Number(hoursArg) * 3_600_000 };
+let requests = 0;
+const opts = {
+  onFrame: (l: { direction: string }) => {
+    if (l.direction === 'in') requests++;
+  }
+};
+const sim = args.includes('--guarded')
+  ? guardedSimulation(s, opts, { validate: sdkFrameProblem }).sim
+  : new Simulation(s, opts);
+/** The main thread's CPU time so far, ms (null where /proc is not there). */
+function mainThreadMs(): number | null {
+  const stat = `/proc/self/task/${process.pid}/stat`;
+  if (!existsSync(stat)) return null;
+  // Fields after the command's closing parenthesis: utime and stime are the 12th and 13th.
+  const fields = readFileSync(stat, 'utf8').split(') ')[1]!.split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+}
+
+const main0 = mainThreadMs();
+const cpu0 = process.cpuUsage();
+const t0 = performance.now();
+sim.runToEnd();
+const wall = performance.now() - t0;
+const cpu = process.cpuUsage(cpu0);
+const cpuMs = (cpu.user + cpu.system) / 1000;
+const main1 = mainThreadMs();
+const mainMs = main0 === null || main1 === null ? cpuMs : main1 - main0;
+console.log(
+  JSON.stringify({
+    requests,
+    wallUs: (wall * 1000) / requests,
+    cpuUs: (cpuMs * 1000) / requests,
+    mainUs: (mainMs * 1000) / requests
+  })
+);

@@ -1,0 +1,76 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { RETAIN_AT_LEAST } from '../../client/presentations';
+import type { AuditRecord } from '../../machine/types';
+import { record, T0 } from './invariants/records.testing';
+import { LoopTracker, type AlertSettings } from './loops';
+
+/**
+ * The count as the tracker first wrote it — every identity's times under one map keyed by lane
+ * and identity, the window counted over the whole list — to hold the faster tracker to.
+ */
+class Reference {
+  private readonly times = new Map<string, number[]>();
+  private since = 0;
+  private longestWindow = 0;
+
+  presented(lane: string, r: AuditRecord, alert: AlertSettings) {
+    const at = r.t - r.durationMs;
+    const threshold = Math.max(1, Math.floor(alert.threshold));
+    const key = `${lane}\u0000${r.identity}`;
+    const times = this.times.get(key) ?? [];
+    let i = times.length;
+    while (i > 0 && times[i - 1]! > at) i--;
+    times.splice(i, 0, at);
+    const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
+    if (times.length > keep) times.splice(0, times.length - keep);
+    this.times.set(key, times);
+    let inWindow = 0;
+    for (const t of times) if (t <= at && at - t < alert.windowMs) inWindow++;
+    this.longestWindow = Math.max(this.longestWindow, alert.windowMs);
+    if (++this.since >= 4096) {
+      this.since = 0;
+      for (const [k, ts] of this.times) {
+        const last = ts[ts.length - 1];
+        if (last === undefined || r.t - last > 2 * this.longestWindow) this.times.delete(k);
+      }
+    }
+    return { inWindow, loop: inWindow - 1 >= threshold };
+  }
+}
+
+const step = fc.record({
+  lane: fc.constantFrom('A', 'B'),
+  identity: fc.constantFrom('s:a', 's:b', 's:c'),
+  gap: fc.nat({ max: 5_000 }),
+  durationMs: fc.oneof(fc.constant(0), fc.nat({ max: 20_000 })),
+  threshold: fc.oneof(
+    fc.constantFrom(1, 3, 40, 63, 64, 80, 0, 2.5),
+    fc.integer({ min: -2, max: 100 })
+  ),
+  windowMs: fc.oneof(fc.constantFrom(10_000, 600_000, 0, -1, 1), fc.nat({ max: 1_000_000 }))
+});
+
+describe('LoopTracker', () => {
+  it('counts each presentation as the tracker keyed by lane and identity did', () => {
+    fc.assert(
+      fc.property(fc.array(step, { maxLength: 300 }), fc.nat({ max: 5000 }), (steps, skip) => {
+        const fast = new LoopTracker();
+        const ref = new Reference();
+        let t = T0;
+        // Some runs pass a sweep (every 4096 presentations) part way.
+        for (let k = 0; k < skip; k++) {
+          const r = record({ t: (t += 1), identity: `s:other${k % 50}` });
+          const alert = { threshold: 3, windowMs: 1_000 };
+          expect(fast.presented('A', r, alert)).toEqual(ref.presented('A', r, alert));
+        }
+        for (const s of steps) {
+          const r = record({ t: (t += s.gap), identity: s.identity, durationMs: s.durationMs });
+          const alert = { threshold: s.threshold, windowMs: s.windowMs };
+          expect(fast.presented(s.lane, r, alert)).toEqual(ref.presented(s.lane, r, alert));
+        }
+      }),
+      { numRuns: 200 }
+    );
+  });
+});
