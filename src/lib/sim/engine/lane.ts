@@ -204,6 +204,11 @@ function askedFacts(handle: RunHandle): AskedFacts {
   return { identity: handle.identity(), path: handle.path?.() ?? [] };
 }
 
+/** Whether a dialog's input names this request (ids compared as text, as a key of them did). */
+function sameRequest(connection: string, id: JsonRpcId, input: ConsentInput): boolean {
+  return connection === input.connection && String(id) === String(input.requestId);
+}
+
 /**
  * A request of a lane in flight: what the lane read of its configuration at arrival, and the
  * host's handle. The host tells it of the outcome (a listener, not a closure: an engine copy
@@ -216,7 +221,8 @@ class Flying implements DecisionListener, RunHandle {
   constructor(
     public lane: LaneRuntime,
     readonly request: IncomingRequest,
-    readonly key: string,
+    /** Its number in the lane's `inFlight`. */
+    readonly key: number,
     /** Read at arrival, as the annotation is decided then. */
     readonly annotate: boolean,
     /** 2026-07-28 at arrival (the round belongs to its revision). */
@@ -254,10 +260,16 @@ export class LaneRuntime implements DirectPayee {
   readonly provider: SimProvider;
   readonly user: SimUser;
   private readonly cards: Scenario['provider']['cards'];
-  /** Requests being decided, in arrival order: a client restart cancels them (restart.ts). */
-  readonly inFlight = new Map<string, Flying>();
+  /**
+   * Requests being decided, in arrival order: a client restart cancels them (restart.ts). Keyed
+   * by a number the lane gives each, not by a '<connection>\0<id>' string: that was a string
+   * built, flattened and hashed per request. A dialog's request is found by its connection and
+   * id (`asked`), rarely: mostly while `receive` runs it.
+   */
+  readonly inFlight = new Map<number, Flying>();
+  private flyingSeq = 0;
   /** The request `receive` is handing to the machine, and whether it opened a dialog meanwhile. */
-  private receiving: { key: string; asked: boolean } | null = null;
+  private receiving: { connection: string; id: JsonRpcId; asked: boolean } | null = null;
 
   constructor(
     readonly sim: Simulation,
@@ -348,14 +360,19 @@ export class LaneRuntime implements DirectPayee {
       direction: 'in',
       frame: { jsonrpc: '2.0', id, method: 'sampling/createMessage', params }
     });
-    const key = `${connection}\u0000${String(id)}`;
-    const receiving = (this.receiving = { key, asked: false });
+    const receiving = (this.receiving = { connection, id, asked: false });
     const config = this.host.config;
-    const f = new Flying(this, request, key, config.annotateTrim, config.protocol === '2026-07-28');
+    const f = new Flying(
+      this,
+      request,
+      ++this.flyingSeq,
+      config.annotateTrim,
+      config.protocol === '2026-07-28'
+    );
     f.handle = this.host.authorize(request, f);
     this.receiving = null;
     if (f.done) return;
-    this.inFlight.set(key, f);
+    this.inFlight.set(f.key, f);
     // A dialog opened while the machine ran (it does so synchronously): tell of it now that the
     // request and its path can be read.
     if (receiving.asked) sim.opts.onConsentAsked?.(this.id, request, askedFacts(f));
@@ -406,13 +423,18 @@ export class LaneRuntime implements DirectPayee {
 
   /** A consent dialog opened for one of this lane's requests (dialogs.ts). */
   asked(input: ConsentInput): void {
-    const key = `${input.connection}\u0000${String(input.requestId)}`;
-    if (this.receiving?.key === key) {
-      this.receiving.asked = true;
+    const r = this.receiving;
+    if (r !== null && sameRequest(r.connection, r.id, input)) {
+      r.asked = true;
       return;
     }
-    const flying = this.inFlight.get(key);
-    if (flying) this.sim.opts.onConsentAsked?.(this.id, flying.request, askedFacts(flying));
+    const hook = this.sim.opts.onConsentAsked;
+    if (!hook) return;
+    // The latest of that connection and id (a server may reuse an id while its first runs).
+    let found: Flying | null = null;
+    for (const flying of this.inFlight.values())
+      if (sameRequest(flying.request.connection, flying.request.id, input)) found = flying;
+    if (found) hook(this.id, found.request, askedFacts(found));
   }
 
   /** No frame, no audit record, no dialog: the client never sees the request. */

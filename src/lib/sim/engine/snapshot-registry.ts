@@ -66,7 +66,8 @@ const RULES = new Map<CopyableClass, ClassRules>([
     }
   }),
   rules(ConsentDesk, { drop: ['asked'] }),
-  rules(VirtualClock, { drop: ['dispatch'] }),
+  // The heap's keys are derived from its entries: not saved, made again.
+  rules(VirtualClock, { drop: ['dispatch', 'keyAt', 'keySeq'], revive: (c) => c.rekey() }),
   rules(LaneRuntime, {
     revive: (lane, ctx, had) => {
       const observe = (ctx as ReviveContext).opts.onStore;

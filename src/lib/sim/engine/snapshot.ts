@@ -37,9 +37,11 @@
  * connection then id, and an identity presented once holds its time as a number. 6: the virtual
  * clock's pending timers by id are a `clock.TimerTable`, no longer a Map. 7: the run's invariant
  * checks key their requests in flight and presentation times by lane, then connection and id (or
- * identity), and a request in flight holds its place in the arrival order.
+ * identity), and a request in flight holds its place in the arrival order. 8: a simulated
+ * server's pending requests, timeouts and tasks are `clock.TimerTable`s too, and a lane's requests
+ * in flight are keyed by a number it gives each, no longer by a string of their connection and id.
  */
-export const SNAPSHOT_VERSION = 7;
+export const SNAPSHOT_VERSION = 8;
 
 /** The tag of an encoded class instance; the field name never occurs in run state. */
 export const CLASS = '\u0000class';
@@ -440,7 +442,8 @@ export function decodeLater<T = unknown>(
     if (proto === Array.prototype) return later(v, new Array((v as unknown[]).length), null);
     if (proto === Map.prototype) return later(v, new Map(), null);
     if (proto === Set.prototype) return later(v, new Set(), null);
-    if (ArrayBuffer.isView(v)) return remember(v, v);
+    // A copy: two runs restored from one snapshot must not share a table's keys (timer-table.ts).
+    if (ArrayBuffer.isView(v)) return remember(v, (v as unknown as Uint8Array).slice());
     if (proto !== Object.prototype)
       throw new SnapshotError(`a snapshot holds an object of an unexpected kind`);
     const r = v as Rec;

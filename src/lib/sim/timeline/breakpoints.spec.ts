@@ -123,8 +123,11 @@ describe('a run with breakpoints', () => {
     expect(hit.request.params.messages.length).toBeGreaterThan(0);
     expect(sim.now).toBe(hit.t);
     // Mid-flight: no record of it yet, and the machine holds it.
-    const key = `${hit.request.connection}\u0000${String(hit.request.id)}`;
-    expect(sim.lanes.B.inFlight.has(key)).toBe(true);
+    const held = [...sim.lanes.B.inFlight.values()].map((f) => [
+      f.request.connection,
+      f.request.id
+    ]);
+    expect(held).toContainEqual([hit.request.connection, hit.request.id]);
     const mine = (r: AuditRecord) =>
       r.lane === 'B' && r.connection === hit.request.connection && r.requestId === hit.request.id;
     expect(audit.some(mine)).toBe(false);

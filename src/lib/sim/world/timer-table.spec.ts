@@ -31,6 +31,22 @@ describe('TimerTable', () => {
     expect(new Map([...seen].sort((a, b) => a[0] - b[0]))).toEqual(map);
   });
 
+  it('put replaces the value of an id it holds and adds one it does not, as a Map set', () => {
+    const table = new TimerTable<string>(4);
+    const map = new Map<number, string>();
+    const rng = new Rng(7);
+    for (let step = 0; step < 5_000; step++) {
+      // Few ids, reused: a connection numbering its requests from 1 again.
+      const id = 1 + Math.floor(rng.next() * 12);
+      if (rng.next() < 0.6) {
+        table.put(id, `v${step}`);
+        map.set(id, `v${step}`);
+      } else expect(table.delete(id)).toBe(map.delete(id));
+      expect(table.get(id)).toBe(map.get(id));
+      expect(table.size).toBe(map.size);
+    }
+  });
+
   it('copies into an independent table holding the copies of its values', () => {
     const a = { n: 1 };
     const table = new TimerTable<{ n: number }>();

@@ -9,6 +9,10 @@
  * promoted garbage on the 50-server benchmark). Here the slots are reused: ids grow by one, so
  * `id & mask` spreads live ids over consecutive slots and a deleted slot (a tombstone) is
  * usually reused or swept at the next rebuild, which happens in place of a growth.
+ *
+ * The simulated servers keep their pending requests and tasks in such tables too (servers/base.ts),
+ * for the same reason: a server lives as long as the run, and a Map of its that empties and
+ * refills per request allocates new tables. Keys are positive integers.
  */
 import { copyable } from '../../machine/clone';
 
@@ -63,6 +67,24 @@ export class TimerTable<T> {
     keys[i] = id;
     this.values[i] = value;
     this.live++;
+  }
+
+  /**
+   * Set `id` to `value`, replacing the value it has if present (a server's request ids: a new
+   * connection numbers from 1 again). {@link set} is for ids known to be new (the clock's).
+   */
+  put(id: number, value: T): void {
+    const keys = this.keys;
+    const mask = this.mask;
+    for (let i = id & mask; ; i = (i + 1) & mask) {
+      const k = keys[i]!;
+      if (k === id) {
+        this.values[i] = value;
+        return;
+      }
+      if (k === EMPTY) break;
+    }
+    this.set(id, value);
   }
 
   delete(id: number): boolean {

@@ -12,6 +12,7 @@ import { classifyFrame } from '../../../machine/frames';
 import type { BudgetDecision, Frame, JsonRpcId, SamplingParams } from '../../../machine/types';
 import { copyable } from '../../../machine/clone';
 import type { Rng } from '../../world/rng';
+import { TimerTable } from '../../world/timer-table';
 import type {
   ServerAgent,
   ServerEnv,
@@ -296,17 +297,27 @@ copyable(BehaviourParams, { name: 'servers.BehaviourParams' });
  * behaviour's own draws (jitter). Forking keeps the arrival times of a server the same in two
  * lanes even when one lane's frames make it retry (and draw jitter) more than the other.
  */
+/** Whether a request id goes in a server's table (timer-table.ts keys: positive integers). */
+function tableKey(id: JsonRpcId): boolean {
+  return typeof id === 'number' && Number.isSafeInteger(id) && id > 0;
+}
+
 export abstract class BaseServer implements ServerAgent {
   protected readonly p: BehaviourParams;
   /** The behaviour's own random stream (jitter). */
   protected rng: Rng;
   private arrivals: Rng;
-  private pending = new Map<JsonRpcId, Pending>();
+  // Tables, not Maps (timer-table.ts: a long-lived Map that empties and refills per request
+  // allocates new tables as it goes).
+  /** Requests not yet settled, by id (a positive integer, as the lane and fake env number them). */
+  private pending = new TimerTable<Pending>(8);
+  /** The same for an id of another kind (a string): none in the simulation's own runs. */
+  private pendingOther: Map<JsonRpcId, Pending> | null = null;
   /** Requests whose timeout is on the clock, by serial (a `timeout` timer names one). */
-  private timing = new Map<number, Pending>();
+  private timing = new TimerTable<Pending>(8);
   private serial = 0;
   /** Tasks not yet done, by number (a `send` or `reconnect` timer names one). */
-  private tasks = new Map<number, TaskState>();
+  private tasks = new TimerTable<TaskState>(8);
   private readonly maxTasks: number;
   private started = 0;
 
@@ -367,8 +378,12 @@ export abstract class BaseServer implements ServerAgent {
       : { type: 'send', task: s.task.n, retry };
   }
 
+  private pendingOf(id: JsonRpcId): Pending | undefined {
+    return tableKey(id) ? this.pending.get(id as number) : this.pendingOther?.get(id);
+  }
+
   onFrame(id: JsonRpcId, frame: Frame): void {
-    const pending = this.pending.get(id);
+    const pending = this.pendingOf(id);
     if (pending === undefined || pending.settled) return;
     this.settle(pending);
     const kind = classifyFrame(frame);
@@ -384,7 +399,7 @@ export abstract class BaseServer implements ServerAgent {
   }
 
   onToolCallFailed(id: JsonRpcId): void {
-    const pending = this.pending.get(id);
+    const pending = this.pendingOf(id);
     if (pending === undefined || pending.settled) return;
     this.settle(pending);
     this.hostFailed(pending.state);
@@ -479,7 +494,8 @@ export abstract class BaseServer implements ServerAgent {
     const pending = new Pending(++this.serial, id, s, sent);
     // A reused id (a new connection numbering from 1 again) orphans the old entry, whose own
     // timer still settles it as a timeout.
-    this.pending.set(id, pending);
+    if (tableKey(id)) this.pending.put(id as number, pending);
+    else (this.pendingOther ??= new Map()).set(id, pending);
     // Under 2026-07-28 the server answered `input_required` and waits for nothing: no timeout.
     if (!rounds && Number.isFinite(this.spec.timeoutMs)) {
       pending.timer = this.env.schedule(Math.max(0, this.spec.timeoutMs), {
@@ -495,7 +511,10 @@ export abstract class BaseServer implements ServerAgent {
     if (p.timer !== null) this.env.cancel(p.timer);
     p.timer = null;
     this.timing.delete(p.serial);
-    if (this.pending.get(p.id) === p) this.pending.delete(p.id);
+    if (this.pendingOf(p.id) === p) {
+      if (tableKey(p.id)) this.pending.delete(p.id as number);
+      else this.pendingOther!.delete(p.id);
+    }
   }
 
   private onTimeout(p: Pending): void {
