@@ -7,27 +7,14 @@
  * threads.
  */
 import { existsSync, readFileSync } from 'node:fs';
-import { sdkFrameProblem } from '../src/lib/sim/checks/conformance';
-import { guardedSimulation } from '../src/lib/sim/checks/guard';
-import { Simulation } from '../src/lib/sim/engine/engine';
-import { parseScenario } from '../src/lib/sim/input/scenario';
+import { scenarioRun } from './bench-scenario-run';
 
 const args = process.argv.slice(2);
 const [hoursArg = '0.5', file = 'bench/ui-50-servers.json'] = args.filter(
   (a) => !a.startsWith('--')
 );
-const parsed = parseScenario(readFileSync(file, 'utf8'));
-if (!parsed.ok) throw new Error(`${file}: ${parsed.errors[0]?.path}: ${parsed.errors[0]?.message}`);
-const s = { ...parsed.scenario, durationMs: Number(hoursArg) * 3_600_000 };
-let requests = 0;
-const opts = {
-  onFrame: (l: { direction: string }) => {
-    if (l.direction === 'in') requests++;
-  }
-};
-const sim = args.includes('--guarded')
-  ? guardedSimulation(s, opts, { validate: sdkFrameProblem }).sim
-  : new Simulation(s, opts);
+const run = scenarioRun(file, Number(hoursArg), { guarded: args.includes('--guarded') });
+const sim = run.sim;
 /** The main thread's CPU time so far, ms (null where /proc is not there). */
 function mainThreadMs(): number | null {
   const stat = `/proc/self/task/${process.pid}/stat`;
@@ -46,6 +33,7 @@ const cpu = process.cpuUsage(cpu0);
 const cpuMs = (cpu.user + cpu.system) / 1000;
 const main1 = mainThreadMs();
 const mainMs = main0 === null || main1 === null ? cpuMs : main1 - main0;
+const requests = run.requests();
 console.log(
   JSON.stringify({
     requests,

@@ -9,36 +9,21 @@
  * `--guarded` checks the run's invariants as the CLI does; `--memo-off` hashes every request (as
  * bench.ts's "memo off" classes).
  */
-import { readFileSync } from 'node:fs';
 import { identityMemoStats, useIdentityMemo } from '../src/lib/machine/authorize/fast-identity';
-import { sdkFrameProblem } from '../src/lib/sim/checks/conformance';
-import { Simulation } from '../src/lib/sim/engine/engine';
-import { guardedSimulation } from '../src/lib/sim/checks/guard';
-import { parseScenario, type Scenario } from '../src/lib/sim/input/scenario';
+import { scenarioRun } from './bench-scenario-run';
 
 const args = process.argv.slice(2);
 const flags = new Set(args.filter((a) => a.startsWith('--')));
 const [hoursArg, file = 'bench/retry-storm.json'] = args.filter((a) => !a.startsWith('--'));
-const parsed = parseScenario(readFileSync(file, 'utf8'));
-if (!parsed.ok) throw new Error(`${file}: ${parsed.errors[0]?.path}: ${parsed.errors[0]?.message}`);
 const hours = Number(hoursArg ?? 1);
-const s: Scenario = {
-  ...parsed.scenario,
-  durationMs: hours * 3_600_000,
-  servers: flags.has('--as-written')
-    ? parsed.scenario.servers
-    : parsed.scenario.servers.map((x) => ({ ...x, request: { ...x.request, promptTokens: 0 } }))
-};
 if (flags.has('--memo-off')) useIdentityMemo(false);
-let requests = 0;
-const opts = {
-  onFrame: (l: { direction: string }) => {
-    if (l.direction === 'in') requests++;
-  }
-};
-const sim = flags.has('--guarded')
-  ? guardedSimulation(s, opts, { validate: sdkFrameProblem }).sim
-  : new Simulation(s, opts);
+const run = scenarioRun(file, hours, {
+  guarded: flags.has('--guarded'),
+  servers: flags.has('--as-written')
+    ? undefined
+    : (servers) => servers.map((x) => ({ ...x, request: { ...x.request, promptTokens: 0 } }))
+});
+const sim = run.sim;
 const t0 = performance.now();
 const cpu0 = process.cpuUsage();
 sim.runToEnd();
@@ -46,6 +31,7 @@ const ms = performance.now() - t0;
 // CPU time as well: on a shared machine the wall time waits for other processes too.
 const cpu = process.cpuUsage(cpu0);
 const cpuMs = (cpu.user + cpu.system) / 1000;
+const requests = run.requests();
 console.log(
   `${file}: ${requests} requests, ${hours} h simulated in ${ms.toFixed(0)} ms (${((ms * 1000) / requests).toFixed(1)} µs/request; CPU ${((cpuMs * 1000) / requests).toFixed(1)} µs/request)`
 );
