@@ -11,6 +11,11 @@
  * dropped by a policy edit to its server, a clear, or a new store (a change of scope). A dialog
  * whose answer was not stored (a timeout, or allowed verdicts not kept) ends its lifetime when its
  * request ends: asking again afterwards is legitimate.
+ *
+ * Over 400 lines on purpose: the tracker's changes from store events, dialogs and records, its
+ * prune and its copy all work on the same key states and their ownership (a state is copied before
+ * a tracker that does not own it changes it); split, each part would reach into the others'
+ * private maps. The span arithmetic, which needs none of that, is lifetime-spans.ts.
  */
 import type { AuditRecord } from '../../machine/types';
 import type { StoreScope } from '../../machine/vocabulary';
@@ -18,50 +23,16 @@ import { copyable } from '../../machine/clone';
 import { checkpointMemo } from '../../store/checkpoint-memo';
 import type { StoreEvent } from '../engine/store-tap';
 import { innerMap } from './requests';
-
-/**
- * Spans, flat: `from`, `to` (exclusive; Infinity = until something ends it) and `seq` (the audit
- * record's, NaN for none) of each, one after another in a list of numbers. Not an object per
- * span: a span's times are not small integers, so an object of them was three allocations (the
- * object and a box per time) on every dialog and commit, and three objects to keep per span.
- */
-type Spans = number[];
-/** Numbers per span in {@link Spans}. */
-const SPAN = 3;
-const seqOf = (x: number): number | null => (Number.isNaN(x) ? null : x);
-
-/** Whether a span of `a` ends after `t` (is open at `t`). */
-function openAt(a: Spans, t: number): boolean {
-  for (let i = 1; i < a.length; i += SPAN) if (a[i]! > t) return true;
-  return false;
-}
-
-/** Ends every span of `a` at `t` at the latest. */
-function endAll(a: Spans, t: number): void {
-  for (let i = 1; i < a.length; i += SPAN) a[i] = Math.min(a[i]!, t);
-}
-
-/** Whether a span of `a` starts at or after `t`. */
-function startsFrom(a: Spans, t: number): boolean {
-  for (let i = 0; i < a.length; i += SPAN) if (a[i]! >= t) return true;
-  return false;
-}
-
-/** Whether a span of `a` ended at or before `t`. */
-function endedBy(a: Spans, t: number): boolean {
-  for (let i = 1; i < a.length; i += SPAN) if (a[i]! <= t) return true;
-  return false;
-}
-
-/** The spans of `a` that end after `t`, or `a` itself when all do. */
-function keptAfter(a: Spans, t: number): Spans {
-  let all = true;
-  for (let i = 1; i < a.length; i += SPAN) if (!(a[i]! > t)) all = false;
-  if (all) return a;
-  const out: Spans = [];
-  for (let i = 0; i < a.length; i += SPAN) if (a[i + 1]! > t) out.push(a[i]!, a[i + 1]!, a[i + 2]!);
-  return out;
-}
+import {
+  SPAN,
+  endAll,
+  endedBy,
+  keptAfter,
+  openAt,
+  seqOf,
+  startsFrom,
+  type Spans
+} from './lifetime-spans';
 
 interface KeyState {
   lane: string;
