@@ -13,7 +13,7 @@ import type { LaneCounters } from '../src/lib/sim/engine/metrics';
 import { parseScenario, type LaneId } from '../src/lib/sim/input/scenario';
 import { Session } from '../src/lib/sim/session/session';
 import { loadParsers } from '../src/lib/sim/input/parsers';
-import { auditRowWith, rememberedRun } from './run-helpers';
+import { auditRowWith, downloadJsonl, rememberedRun } from './run-helpers';
 
 // The session in this process (the expected numbers) takes its parsers from here, loaded on
 // first use as in the worker (sim/input/parsers.ts).
@@ -72,14 +72,6 @@ async function expectCounters(page: Page, c: Record<LaneId, LaneCounters>) {
 }
 
 const plural = (n: number) => `${n} stored decision${n === 1 ? '' : 's'}`;
-
-async function downloadAudit(page: Page): Promise<string> {
-  const [file] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('button', { name: 'Download JSONL' }).click()
-  ]);
-  return readFileSync((await file.path())!, 'utf8');
-}
 
 async function open(page: Page) {
   await page.goto('./');
@@ -148,7 +140,7 @@ test('reload mid-run resumes at the same virtual time: lane A lost its decisions
   await expectCounters(page, cli.counters);
   // The audit log, read back through the table's export: the rows before the reload (from
   // IndexedDB), the restart's, and the rest — each once, none lost — as the CLI writes it.
-  expect(await downloadAudit(page)).toBe(cli.audit);
+  expect(await downloadJsonl(page)).toBe(cli.audit);
 });
 
 test('Restart client: the notice gives the numbers, the timeline marks it, and the run equals lab run --restart-at T', async ({

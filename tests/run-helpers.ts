@@ -2,8 +2,9 @@
  * Helpers the playground's Playwright tests share: a row of the audit log by its reason, the run
  * the tab remembers for a reload (sessionStorage, run-memory.ts), and the parts of the page that
  * arrive after the first load (issue #24): the charts with the run's first move, the lower panels
- * when seen.
+ * when seen; the audit log as its JSONL download.
  */
+import { readFileSync } from 'node:fs';
 import { expect, type Page } from '@playwright/test';
 import type { TimelineAction } from '../src/lib/sim/engine/engine';
 import type { TimelineFork } from '../src/lib/sim/session/protocol';
@@ -80,4 +81,13 @@ export async function scrollToTravel(page: Page): Promise<void> {
 export async function scrollToAudit(page: Page): Promise<void> {
   await scrollToLazy(page, 'audit-log');
   await expect(page.getByRole('region', { name: 'Audit log' })).toBeVisible();
+}
+
+/** The audit log as the page's "Download JSONL" gives it (the file's text). */
+export async function downloadJsonl(page: Page): Promise<string> {
+  const [file] = await Promise.all([
+    page.waitForEvent('download'),
+    page.getByRole('button', { name: 'Download JSONL' }).click()
+  ]);
+  return readFileSync((await file.path())!, 'utf8');
 }

@@ -5,8 +5,8 @@
  * from the run's seed and actions, writes them in chunks and says so — the same rows, byte for
  * byte, as the run had.
  */
-import { readFileSync } from 'node:fs';
 import { expect, test, type Page } from '@playwright/test';
+import { downloadJsonl } from './run-helpers';
 import { AUDIT_DB, diskCount, openDay, runId, simulate } from './storage-helpers';
 
 const LEGACY_AUDIT_DB = 'sampling-policy-lab-run-audit';
@@ -15,14 +15,6 @@ const matching = async (page: Page) =>
   Number(
     (await page.getByLabel('Matching records', { exact: true }).textContent())!.replace(/,/g, '')
   );
-
-async function exportJsonl(page: Page): Promise<string> {
-  const [file] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('button', { name: 'Download JSONL' }).click()
-  ]);
-  return readFileSync((await file.path())!, 'utf8');
-}
 
 test('a run whose audit rows the build before chunks saved: the reload re-simulates them into the new log, byte-identical, and the old database is deleted', async ({
   page
@@ -37,7 +29,7 @@ test('a run whose audit rows the build before chunks saved: the reload re-simula
   expect(total).toBeGreaterThan(1_000);
   const run = (await runId(page))!;
   expect(await diskCount(page, AUDIT_DB, [run])).toBe(total);
-  const before = await exportJsonl(page);
+  const before = await downloadJsonl(page);
 
   // Away from the playground (its worker lets go of the databases), the storage made to look as
   // the build before left it: the run's rows one a record under the old name, none in the new.
@@ -95,5 +87,5 @@ test('a run whose audit rows the build before chunks saved: the reload re-simula
   expect(
     await page.evaluate(async () => (await indexedDB.databases()).map((d) => d.name))
   ).not.toContain(LEGACY_AUDIT_DB);
-  expect(await exportJsonl(page)).toBe(before);
+  expect(await downloadJsonl(page)).toBe(before);
 });

@@ -24,6 +24,7 @@ import {
   shown,
   simulate
 } from './storage-helpers';
+import { downloadJsonl } from './run-helpers';
 
 const laneAlert = (page: Page) => page.getByRole('alert').filter({ hasText: /^Lane B: / });
 const auditAlert = (page: Page) => page.getByRole('alert').filter({ hasText: /^Audit log: / });
@@ -37,13 +38,7 @@ const figureBefore = (text: string, words: string) =>
 
 /** Download the audit log as JSONL: its lines, and what the page said about the file. */
 async function exportJsonl(page: Page): Promise<{ lines: number; said: string; text: string[] }> {
-  const [file] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('button', { name: 'Download JSONL' }).click()
-  ]);
-  const text = readFileSync((await file.path())!, 'utf8')
-    .split('\n')
-    .filter(Boolean);
+  const text = (await downloadJsonl(page)).split('\n').filter(Boolean);
   const lines = text.length;
   await expect(page.getByRole('button', { name: 'Download JSONL' })).toBeEnabled();
   // The status beside the download buttons.

@@ -9,6 +9,7 @@ import { Simulation } from '../src/lib/sim/engine/engine';
 import { auditLineJson, metricsJson } from '../src/lib/sim/report/report';
 import { parseScenario } from '../src/lib/sim/input/scenario';
 import type { AuditRecord } from '../src/lib/machine/types';
+import { downloadJsonl } from './run-helpers';
 import { DECISIONS_DB, runId } from './storage-helpers';
 import type { LaneId } from '../src/lib/machine/vocabulary';
 
@@ -55,14 +56,6 @@ async function runToEnd(page: Page, hours: number) {
   await expect(page.getByRole('progressbar', { name: 'Fast-forward progress' })).toBeHidden();
 }
 
-async function downloadAudit(page: Page): Promise<string> {
-  const [file] = await Promise.all([
-    page.waitForEvent('download'),
-    page.getByRole('button', { name: 'Download JSONL' }).click()
-  ]);
-  return readFileSync((await file.path())!, 'utf8');
-}
-
 test('reconnect-bypass to its end, Reset, again: the same numbers and audit, equal to lab run', async ({
   page
 }) => {
@@ -74,14 +67,14 @@ test('reconnect-bypass to its end, Reset, again: the same numbers and audit, equ
 
   await runToEnd(page, expected.hours);
   const first = await numbers(page);
-  const firstAudit = await downloadAudit(page);
+  const firstAudit = await downloadJsonl(page);
 
   await page.getByRole('button', { name: 'Reset', exact: true }).click();
   await expect(page.getByLabel('Lane B requests', { exact: true })).toHaveText('0');
   await expect(page.getByLabel('Lane B stored decisions', { exact: true })).toHaveText('0');
   await runToEnd(page, expected.hours);
   const second = await numbers(page);
-  const secondAudit = await downloadAudit(page);
+  const secondAudit = await downloadJsonl(page);
 
   expect(second).toEqual(first);
   expect(secondAudit).toBe(firstAudit);
