@@ -11,28 +11,15 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyStateNode } from 'xstate';
 import { getAdjacencyMap, getShortestPaths } from 'xstate/graph';
-import type { RateCard } from '../budget';
+import { RFC_CARD, RFC_DECISION } from '../budget/rfc-example.testing';
 import { resolveClientConfig } from '../config';
 import type { Evaluation } from '../evaluate';
-import type { BudgetDecision, StoredDecision } from '../types';
+import type { StoredDecision } from '../types';
 import { authorizationMachine, type AuthorizationSnapshot } from './machine';
 import type { AuthEvent, AuthInput } from './types';
 
-const card: RateCard = {
-  model: 'example-model-v2',
-  version: '2026-07-01',
-  currency: 'USD',
-  inputPerMtok: '3.00',
-  outputPerMtok: '15.00'
-};
-
-const decision: BudgetDecision = {
-  estimatedCost: { amount: '0.10272', currency: 'USD' },
-  limitApplied: { amount: '0.0500', currency: 'USD' },
-  limitSource: 'host_policy',
-  meterBasis: 'example-model-v2@2026-07-01:in=3.00/Mtok,out=15.00/Mtok',
-  estimatedTokens: { input: 24000, output: 2048 }
-};
+const card = RFC_CARD;
+const decision = RFC_DECISION;
 
 const stored = (verdict: 'allowed' | 'denied'): StoredDecision => ({
   server: 's',

@@ -13,7 +13,8 @@ import {
   trimmedFrame
 } from '../../machine/frames';
 import { styleFrame, type DenialStyle } from '../../machine/refusal-styles';
-import type { BudgetDecision, Frame } from '../../machine/types';
+import type { Frame } from '../../machine/types';
+import { RFC_DECISION } from '../../machine/budget/rfc-example.testing';
 import { Simulation } from '../engine/engine';
 import { parseScenario } from '../input/scenario';
 import { sdkFrameProblem, zodFrameProblem } from './conformance';
@@ -22,13 +23,7 @@ import { knownConformingFrame } from './fast-frames';
 // The fast acceptance (fast-frames.ts) is held to the SDK's zod schemas: whatever it accepts,
 // zod accepts, so the validator the run uses (`sdkFrameProblem`) answers exactly as zod alone.
 
-const decision: BudgetDecision = {
-  estimatedCost: { amount: '0.01', currency: 'USD' },
-  limitApplied: { amount: '0.05', currency: 'USD' },
-  limitSource: 'host_policy',
-  meterBasis: 'tokens',
-  estimatedTokens: { input: 10, output: 20 }
-};
+const decision = RFC_DECISION;
 
 /** Strings and numbers that sit on the edges of what the schemas take. */
 const oddNumber = fc.constantFrom(

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inputTokensOf, preflight, type RateCard } from '../../../machine/budget';
+import { inputTokensOf, preflight } from '../../../machine/budget';
 import {
   budgetExceededFrame,
   budgetExhaustedFrame,
@@ -10,7 +10,7 @@ import {
   trimmedFrame
 } from '../../../machine/frames';
 import { requestIdentity } from '../../../machine/identity';
-import type { BudgetDecision } from '../../../machine/types';
+import { RFC_CARD, RFC_DECISION } from '../../../machine/budget/rfc-example.testing';
 import { BEHAVIOURS, BEHAVIOUR_NAMES, createServer } from './behaviours';
 import { fakeRun, kinds, last, SERVER, spec, type Responder } from './fake-env';
 
@@ -171,36 +171,21 @@ describe('context-greedy', () => {
 
 // ───────────────────────────── budget-shrinker (the RFC's numbers) ─────────────────────────────
 
-const CARD: RateCard = {
-  model: 'example-model-v2',
-  version: '2026-07-01',
-  currency: 'USD',
-  inputPerMtok: '3.00',
-  outputPerMtok: '15.00'
-};
-const RFC_DECISION: BudgetDecision = {
-  estimatedCost: { amount: '0.10272', currency: 'USD' },
-  limitApplied: { amount: '0.0500', currency: 'USD' },
-  limitSource: 'host_policy',
-  meterBasis: 'example-model-v2@2026-07-01:in=3.00/Mtok,out=15.00/Mtok',
-  estimatedTokens: { input: 24_000, output: 2048 }
-};
-
 /** A host with a $0.05 per-call cap that prices each request from the rate card. */
 const capped =
   (asError = false): Responder =>
   (r) => {
     const pf = preflight({
-      card: CARD,
+      card: RFC_CARD,
       inputTokens: inputTokensOf(r.params),
       maxTokens: r.params.maxTokens,
       limitMicros: 50_000,
       limitSource: 'host_policy'
     });
-    if (pf.within) return resultFrame(r.id, { model: CARD.model, text: 'fits' });
+    if (pf.within) return resultFrame(r.id, { model: RFC_CARD.model, text: 'fits' });
     return asError
       ? budgetRefusalErrorFrame(r.id, { server: SERVER, decision: pf.decision })
-      : budgetExceededFrame(r.id, { model: CARD.model, decision: pf.decision });
+      : budgetExceededFrame(r.id, { model: RFC_CARD.model, decision: pf.decision });
   };
 
 function shrinker(params: Record<string, unknown>) {
@@ -220,7 +205,7 @@ describe('budget-shrinker', () => {
     run.run(1000);
     expect(inputTokensOf(run.sent[0]!.params)).toBe(24_000);
     const d = preflight({
-      card: CARD,
+      card: RFC_CARD,
       inputTokens: 24_000,
       maxTokens: 2048,
       limitMicros: 50_000,
