@@ -375,6 +375,15 @@ const KEEP_BYTES = 1 << 20;
 
 /** The identity of a request whose {@link canonicalIdentityPayload} is `payload`. */
 export function identityOfPayload(serverId: string, payload: string): string {
+  return serverId + ':' + payloadDigest(payload);
+}
+
+/**
+ * The hex digest part of {@link identityOfPayload}: the first 32 lowercase hex characters of the
+ * SHA-256 of `payload`, UTF-8 encoded. The server is not in it, so one text's digest serves
+ * every server that sends it (fast-identity.ts memoises it so).
+ */
+export function payloadDigest(payload: string): string {
   // A UTF-16 code unit is at most 3 bytes of UTF-8 (a surrogate pair, 2 units, is 4 bytes).
   const most = payload.length * 3;
   let buf = utf8;
@@ -384,5 +393,5 @@ export function identityOfPayload(serverId: string, payload: string): string {
   }
   const { written } = encoder.encodeInto(payload, buf);
   // Hex only the bytes we keep, straight from the hash's state (no digest array per request).
-  return serverId + ':' + sha256Hex(buf, written, DIGEST_BYTES);
+  return sha256Hex(buf, written, DIGEST_BYTES);
 }

@@ -83,4 +83,12 @@ describe('the memoised identity on the canonical payload', () => {
     expect(b).toBe(requestIdentity('b', params()));
     expect(a).not.toBe(b);
   });
+
+  it('hashes a text once for every server that sends it, each server its own identity', () => {
+    const text = () => ({ ...params(), systemPrompt: 'A prompt sent by three servers.' });
+    const hashed = identityMemoStats.hashed;
+    const ids = ['x', 'y', 'z', 'y'].map((server) => memoisedIdentity(server, text(), {}));
+    expect(ids).toEqual(['x', 'y', 'z', 'y'].map((server) => requestIdentity(server, text())));
+    expect(identityMemoStats.hashed).toBe(hashed + 1);
+  });
 });
