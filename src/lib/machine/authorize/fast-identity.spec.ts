@@ -84,6 +84,14 @@ describe('the memoised identity on the canonical payload', () => {
     expect(a).not.toBe(b);
   });
 
+  it("canonicalises a params object once for every server that presents it (a group's shared request)", () => {
+    const p = params();
+    const first = identityMemoStats.byObject;
+    const ids = ['g1', 'g2', 'g3'].map((server) => memoisedIdentity(server, p, {}));
+    expect(ids).toEqual(['g1', 'g2', 'g3'].map((server) => requestIdentity(server, p)));
+    expect(identityMemoStats.byObject).toBe(first + 2);
+  });
+
   it('hashes a text once for every server that sends it, each server its own identity', () => {
     const text = () => ({ ...params(), systemPrompt: 'A prompt sent by three servers.' });
     const hashed = identityMemoStats.hashed;

@@ -2,8 +2,10 @@
  * A request's identity, memoised twice over — both are the same pure function of the same input:
  *
  * - on its params object: a server that retries sends the same params object again
- *   (servers/base.ts); a params object is never changed once sent (it is the request's frame), so
- *   the digest of its first presentation is the digest of every later one;
+ *   (servers/base.ts), and a group's servers send one object built from their shared template
+ *   (servers/request.ts); a params object is never changed once sent (it is the request's frame),
+ *   so the canonical text of its first presentation is the text of every later one, whichever
+ *   server presents it;
  * - on its canonical payload: a request that is new as an object but asks for the same thing (a
  *   serialiser's variant: other key order, other normalisation form) canonicalises to the same
  *   text, and the same text has the same SHA-256 — the canonicalisation runs, the hash does not.
@@ -22,30 +24,36 @@ import {
   type IdentityOptions
 } from '../identity';
 
-/** One digest of a params object for a server: under this field set and switch. */
-interface ObjectEntry {
-  fields: readonly string[];
-  canonical: boolean;
-  id: string;
-}
 /**
- * Digests by params object (the weak map lets them go), then by server (a name already hashed:
- * no key is built per presentation), each a short list scanned by field set (`sameFields`).
+ * A canonical text's digest and the identities made of it (`server:digest`): the first server's
+ * beside it, the others' in a map (most texts come from one server). The identity strings are
+ * kept, not made per presentation: one string per identity is hashed once by every map it keys
+ * and compared by reference.
  */
-const byObject = new WeakMap<object, Map<string, ObjectEntry[]>>();
-
-/**
- * One canonical text, its digest, and the identities made of it: the first server's beside it,
- * the others' in a map (most texts come from one server). The identity strings are kept, not
- * made per presentation: one string per identity is hashed once by every map it keys and
- * compared by reference.
- */
-interface TextEntry {
-  payload: string;
+interface Ids {
   digest: string;
   server: string;
   id: string;
   others: Map<string, string> | null;
+}
+
+/** A params object's text under this field set and switch (its digest and identities). */
+interface ObjectEntry {
+  fields: readonly string[];
+  canonical: boolean;
+  ids: Ids;
+}
+/**
+ * Texts by params object (the weak map lets them go), a short list scanned by field set
+ * (`sameFields`). Not by server: the text does not depend on it — keyed by server too, each of a
+ * group's servers canonicalised the object it shares again.
+ */
+const byObject = new WeakMap<object, ObjectEntry[]>();
+
+/** One canonical text and its digest and identities. */
+interface TextEntry {
+  payload: string;
+  ids: Ids;
 }
 /**
  * Texts by a fingerprint of the canonical payload, then the payload itself (compared whole: a
@@ -97,20 +105,20 @@ export function useIdentityMemo(on: boolean): void {
   clearPayloadMemo();
 }
 
-/** {@link identityOfPayload} of a canonical payload, each text hashed once for every server. */
-function payloadIdentity(server: string, payload: string): string {
+/** The digest and identities of a canonical payload, each text hashed once for every server. */
+function payloadIds(server: string, payload: string): Ids {
   const fp = fingerprint(payload);
   let bucket = byPayload.get(fp);
   if (bucket)
     for (const e of bucket)
       if (e.payload === payload) {
         identityMemoStats.byPayload++;
-        return idFor(e, server);
+        return e.ids;
       }
   identityMemoStats.hashed++;
   const digest = payloadDigest(payload);
-  const id = server + ':' + digest;
-  if (payloadChars + payload.length + id.length > PAYLOAD_CHARS_MAX) {
+  const ids: Ids = { digest, server, id: server + ':' + digest, others: null };
+  if (payloadChars + payload.length + ids.id.length > PAYLOAD_CHARS_MAX) {
     byPayload.clear();
     payloadChars = 0;
     bucket = undefined;
@@ -119,18 +127,18 @@ function payloadIdentity(server: string, payload: string): string {
     bucket = [];
     byPayload.set(fp, bucket);
   }
-  bucket.push({ payload, digest, server, id, others: null });
-  payloadChars += payload.length + id.length;
-  return id;
+  bucket.push({ payload, ids });
+  payloadChars += payload.length + ids.id.length;
+  return ids;
 }
 
-/** The identity of `e`'s text for `server`: made once per server (`server:digest`), then kept. */
-function idFor(e: TextEntry, server: string): string {
-  if (e.server === server) return e.id;
-  let id = e.others?.get(server);
+/** The identity of a text for `server`: made once per server (`server:digest`), then kept. */
+function idFor(ids: Ids, server: string): string {
+  if (ids.server === server) return ids.id;
+  let id = ids.others?.get(server);
   if (id === undefined) {
-    id = server + ':' + e.digest;
-    (e.others ??= new Map()).set(server, id);
+    id = server + ':' + ids.digest;
+    (ids.others ??= new Map()).set(server, id);
     payloadChars += id.length;
   }
   return id;
@@ -158,26 +166,21 @@ export function memoisedIdentity(server: string, params: unknown, opts: Identity
   }
   // A throw (params nested too deep) is not memoised: it is thrown again on every presentation.
   if (typeof params !== 'object' || params === null)
-    return payloadIdentity(server, canonicalIdentityPayload(params, opts));
+    return idFor(payloadIds(server, canonicalIdentityPayload(params, opts)), server);
   const fields = opts.fields ?? DEFAULT_IDENTITY_FIELDS;
   const canonical = opts.canonicalize !== false;
-  let forObject = byObject.get(params);
-  let entries = forObject?.get(server);
+  let entries = byObject.get(params);
   if (entries !== undefined)
     for (const e of entries)
       if (e.canonical === canonical && sameFields(e.fields, fields)) {
         identityMemoStats.byObject++;
-        return e.id;
+        return idFor(e.ids, server);
       }
-  const id = payloadIdentity(server, canonicalIdentityPayload(params, opts));
-  if (forObject === undefined) {
-    forObject = new Map();
-    byObject.set(params, forObject);
-  }
+  const ids = payloadIds(server, canonicalIdentityPayload(params, opts));
   if (entries === undefined) {
     entries = [];
-    forObject.set(server, entries);
+    byObject.set(params, entries);
   }
-  entries.push({ fields, canonical, id });
-  return id;
+  entries.push({ fields, canonical, ids });
+  return idFor(ids, server);
 }
