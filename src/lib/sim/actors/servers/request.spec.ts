@@ -63,6 +63,18 @@ describe('buildParams', () => {
     expect(prompt3).not.toBe(prompt4);
   });
 
+  it("gives one params object to a task number asked again, though many were built between (a group's servers drift apart)", () => {
+    const t: RequestTemplate = { prompt: 'Task {n}.', promptTokens: 500, maxTokens: 10 };
+    const first = buildParams(t, 1);
+    for (let n = 2; n <= 200; n++) buildParams(t, n);
+    expect(buildParams(t, 1)).toBe(first);
+    // A shrunk build is another request, kept apart.
+    const shrunk = buildParams(t, 1, { inputTokens: 50 });
+    expect(shrunk).not.toBe(first);
+    expect(buildParams(t, 1, { inputTokens: 50 })).toBe(shrunk);
+    expect(inputTokensOf(buildParams(t, 1))).toBe(500);
+  });
+
   it('leaves out absent members and never cuts a prompt longer than promptTokens', () => {
     const p = buildParams({ prompt: 'x'.repeat(50), promptTokens: 5, maxTokens: 10 }, 1);
     expect(p).toEqual({

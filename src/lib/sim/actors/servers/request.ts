@@ -66,24 +66,41 @@ export interface BuildOptions {
   inputTokens?: number;
 }
 
-/** Params built lately, per template: see {@link buildParams}. */
-const built = new WeakMap<
-  RequestTemplate,
-  { n: number; inputTokens: number; params: SamplingParams }[]
->();
-/** How many recent builds a template keeps: both lanes, and a group's servers, ask close together. */
-const BUILT_KEPT = 16;
+/**
+ * Params built lately, per template, by task number and input budget (a number for the full
+ * request, `n:inputTokens` for a shrunk one): see {@link buildParams}.
+ */
+const built = new WeakMap<RequestTemplate, Map<number | string, SamplingParams>>();
+/**
+ * Every build kept, oldest first (from `builtHead`), with the map it is in: the oldest go once the
+ * kept ones hold more than {@link BUILT_CHARS} characters of text. Why a bound by size across
+ * templates, not the last sixteen builds of each template: a group's servers share one template
+ * but each numbers its own tasks, and drift apart — on the 50-server benchmark, a group of 15
+ * servers asked for task numbers far more than sixteen builds apart, so nine in ten task starts
+ * built (and canonicalised, for its identity) a request that had been built before.
+ */
+interface Built {
+  in: Map<number | string, SamplingParams>;
+  key: number | string;
+  chars: number;
+}
+const builtOrder: (Built | undefined)[] = [];
+let builtHead = 0;
+let builtChars = 0;
+/** 4 M characters of request text at most (a few MB: 16 KB requests, 256 of them). */
+const BUILT_CHARS = 4 * 2 ** 20;
 
 /**
  * The `sampling/createMessage` params of task `n` of a server. Deterministic: the same template
  * and `n` give the same params, member for member and in the same key order.
  *
- * Memoised per template object: the same template, `n` and options asked for again soon give the
- * same params object. Both lanes run their own copy of the population from the same templates,
- * with the same arrival times, so each task's request is built twice within moments — and a
- * padded request is 16 KB of text to build, hold and (as a new object) canonicalise for its
- * identity. The result is a request that has been sent, so nobody changes it (a behaviour that
- * adjusts its params copies them first); sharing it changes no byte of any frame.
+ * Memoised per template object: the same template, `n` and options asked for again give the same
+ * params object while it is kept (above). Both lanes run their own copy of the population from the
+ * same templates, with the same arrival times, so each task's request is built twice within
+ * moments, and a group's servers ask for the same task numbers — and a padded request is 16 KB of
+ * text to build, hold and (as a new object) canonicalise for its identity. The result is a request
+ * that has been sent, so nobody changes it (a behaviour that adjusts its params copies them
+ * first); sharing it changes no byte of any frame.
  *
  * messages = [prefix?, prompt]: the prefix (when `prefixTokens` > 0) is `prefixTokens`×4
  * characters of filler, the same text for every task so a prompt cache can warm on it; the prompt
@@ -95,16 +112,30 @@ export function buildParams(
   n: number,
   opts: BuildOptions = {}
 ): SamplingParams {
-  const inputTokens = opts.inputTokens ?? -1;
+  const key = opts.inputTokens === undefined ? n : `${n}:${opts.inputTokens}`;
   let recent = built.get(template);
   if (recent === undefined) {
-    recent = [];
+    recent = new Map();
     built.set(template, recent);
   }
-  for (const b of recent) if (b.n === n && b.inputTokens === inputTokens) return b.params;
+  const known = recent.get(key);
+  if (known !== undefined) return known;
   const params = build(template, n, opts);
-  if (recent.length >= BUILT_KEPT) recent.shift();
-  recent.push({ n, inputTokens, params });
+  let chars = 0;
+  for (const m of params.messages) chars += (m.content as TextContent).text.length;
+  recent.set(key, params);
+  builtOrder.push({ in: recent, key, chars });
+  builtChars += chars;
+  while (builtChars > BUILT_CHARS && builtHead < builtOrder.length - 1) {
+    const old = builtOrder[builtHead]!;
+    builtOrder[builtHead++] = undefined;
+    old.in.delete(old.key);
+    builtChars -= old.chars;
+  }
+  if (builtHead > 1_024 && builtHead * 2 > builtOrder.length) {
+    builtOrder.splice(0, builtHead);
+    builtHead = 0;
+  }
   return params;
 }
 
