@@ -58,4 +58,21 @@ describe('sha256 (the identity hash) against node:crypto and @noble/hashes', () 
       expect(hex(sha256(data))).toBe(reference(data));
     }
   });
+
+  // The tests above hash with the compact loop; past 16 MiB hashed, the written-out rounds take
+  // over (sha256.ts `UNROLLED_AFTER`): the same digests from both.
+  it('agrees past the switch to the written-out rounds: 17 MiB, then every length and arbitrary bytes', () => {
+    const big = Uint8Array.from({ length: 17 * 2 ** 20 }, (_, i) => (i * 31 + (i >>> 12)) & 0xff);
+    expect(hex(sha256(big))).toBe(reference(big));
+    for (let n = 0; n <= 200; n++) {
+      const data = Uint8Array.from({ length: n }, (_, i) => (i * 131 + n) & 0xff);
+      expect(hex(sha256(data))).toBe(reference(data));
+    }
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 2_000 }), (bytes) => {
+        expect(hex(sha256(bytes))).toBe(reference(bytes));
+      }),
+      { numRuns: 300 }
+    );
+  });
 });
