@@ -4,9 +4,14 @@
 // script, message deserialisation, style, layout, paint; the renderer's thread pool: V8's
 // garbage collection helpers among others). Figures, not assertions. BENCH_UI_SECONDS sets the
 // trace's length (default 5), BENCH_UI_PORT the port; the trace is written to the path printed.
+// BENCH_UI_CSS adds a style to the page (what a rule would save, tried before editing),
+// BENCH_UI_TRACE_CATEGORIES more trace categories (comma-separated). BENCH_UI_PROFILE=1 profiles
+// the page's main thread instead of tracing it: JavaScript self time by function, named through
+// the sourcemaps of a `BUILD_SOURCEMAP=1 npm run build`.
 import { existsSync, readFileSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import { serveAndLaunch, sleep } from './bench-browser.mjs';
 
 const port = Number(process.env.BENCH_UI_PORT ?? 4191);
@@ -44,6 +49,10 @@ try {
   await slider.fill((await slider.getAttribute('max')) ?? '100');
   await page.getByRole('button', { name: 'Play' }).click();
   await sleep(2_000); // ramp-up, as bench:ui
+  if (process.env.BENCH_UI_PROFILE === '1') {
+    await profileMain(context, page);
+    process.exit(0);
+  }
   const out = join(mkdtempSync(join(tmpdir(), 'page-trace-')), 'trace.json');
   const load0 = loadavg()[0];
   await browser.startTracing(page, {
@@ -164,4 +173,53 @@ try {
 } finally {
   await browser.close();
   server.kill();
+}
+
+/** The main thread's V8 CPU profile over `seconds` of play: self time by function, ms per s. */
+async function profileMain(context, page) {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Profiler.enable');
+  await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+  await cdp.send('Profiler.start');
+  await sleep(seconds * 1000);
+  const { profile } = await cdp.send('Profiler.stop');
+  await page.getByRole('button', { name: 'Pause' }).click();
+  const maps = new Map();
+  const mapFor = (url) => {
+    if (!maps.has(url)) {
+      let m = null;
+      try {
+        const p = root + new URL(url).pathname.replace(/^\//, '') + '.map';
+        if (existsSync(p)) m = new TraceMap(readFileSync(p, 'utf8'));
+      } catch {
+        /* not a file of the site */
+      }
+      maps.set(url, m);
+    }
+    return maps.get(url);
+  };
+  const name = (cf) => {
+    const fn = cf.functionName || '(anonymous)';
+    const map = cf.url && mapFor(cf.url);
+    if (map && cf.lineNumber >= 0) {
+      const pos = originalPositionFor(map, { line: cf.lineNumber + 1, column: cf.columnNumber });
+      if (pos.source)
+        return `${pos.name ?? fn} (${pos.source.replace(/.*node_modules\//, '').replace(/.*\/src\//, 'src/')}:${pos.line})`;
+    }
+    return cf.url ? `${fn} (${cf.url.replace(/.*\//, '')}:${cf.lineNumber})` : fn;
+  };
+  const self = new Map();
+  for (let i = 0; i < profile.samples.length; i++)
+    self.set(
+      profile.samples[i],
+      (self.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0)
+    );
+  const byFn = new Map();
+  for (const node of profile.nodes) {
+    const t = self.get(node.id) ?? 0;
+    if (t) byFn.set(name(node.callFrame), (byFn.get(name(node.callFrame)) ?? 0) + t);
+  }
+  console.log(`page main thread profile: ${seconds} s of live play, self time in ms per s`);
+  for (const [f, t] of [...byFn].sort((a, b) => b[1] - a[1]).slice(0, 30))
+    console.log(`  ${(t / 1000 / seconds).toFixed(1).padStart(6)}  ${f}`);
 }
