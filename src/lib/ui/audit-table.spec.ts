@@ -121,6 +121,21 @@ describe('the audit table state (the page keeps a screenful)', () => {
     expect(r.rowAt(600)).toBeUndefined();
   });
 
+  it('fetches nothing for a window the tail holds, even when its page starts before the tail', () => {
+    const { t, r, sent, lastQuery } = table();
+    t.requery();
+    // The table following the end: rows 1,030–1,050 on screen, the tail from 1,010 on.
+    t.onView(view(lastQuery().id, 1050, 40));
+    r.want(1030, 1050);
+    expect(sent.filter((s) => s.kind === 'rows')).toEqual([]);
+    expect(r.rowAt(1030)?.seq).toBe(1030);
+    // A window reaching above the tail still asks for the page it lacks.
+    r.want(1000, 1050);
+    expect(sent.filter((s) => s.kind === 'rows').map((s) => s.kind === 'rows' && s.start)).toEqual([
+      1000
+    ]);
+  });
+
   it('keeps at most a few pages however far the learner scrolls', () => {
     const { t, r, lastQuery } = table();
     t.requery();

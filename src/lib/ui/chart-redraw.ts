@@ -4,11 +4,14 @@
  * queues its redraw here instead, and each frame draws the oldest queued one. (One, not "as many
  * as fit in a budget": uPlot commits a draw in a microtask, after the call returns, so the call's
  * own time says nothing.) A chart queued again before it was drawn keeps its place and draws the
- * newest data.
+ * newest data. While playing, the frames are those that render anyway, three charts each
+ * (frame-beat.ts).
  */
 export interface FrameClock {
   request(cb: () => void): number;
   cancel(handle: number): void;
+  /** How many queued charts one of its frames draws (default one; frame-beat.ts: more). */
+  perFrame?(): number;
 }
 
 const browserClock: FrameClock = {
@@ -46,8 +49,9 @@ export class RedrawQueue {
 
   #frame = (): void => {
     this.#handle = null;
-    const first = this.#queue.entries().next();
-    if (!first.done) {
+    for (let n = this.#clock.perFrame?.() ?? 1; n > 0; n--) {
+      const first = this.#queue.entries().next();
+      if (first.done) break;
       const [key, draw] = first.value;
       this.#queue.delete(key);
       draw();

@@ -7,11 +7,13 @@
  * While playing, a frame must stay short (issue #9: p95 ≤ 16.7 ms at 1000×): the clock and the
  * lanes table show the newest snapshot about 30 times a second; the heavier panels (charts,
  * statechart, guarantees, the audit table's rows) follow a few times a second, in turns, each in
- * a frame of its own. At a pause or the run's end, every panel shows the same snapshot at once.
+ * a frame of its own; the charts' canvases are drawn on those frames, three a frame (frame-beat.ts).
+ * At a pause or the run's end, every panel shows the same snapshot at once.
  */
 import type { AuditView, Snapshot } from '$lib/sim/session/protocol';
 import type { Playground } from '../playground.svelte';
 import type { SimClient } from '../worker/client';
+import { liveBeat } from '../frame-beat';
 import { DEFAULT_SPEED } from './speed';
 
 /** While playing, how often the heavier panels follow (ms)... */
@@ -143,11 +145,13 @@ export class LivePlay {
     this.#liveId = client.send({ type: 'live', speed: this.speed });
     this.#liveIds.add(this.#liveId);
     this.#last = performance.now();
+    // The charts' redraws ride on the frames that show something (frame-beat.ts).
+    liveBeat.drive(true);
     const tick = (t: number) => {
       if (!this.playing) return;
       this.frameTimes.push(t - this.#last);
       this.#last = t;
-      this.#frame(t);
+      liveBeat.frame(t, this.#frame(t));
       if (this.playing) this.#raf = requestAnimationFrame(tick);
     };
     this.#raf = requestAnimationFrame(tick);
@@ -156,9 +160,9 @@ export class LivePlay {
   /**
    * One frame of play: one of the slower updates that are due — the audit table's rows, the
    * charts, the statechart and guarantees — or else the newest snapshot (then the worker may send
-   * the next), so no frame draws more than one of them.
+   * the next), so no frame draws more than one of them. Whether it showed anything.
    */
-  #frame(t: number): void {
+  #frame(t: number): boolean {
     // The one that waited longest of the slower updates due: it has this frame to itself.
     let next: Slot | null = null;
     for (const slot of this.#slots)
@@ -166,7 +170,7 @@ export class LivePlay {
     if (next) {
       next.at = t;
       next.run();
-      return;
+      return true;
     }
     const snap = this.#pending;
     if (snap && t - this.#shownAt >= SHOW_MS) {
@@ -174,7 +178,9 @@ export class LivePlay {
       this.#pending = null;
       this.#client()?.send({ type: 'liveAck' });
       this.#show(snap);
+      return true;
     }
+    return false;
   }
 
   /** Play ended in the worker (the run's end, an error): everything shows where it stopped. */
@@ -184,6 +190,7 @@ export class LivePlay {
     this.#liveId = 0;
     this.#pending = null;
     cancelAnimationFrame(this.#raf);
+    liveBeat.drive(false);
     this.#catchUp();
   }
 
@@ -204,11 +211,13 @@ export class LivePlay {
     }
     this.playing = false;
     cancelAnimationFrame(this.#raf);
+    liveBeat.drive(false);
     this.#catchUp();
   }
 
   /** The page goes away: no frame of play runs after it. */
   cancelFrames(): void {
     cancelAnimationFrame(this.#raf);
+    liveBeat.drive(false);
   }
 }
