@@ -21,6 +21,10 @@ export async function serveAndLaunch(port) {
       await sleep(100);
     }
   }
-  const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+  // BENCH_JS_FLAGS (e.g. `--trace-deopt`) passes V8 flags to the page and its worker; their
+  // output reaches this terminal with DEBUG=pw:browser.
+  const jsFlags = process.env.BENCH_JS_FLAGS;
+  const args = jsFlags ? [...chromiumArgs, `--js-flags=${jsFlags}`] : chromiumArgs;
+  const browser = await chromium.launch({ executablePath: findChromium(), args });
   return { server, browser };
 }
