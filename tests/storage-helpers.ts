@@ -30,9 +30,10 @@ export type Fault =
   | { kind: 'hang' }
   | { kind: 'absent' }
   /**
-   * Writes to the object store `store` fall behind for good once `after` rows are on disk: every
-   * transaction that would write more is never written and never answers (the group commit waits
-   * on it, as on a slow disk), for as long as the page lives. A reload (unrouted) ends it.
+   * Writes to the object store `store` fall behind for good once `after` rows (audit rows, decision
+   * changes) are on disk: every transaction that would write more is never written and never
+   * answers (the group commit waits on it, as on a slow disk), for as long as the page lives. A
+   * reload (unrouted) ends it.
    */
   | { kind: 'hold'; store: string; after: number }
   /**
@@ -110,9 +111,11 @@ export function breakIndexedDb(fault: Fault): void {
         } else passed.add(tx);
       }
       if (held.has(tx)) return {} as IDBRequest<IDBValidKey>;
-      // An audit chunk's key ends in its row count: count rows, not records.
-      const key = args[1];
-      written += Array.isArray(key) && typeof key[2] === 'number' ? key[2] : 1;
+      // Count rows, not records: an audit chunk's key ends in its row count; a decision log
+      // record holds a change a line (store/decision-log.ts).
+      const [value, key] = args;
+      if (this.name === 'audit') written += Array.isArray(key) ? Number(key[2]) : 1;
+      else written += typeof value === 'string' ? value.split('\n').length : 1;
       return put.apply(this, args);
     };
     return;

@@ -1,9 +1,10 @@
 /**
- * The durable decision store (SPEC §4): IndexedDB, with the same TTLs as the connection scope. It survives reconnects, page reloads and new tabs; the
- * connection id is ignored, which is the whole point — a server that disconnects and reconnects
- * meets the decision it was given before. The namespace keeps runs apart (SPEC §4: "runs are
- * isolated, restarts are not"): the playground uses `[runId, lane]`, so a Reset starts empty while
- * a reload of the same run finds its decisions; `/single/` uses the whole database.
+ * The durable decision store (SPEC §4): IndexedDB, with the same TTLs as the connection scope. It
+ * survives reconnects, page reloads and new tabs; the connection id is ignored, which is the whole
+ * point — a server that disconnects and reconnects meets the decision it was given before. The
+ * namespace keeps runs apart (SPEC §4: "runs are isolated, restarts are not"): the playground uses
+ * `[runId, lane]`, so a Reset starts empty while a reload of the same run finds its decisions;
+ * `/single/` uses the whole database.
  *
  * One store for both: an in-memory index answering every call synchronously, written behind to
  * IndexedDB in groups (write-behind.ts). The trade-off, stated plainly: for the simulation
@@ -18,11 +19,11 @@
  *
  * What keeps it honest is the count: a decision is counted as *saved* only once the transaction
  * holding it has committed (`status().saved` is exactly the number of this namespace's live
- * decisions a replay of the disk finds, what a reload finds), and everything else is reported as *held in memory*. A tab that dies
- * mid-batch loses that batch, which the page never counted as saved. When a write fails (storage
- * full, aborted, the connection taken by another tab) the store keeps answering from memory — the
- * lane's results do not change, only its guarantee does — and says how many decisions hold for
- * this page only.
+ * decisions a replay of the disk finds, what a reload finds), and everything else is reported as
+ * *held in memory*. A tab that dies mid-batch loses that batch, which the page never counted as
+ * saved. When a write fails (storage full, aborted, the connection taken by another tab) the store
+ * keeps answering from memory — the lane's results do not change, only its guarantee does — and
+ * says how many decisions hold for this page only.
  *
  * Over 400 lines on purpose: the in-memory index, its expiry and the saved/held counts must move
  * together in every call; split, each half would have to re-check the other's invariants.

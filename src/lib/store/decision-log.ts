@@ -4,10 +4,12 @@
  * one line a change, keyed `[...namespace, seq]`.
  *
  * Why a log: in live play almost every request is a new identity (13,809 of 15,839 puts a
- * simulated hour per lane in bench/ui-50-servers.json are first saves), and one record a decision
- * cost the browser's IndexedDB threads about half a core at 1000× — Chromium's IndexedDB costs about
- * the same per record whatever it holds, and a string is the cheapest value to clone (the audit
- * log's chunks, audit-chunks.ts, measured the same: scripts/bench-idb-decisions.mjs for these).
+ * simulated hour per lane in bench/ui-50-servers.json are first saves), and Chromium's IndexedDB
+ * costs about the same per record whatever it holds. One record a decision took the browser's
+ * IndexedDB threads ~20 µs a request at live speed (`npm run bench:ui`: 390–460 ms of CPU a
+ * second, the worker's thread starved of a core); the log takes ~8–10 µs, and a string is the
+ * cheapest value to clone (scripts/bench-idb-decisions.mjs; the audit log's chunks, audit-chunks.ts,
+ * measured the same).
  *
  * A line is one change: a put is the StoredDecision's JSON (an object), a delete
  * `[server, identity]`, a server's invalidation (a policy edit) `[server]`. A clear needs no line:
