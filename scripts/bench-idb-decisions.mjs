@@ -5,12 +5,15 @@
 // run. Committing encodes nothing; a flush encodes each change as its JSON line.
 // For comparison, the same decisions put straight into IndexedDB in transactions of `batch`, with
 // strict durability: one record a decision as objects (the layout before the log), and N decisions
-// a record as JSON lines (the log's layout; LOG_LINES is 128) for a few N.
+// a record as JSON lines (the log's layout; LOG_LINES is 128) for a few N. Wall-clock rates move
+// with the machine's load; each line also says the CPU the browser process's threads (IndexedDB's
+// among them) and the page's thread spent a decision (bench-ui-threads.mjs: Linux only).
 // Usage: node scripts/bench-idb-decisions.mjs [decisions=50000] [rounds=3] [batch=2000]
 import { createServer } from 'node:http';
 import { build } from 'esbuild';
 import { chromium } from '@playwright/test';
 import { findChromium, chromiumArgs } from './chromium.mjs';
+import { cpuSince, threadCpu } from './bench-ui-threads.mjs';
 
 const decisions = Number(process.argv[2] ?? 50_000);
 const rounds = Number(process.argv[3] ?? 3);
@@ -118,23 +121,40 @@ try {
   const page = await browser.newPage();
   await page.goto(`http://127.0.0.1:${server.address().port}/`);
   const rate = (ms) => Math.round(decisions / (ms / 1000)).toLocaleString('en-US');
+  /** `fn()`, and the CPU µs a decision of the browser process's threads and of the page's. */
+  const timed = async (fn, n) => {
+    const before = threadCpu();
+    const r = await fn();
+    const spent = cpuSince(before, threadCpu());
+    if (!spent) return [r, ''];
+    const sum = (prefix) =>
+      spent.filter(([name]) => name.startsWith(prefix)).reduce((a, [, ms]) => a + ms, 0);
+    const us = (ms) => ((ms * 1000) / n).toFixed(1);
+    return [
+      r,
+      `; CPU: browser process ${us(sum('browser '))} µs, page ${us(sum('renderer chromium'))} µs a decision`
+    ];
+  };
   // Rounds alternate the layouts, so a machine busy with other work slows each about alike.
   for (let round = 1; round <= rounds; round++) {
-    const r = await page.evaluate(([n, b]) => globalThis.bench(n, b), [decisions, batch]);
+    const [r, cpu] = await timed(
+      () => page.evaluate(([n, b]) => globalThis.bench(n, b), [decisions, batch]),
+      2 * decisions
+    );
     console.log(
-      `decision store (log): ${decisions} decisions in commits of ${batch}: saved ${rate(r.putMs)}/s (${r.saved} saved; longest flush ${r.putLongest.toFixed(0)} ms), expired ${rate(r.delMs)}/s (${r.left} left; longest flush, a compaction, ${r.delLongest.toFixed(0)} ms) in ${r.commits} transactions`
+      `decision store (log): ${decisions} decisions in commits of ${batch}: saved ${rate(r.putMs)}/s (${r.saved} saved; longest flush ${r.putLongest.toFixed(0)} ms), expired ${rate(r.delMs)}/s (${r.left} left; longest flush, a compaction, ${r.delLongest.toFixed(0)} ms) in ${r.commits} transactions${cpu} (saved or expired)`
     );
     for (const pack of [0, 64, 128, 256, 512]) {
-      const { ms, bytes, workerMs } = await page.evaluate(
-        ([n, b, p]) => globalThis.raw(n, b, p),
-        [decisions, batch, pack]
+      const [{ ms, bytes, workerMs }, cpu] = await timed(
+        () => page.evaluate(([n, b, p]) => globalThis.raw(n, b, p), [decisions, batch, pack]),
+        decisions
       );
       const what =
         pack === 0
           ? 'one record a decision (objects)'
           : `${pack} a record (JSON lines, ${(bytes / (decisions / pack) / 1024).toFixed(0)} KB)`;
       console.log(
-        `raw IndexedDB, ${what}: ${rate(ms)} decisions/s (put() and encoding ${((workerMs * 1000) / decisions).toFixed(2)} µs/decision)`
+        `raw IndexedDB, ${what}: ${rate(ms)} decisions/s (put() and encoding ${((workerMs * 1000) / decisions).toFixed(2)} µs/decision${cpu})`
       );
     }
   }
