@@ -6,8 +6,8 @@
  * Why a log: in live play almost every request is a new identity (13,809 of 15,839 puts a
  * simulated hour per lane in bench/ui-50-servers.json are first saves), and Chromium's IndexedDB
  * costs about the same per record whatever it holds. One record a decision took the browser's
- * IndexedDB threads ~20 µs a request at live speed (`npm run bench:ui`: 390–460 ms of CPU a
- * second, the worker's thread starved of a core); the log takes ~8–10 µs, and a string is the
+ * IndexedDB threads ~21 µs of CPU a request at live speed, the log ~9 (`npm run bench:ui`, 11
+ * interleaved runs each), and the worker's ~25 µs a request went to ~23; a string is also the
  * cheapest value to clone (scripts/bench-idb-decisions.mjs; the audit log's chunks, audit-chunks.ts,
  * measured the same).
  *
@@ -32,7 +32,11 @@ import type { StoredDecision } from '../machine/types';
 import { isStoredDecision } from './decision-store';
 import { prefixRange, type Namespace } from './idb';
 
-/** Lines a record holds at most: the audit log's chunk size (audit-chunks.ts CHUNK_ROWS). */
+/**
+ * Lines a record holds at most: the audit log's chunk size (audit-chunks.ts CHUNK_ROWS). 256 a
+ * record (~76 KB) measured no better in `npm run bench:ui` (9–10 µs of the IndexedDB threads a
+ * request either way).
+ */
 export const LOG_LINES = 128;
 /**
  * Characters a record holds at most (one long line excepted): Chromium stores a value over
@@ -101,7 +105,10 @@ export function packLines(lines: readonly string[]): string[] {
  * twice the live decisions plus COMPACT_SLACK. After a compaction the log holds the live set, so
  * at least `live + COMPACT_SLACK` ops are appended before the next: each compaction (reading the
  * ops, writing the live set) is paid for by as many appended ops, and the log never holds more than
- * about three times what it must.
+ * about three times what it must. Its cost falls on the worker's thread inside one transaction
+ * (replaying, about 1.5 µs an op): 42,000 ops holding 16,000 live decisions took ~60 ms
+ * (scripts/bench-idb-decisions.mjs, the expiry half); the IndexedDB commit after it runs off that
+ * thread.
  */
 export function needsCompaction(opsOnDisk: number, live: number): boolean {
   return opsOnDisk > 2 * live + COMPACT_SLACK;
