@@ -155,17 +155,12 @@ export class LogReplay {
       this.damaged += 1;
       return;
     }
-    let at = 0;
-    while (at <= value.length) {
-      let end = value.indexOf('\n', at);
-      if (end < 0) end = value.length;
-      if (end > at) {
-        this.ops += 1;
-        const o = decodeLine(value.slice(at, end));
-        if (o) this.apply(o);
-        else this.damaged += 1;
-      }
-      at = end + 1;
+    for (const line of value.split('\n')) {
+      if (line === '') continue;
+      this.ops += 1;
+      const o = decodeLine(line);
+      if (o) this.apply(o);
+      else this.damaged += 1;
     }
   }
 
