@@ -16,6 +16,7 @@ import {
   DECISIONS_DB,
   dayLink,
   diskCount,
+  diskDecisions,
   openDay,
   runId,
   shown,
@@ -92,29 +93,9 @@ test('killed mid-run: every decision shown as saved is on disk when the profile 
 });
 
 async function storedShapes(page: Page, run: string): Promise<string[]> {
-  return page.evaluate(
-    ([db, run]) =>
-      new Promise<string[]>((resolve, reject) => {
-        const open = indexedDB.open(db);
-        open.onerror = () => reject(open.error);
-        open.onsuccess = () => {
-          const conn = open.result;
-          const req = conn
-            .transaction('decisions', 'readonly')
-            .objectStore('decisions')
-            .getAll(IDBKeyRange.bound([run], [run, []], true, true));
-          req.onsuccess = () => {
-            conn.close();
-            resolve(
-              (req.result as { server?: unknown; identity?: unknown; verdict?: unknown }[])
-                .map((d) => `${String(d.server)}|${String(d.identity)}|${String(d.verdict)}`)
-                .sort()
-            );
-          };
-        };
-      }),
-    [DECISIONS_DB, run] as const
-  );
+  return (await diskDecisions(page, [run, 'B']))
+    .map((d) => `${d.server}|${d.identity}|${d.verdict}`)
+    .sort();
 }
 
 test('two tabs on one profile at once: each run in its own namespace, nothing lost, no errors', async ({

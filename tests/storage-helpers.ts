@@ -5,6 +5,8 @@
  */
 import { readFileSync } from 'node:fs';
 import { expect, type BrowserContext, type Page } from '@playwright/test';
+import type { StoredDecision } from '../src/lib/machine/types';
+import { replayNamespace } from '../src/lib/store/decision-log';
 import { encodeScenarioHash } from '../src/lib/ui/share';
 
 export const DECISIONS_DB = 'sampling-policy-lab-run-decisions';
@@ -28,9 +30,10 @@ export type Fault =
   | { kind: 'hang' }
   | { kind: 'absent' }
   /**
-   * Writes to the object store `store` fall behind for good once `after` rows are on disk: every
-   * transaction that would write more is never written and never answers (the group commit waits
-   * on it, as on a slow disk), for as long as the page lives. A reload (unrouted) ends it.
+   * Writes to the object store `store` fall behind for good once `after` rows (audit rows, decision
+   * changes) are on disk: every transaction that would write more is never written and never
+   * answers (the group commit waits on it, as on a slow disk), for as long as the page lives. A
+   * reload (unrouted) ends it.
    */
   | { kind: 'hold'; store: string; after: number }
   /**
@@ -108,9 +111,11 @@ export function breakIndexedDb(fault: Fault): void {
         } else passed.add(tx);
       }
       if (held.has(tx)) return {} as IDBRequest<IDBValidKey>;
-      // An audit chunk's key ends in its row count: count rows, not records.
-      const key = args[1];
-      written += Array.isArray(key) && typeof key[2] === 'number' ? key[2] : 1;
+      // Count rows, not records: an audit chunk's key ends in its row count; a decision log
+      // record holds a change a line (store/decision-log.ts).
+      const [value, key] = args;
+      if (this.name === 'audit') written += Array.isArray(key) ? Number(key[2]) : 1;
+      else written += typeof value === 'string' ? value.split('\n').length : 1;
       return put.apply(this, args);
     };
     return;
@@ -185,39 +190,72 @@ export const runId = (page: Page) =>
   );
 
 /**
- * Records IndexedDB holds under `prefix` — for the audit log, rows (its chunk keys end in their
- * row count) — read from the page (faults live in the worker only).
+ * The records IndexedDB holds under `prefix` in database `db`, as parallel keys and values, read
+ * from the page (faults live in the worker only); none when the database does not exist.
  */
-export function diskCount(page: Page, db: string, prefix: (string | number)[]): Promise<number> {
+function diskRecords(
+  page: Page,
+  db: string,
+  prefix: (string | number)[],
+  keysOnly: boolean
+): Promise<[unknown[], unknown[]]> {
   return page.evaluate(
-    ([db, prefix, chunked]) =>
-      new Promise<number>((resolve, reject) => {
+    ([db, prefix, keysOnly]) =>
+      new Promise<[unknown[], unknown[]]>((resolve, reject) => {
         // Opening a database that does not exist would create it, without its store.
         void indexedDB.databases().then((all) => {
-          if (!all.some((d) => d.name === db)) return resolve(0);
+          if (!all.some((d) => d.name === db)) return resolve([[], []]);
           const open = indexedDB.open(db);
           open.onerror = () => reject(open.error);
           open.onsuccess = () => {
             const conn = open.result;
             if (!conn.objectStoreNames.length) {
               conn.close();
-              return resolve(0);
+              return resolve([[], []]);
             }
-            const tx = conn.transaction(conn.objectStoreNames[0]!, 'readonly');
-            const req = tx
-              .objectStore(conn.objectStoreNames[0]!)
-              .getAllKeys(IDBKeyRange.bound(prefix, [...prefix, []], true, true));
-            req.onsuccess = () => {
+            const store = conn
+              .transaction(conn.objectStoreNames[0]!, 'readonly')
+              .objectStore(conn.objectStoreNames[0]!);
+            const range = IDBKeyRange.bound(prefix, [...prefix, []], true, true);
+            const keys = store.getAllKeys(range);
+            const values = keysOnly ? null : store.getAll(range);
+            const last = values ?? keys;
+            last.onsuccess = () => {
               conn.close();
-              let n = 0;
-              for (const k of req.result)
-                n += chunked && Array.isArray(k) ? Number(k[prefix.length + 1]) : 1;
-              resolve(n);
+              resolve([keys.result, values?.result ?? []]);
             };
-            req.onerror = () => reject(req.error);
+            last.onerror = () => reject(last.error);
           };
         });
       }),
-    [db, prefix, db === AUDIT_DB] as const
+    [db, prefix, keysOnly] as const
   );
+}
+
+/**
+ * The decisions IndexedDB holds for the namespace `prefix` (`[run, lane]`): its records replayed
+ * (the decision store writes a log of group commits, store/decision-log.ts), what a reload finds.
+ */
+export async function diskDecisions(
+  page: Page,
+  prefix: (string | number)[]
+): Promise<StoredDecision[]> {
+  const [keys, values] = await diskRecords(page, DECISIONS_DB, prefix, false);
+  return [...replayNamespace(prefix, keys, values).decisions()];
+}
+
+/**
+ * What IndexedDB holds under `prefix`: for the decisions database, the decisions a replay of its
+ * log finds; for the audit log, rows (its chunk keys end in their row count).
+ */
+export async function diskCount(
+  page: Page,
+  db: string,
+  prefix: (string | number)[]
+): Promise<number> {
+  if (db === DECISIONS_DB) return (await diskDecisions(page, prefix)).length;
+  const [keys] = await diskRecords(page, db, prefix, true);
+  let n = 0;
+  for (const k of keys) n += db === AUDIT_DB && Array.isArray(k) ? Number(k[prefix.length + 1]) : 1;
+  return n;
 }

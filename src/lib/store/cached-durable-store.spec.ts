@@ -1,6 +1,8 @@
 /**
  * The durable decision store: what a reload finds, what is counted as saved, how a failure is held
- * and said, and how `open()` fails in words. A plain reader on the same database checks the disk.
+ * and said, and how `open()` fails in words. A plain reader on the same database checks the disk:
+ * it reads the records and replays them with the log's pure decoder (decision-log.ts), so "on
+ * disk" means the decisions a reload would find, not the records that hold them.
  */
 import 'fake-indexeddb/auto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -8,6 +10,7 @@ import type { StoredDecision } from '../machine/types';
 import { decision } from './decision.testing';
 import { CachedDurableStore, DECISIONS_STORE } from './cached-durable-store';
 import { DurableAuditLog } from './audit-log';
+import { replayNamespace } from './decision-log';
 import { inTransaction, openIdbStore, type UseStore } from './idb';
 
 let dbSeq = 0;
@@ -25,16 +28,27 @@ async function openCached(dbName: string, writeThrough = false) {
 /** What is on disk, read on a connection of its own (another tab, a reload). */
 async function openDisk(dbName: string) {
   const db: UseStore = unwrap(await openIdbStore(dbName, DECISIONS_STORE));
+  const entries = async (): Promise<StoredDecision[]> => {
+    const [keys, values] = await inTransaction<[IDBValidKey[], unknown[]]>(
+      db,
+      'readonly',
+      (s, done) => {
+        const k = s.getAllKeys();
+        const v = s.getAll();
+        v.onsuccess = () => done([k.result, v.result]);
+      }
+    );
+    return [...replayNamespace([], keys, values).decisions()];
+  };
   return {
-    count: () =>
+    /** Decisions on disk. */
+    count: async () => (await entries()).length,
+    entries,
+    /** Records on disk, whatever they hold. */
+    records: () =>
       inTransaction<number>(db, 'readonly', (s, done) => {
         const req = s.count();
         req.onsuccess = () => done(req.result);
-      }),
-    entries: () =>
-      inTransaction<StoredDecision[]>(db, 'readonly', (s, done) => {
-        const req = s.getAll();
-        req.onsuccess = () => done(req.result as StoredDecision[]);
       }),
     put: (key: IDBValidKey, value: unknown) =>
       inTransaction<void>(db, 'readwrite', (s, done) => {
@@ -104,7 +118,8 @@ describe('opening the durable store', () => {
     const reloaded = await openCached(dbName);
     expect(reloaded.entries()).toHaveLength(1);
     expect(reloaded.lookup('release-notes', 'c1', 'junk', 'h1', 0)).toBeNull();
-    expect(await disk.count()).toBe(2);
+    expect(await disk.count()).toBe(1);
+    expect(await disk.records()).toBe(2);
   });
 });
 
@@ -186,9 +201,14 @@ describe('CachedDurableStore', () => {
     s.commit('c1', decision({ server: 'b', identity: 'b:1' }));
     await s.flush();
     // Another tab adds an entry for 'a' after this index was loaded.
-    await (
-      await openDisk(dbName)
-    ).put(['a', 'a:other'], decision({ server: 'a', identity: 'a:other' }));
+    const other = await openCached(dbName);
+    other.commit('c9', decision({ server: 'a', identity: 'a:other' }));
+    await other.flush();
+    expect((await (await openDisk(dbName)).entries()).map((e) => e.identity).sort()).toEqual([
+      'a:1',
+      'a:other',
+      'b:1'
+    ]);
 
     expect(s.invalidateServer('a')).toBe(1);
     s.commit('c1', decision({ server: 'a', identity: 'a:after-edit' }));

@@ -1,10 +1,10 @@
 /**
- * The durable decision store (SPEC §4): IndexedDB, keyed `[...namespace, server, identity]`, with
- * the same TTLs as the connection scope. It survives reconnects, page reloads and new tabs; the
- * connection id is ignored, which is the whole point — a server that disconnects and reconnects
- * meets the decision it was given before. The namespace keeps runs apart (SPEC §4: "runs are
- * isolated, restarts are not"): the playground uses `[runId, lane]`, so a Reset starts empty while
- * a reload of the same run finds its decisions; `/single/` uses the whole database.
+ * The durable decision store (SPEC §4): IndexedDB, with the same TTLs as the connection scope. It
+ * survives reconnects, page reloads and new tabs; the connection id is ignored, which is the whole
+ * point — a server that disconnects and reconnects meets the decision it was given before. The
+ * namespace keeps runs apart (SPEC §4: "runs are isolated, restarts are not"): the playground uses
+ * `[runId, lane]`, so a Reset starts empty while a reload of the same run finds its decisions;
+ * `/single/` uses the whole database.
  *
  * One store for both: an in-memory index answering every call synchronously, written behind to
  * IndexedDB in groups (write-behind.ts). The trade-off, stated plainly: for the simulation
@@ -14,13 +14,16 @@
  * resolves once its batch has committed (or storage has failed), so that page's frame follows its
  * decision to disk.
  *
+ * On disk a namespace is a log of group commits (decision-log.ts): each commit appends its changes
+ * as a few records of JSON lines, not a record per decision, and a load replays the log.
+ *
  * What keeps it honest is the count: a decision is counted as *saved* only once the transaction
- * holding it has committed (`status().saved` is exactly the number of this namespace's keys on
- * disk, what a reload finds), and everything else is reported as *held in memory*. A tab that dies
- * mid-batch loses that batch, which the page never counted as saved. When a write fails (storage
- * full, aborted, the connection taken by another tab) the store keeps answering from memory — the
- * lane's results do not change, only its guarantee does — and says how many decisions hold for
- * this page only.
+ * holding it has committed (`status().saved` is exactly the number of this namespace's live
+ * decisions a replay of the disk finds, what a reload finds), and everything else is reported as
+ * *held in memory*. A tab that dies mid-batch loses that batch, which the page never counted as
+ * saved. When a write fails (storage full, aborted, the connection taken by another tab) the store
+ * keeps answering from memory — the lane's results do not change, only its guarantee does — and
+ * says how many decisions hold for this page only.
  *
  * Over 400 lines on purpose: the in-memory index, its expiry and the saved/held counts must move
  * together in every call; split, each half would have to re-check the other's invariants.
@@ -29,12 +32,22 @@ import type { StoredDecision } from '../machine/types';
 import {
   answerOf,
   approvalAfter,
-  isStoredDecision,
   recordPresentation,
   toStoredDecision,
   type DecisionStore,
   type LookupResult
 } from './decision-store';
+import {
+  appendLog,
+  compactLog,
+  deleteNamespace,
+  encodeDel,
+  encodePut,
+  encodeServer,
+  needsCompaction,
+  readNamespace,
+  type LogReplay
+} from './decision-log';
 import { ExpiryHeap, heapNeedsRebuild } from './expiry';
 import {
   inTransaction,
@@ -51,12 +64,6 @@ import { WrittenBehind, type StorageFailure } from './write-behind';
 export const DEFAULT_DECISION_DB = 'sampling-policy-lab-decisions';
 /** The object store name inside the decisions database. */
 export const DECISIONS_STORE = 'decisions';
-
-export type DecisionKey = (string | number)[];
-
-export function decisionKey(ns: Namespace, server: string, identity: string): DecisionKey {
-  return [...ns, server, identity];
-}
 
 export interface AttachOptions {
   /** The namespace is new (a fresh run id): nothing to load, so nothing is read. */
@@ -125,6 +132,12 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   #heldOnly = 0;
   readonly #expiry = new ExpiryHeap<[server: string, identity: string]>();
   readonly #writeThrough: boolean;
+  /**
+   * Ops on the namespace's disk as this store knows them (read at load, appended since, the live
+   * set after a compaction): what decides when a commit compacts the log. Another tab's appends
+   * are not counted here, only found by the compaction that reads them.
+   */
+  #diskOps = 0;
 
   private constructor(store: UseStore, dbName: string, ns: Namespace, writeThrough: boolean) {
     super(store, {
@@ -139,18 +152,32 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   }
 
   protected writeBatch(batch: readonly PendingOp[]): Promise<void> {
-    return inTransaction<void>(this.store, 'readwrite', (s, done) => {
-      for (const o of batch) {
-        if (o.op === 'put') s.put(o.value, this.#key(o.server, o.identity));
-        else if (o.op === 'del') s.delete(this.#key(o.server, o.identity));
-        else if (o.op === 'server') s.delete(prefixRange([...this.namespace, o.server])!);
-        else {
-          const all = prefixRange(this.namespace);
-          if (all === undefined) s.clear();
-          else s.delete(all);
-        }
+    const ns = this.namespace;
+    // A clear removes everything before it: only what follows the last one is written.
+    let from = 0;
+    for (let i = 0; i < batch.length; i++) if (batch[i]!.op === 'clear') from = i + 1;
+    const cleared = from > 0;
+    const lines: string[] = [];
+    const servers = new Set<string>();
+    for (let i = from; i < batch.length; i++) {
+      const o = batch[i]!;
+      if (o.op === 'put') lines.push(encodePut(o.value));
+      else if (o.op === 'del') lines.push(encodeDel(o.server, o.identity));
+      else if (o.op === 'server') {
+        lines.push(encodeServer(o.server));
+        servers.add(o.server);
       }
-      done(undefined);
+    }
+    const compact = !cleared && needsCompaction(this.#diskOps + lines.length, this.#savedCount);
+    return inTransaction<number>(this.store, 'readwrite', (s, done, guard) => {
+      if (cleared) deleteNamespace(s, ns);
+      // Per-decision records of the layout before the log go with their server's invalidation
+      // (the log's line removes them from a replay; this frees their space).
+      else for (const server of servers) s.delete(prefixRange([...ns, server])!);
+      if (compact) compactLog(s, ns, lines, done, guard);
+      else appendLog(s, ns, lines, () => done(this.#diskOps + lines.length), guard);
+    }).then((ops) => {
+      this.#diskOps = cleared ? lines.length : ops;
     });
   }
 
@@ -172,12 +199,13 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     let keys: Set<string> | null = null;
     if (disk)
       try {
-        const found = await inTransaction<IDBValidKey[]>(disk, 'readonly', (s, done) => {
-          const req = s.getAllKeys(prefixRange(this.namespace));
-          req.onsuccess = () => done(req.result);
-        });
-        const n = this.namespace.length;
-        keys = new Set(found.map((k) => JSON.stringify((k as unknown[]).slice(n))));
+        const found = await inTransaction<LogReplay>(disk, 'readonly', (s, done) =>
+          readNamespace(s, this.namespace, done)
+        );
+        keys = new Set();
+        for (const [server, m] of found.servers)
+          for (const identity of m.keys()) keys.add(JSON.stringify([server, identity]));
+        this.#diskOps = found.ops;
       } catch {
         // Unreadable: nothing on it can be counted as saved.
       }
@@ -224,15 +252,14 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     const cached = new CachedDurableStore(store, dbName, ns, opts.writeThrough ?? false);
     if (opts.fresh) return { ok: true, store: cached };
     try {
-      const all = await inTransaction<unknown[]>(store, 'readonly', (s, done) => {
-        const req = s.getAll(prefixRange(ns));
-        req.onsuccess = () => done(req.result as unknown[]);
-      });
-      for (const d of all) {
-        if (!isStoredDecision(d)) continue;
+      const found = await inTransaction<LogReplay>(store, 'readonly', (s, done) =>
+        readNamespace(s, ns, done)
+      );
+      for (const d of found.decisions()) {
         cached.#put(d);
         cached.#markSaved(d.server, d.identity);
       }
+      cached.#diskOps = found.ops;
     } catch (err) {
       return {
         ok: false,
@@ -359,10 +386,6 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     this.#heldOnly = 0;
     this.writer.discardAll({ op: 'clear' });
     return dropped;
-  }
-
-  #key(server: string, identity: string): DecisionKey {
-    return decisionKey(this.namespace, server, identity);
   }
 
   #isSaved(server: string, identity: string): boolean {

@@ -283,32 +283,63 @@ export function prefixRange(prefix: Namespace): IDBKeyRange | undefined {
  * Run `body` in one transaction of `store` and resolve with what it computed once the transaction
  * commits. A request that throws (say a DataCloneError on the fifth put of a batch) aborts the
  * transaction, so a batch lands whole or not at all.
+ *
+ * Requests placed from another request's callback (after a read: the decision log's append) go
+ * through `guard`: what they throw aborts the transaction too, and the promise rejects with that
+ * error — the browser would abort it with a bare AbortError, losing, say, a full disk's name.
  */
 export function inTransaction<T>(
   store: UseStore,
   mode: IDBTransactionMode,
-  body: (s: IDBObjectStore, done: (v: T) => void) => void
+  body: (
+    s: IDBObjectStore,
+    done: (v: T) => void,
+    guard: <A extends unknown[]>(fn: (...args: A) => void) => (...args: A) => void
+  ) => void
 ): Promise<T> {
   return store(mode, (s) => {
     let value: T | undefined;
     let set = false;
-    try {
-      body(s, (v) => {
-        value = v;
-        set = true;
-      });
-    } catch (err) {
+    let thrown: { err: unknown } | null = null;
+    const abort = (err: unknown) => {
+      thrown ??= { err };
       try {
         s.transaction.abort();
       } catch {
         // Already aborted (the browser gave up first): the original error is the one to report.
       }
+    };
+    const guard =
+      <A extends unknown[]>(fn: (...args: A) => void) =>
+      (...args: A) => {
+        try {
+          fn(...args);
+        } catch (err) {
+          abort(err);
+        }
+      };
+    try {
+      body(
+        s,
+        (v) => {
+          value = v;
+          set = true;
+        },
+        guard
+      );
+    } catch (err) {
+      abort(err);
       throw err;
     }
-    return promisifyRequest(s.transaction).then(() => {
-      if (!set) throw new Error('transaction committed without a result');
-      return value as T;
-    });
+    return promisifyRequest(s.transaction).then(
+      () => {
+        if (!set) throw new Error('transaction committed without a result');
+        return value as T;
+      },
+      (err: unknown) => {
+        throw thrown ? thrown.err : err;
+      }
+    );
   });
 }
 
