@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sha256 as nobleSha256 } from '@noble/hashes/sha2.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { sha256, sha256Hex } from './sha256';
+import { sha256, sha256Hex, sha256Rounds } from './sha256';
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex');
 const reference = (b: Uint8Array) => createHash('sha256').update(b).digest('hex');
@@ -61,8 +61,14 @@ describe('sha256 (the identity hash) against node:crypto and @noble/hashes', () 
 
   // The tests above hash with the compact loop; past 16 MiB hashed, the written-out rounds take
   // over (sha256.ts `UNROLLED_AFTER`): the same digests from both.
-  it('agrees past the switch to the written-out rounds: 17 MiB, then every length and arbitrary bytes', () => {
+  it('agrees past the switch to the written-out rounds: 17 MiB, then every length and arbitrary bytes', async () => {
+    expect(sha256Rounds().rounds).toBe('loop');
     const big = Uint8Array.from({ length: 17 * 2 ** 20 }, (_, i) => (i * 31 + (i >>> 12)) & 0xff);
+    expect(hex(sha256(big))).toBe(reference(big));
+    // Past 16 MiB the written-out rounds are fetched (their own module, not in the first load),
+    // and hash everything after they arrive.
+    await sha256Rounds().ready;
+    expect(sha256Rounds().rounds).toBe('written-out');
     expect(hex(sha256(big))).toBe(reference(big));
     for (let n = 0; n <= 200; n++) {
       const data = Uint8Array.from({ length: n }, (_, i) => (i * 131 + n) & 0xff);
