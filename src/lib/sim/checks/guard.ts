@@ -19,7 +19,7 @@ import { windowClaim, type WindowsAt } from './invariants/denial-truth';
 import type { VolumeState } from '../../machine/evaluate';
 import type { PolicyBlock } from '../../machine/policy';
 import type { SamplingParams } from '../../machine/types';
-import { copyRequests, dropIdle, idKey, requestsOf, type ByRequest } from './requests';
+import { idKey } from './requests';
 
 /**
  * The host's windows as the denial check reads them: null where the block has no such limit, and
@@ -47,15 +47,6 @@ const CHARGES = new WeakMap<
   Host,
   { policy: Host['policy']; config: Host['config']; byServer: Map<string, ChargeContext> }
 >();
-
-/** What an arrived request is judged by at its audit record: the limits, and its params. */
-interface Arrived {
-  charge: ChargeContext;
-  params: SamplingParams | undefined;
-}
-
-/** Requests arrived between two sweeps of the connections that hold none any more. */
-const SWEEP_EVERY = 4096;
 
 export interface GuardOptions {
   /** Validates every frame sent; `conformance.ts` has the MCP SDK's. */
@@ -91,14 +82,6 @@ export class RunGuard {
   private readonly start: number;
   private readonly scenario: Scenario;
   private readonly opts: GuardOptions;
-  /**
-   * The budget, pool and alert settings in force when each request in flight arrived: a call is
-   * judged by the limits it was decided under. A learner who lowers a budget while a call runs
-   * moves the line under a call already granted the old one; the host did not overdraw (and a
-   * stream's generated tokens are paid for either way). Found by the time-travel fuzz.
-   */
-  private arrived: ByRequest<Arrived> = new Map();
-  private arrivals = 0;
 
   constructor(scenario: Scenario, opts: GuardOptions = {}) {
     this.scenario = scenario;
@@ -118,25 +101,22 @@ export class RunGuard {
       onFrame: (l) => {
         const sim = this.sim;
         if (l.direction === 'in') {
-          const id = idKey(l.frame.id);
           const config = sim ? sim.lanes[l.lane].host.config : null;
+          // The budget, pool and alert settings in force as the request arrives, kept in the
+          // checker's entry for it: a call is judged by the limits it was decided under. A
+          // learner who lowers a budget while a call runs moves the line under a call already
+          // granted the old one; the host did not overdraw (and a stream's generated tokens are
+          // paid for either way). Found by the time-travel fuzz.
           c.requestArrived(
             l.lane,
             l.connection,
-            id,
+            idKey(l.frame.id),
             l.t,
             config ? config.silence : false,
-            config?.denialStyle ?? 'lab'
+            config?.denialStyle ?? 'lab',
+            this.charge(l.lane, l.server),
+            'params' in l.frame ? (l.frame.params as SamplingParams) : undefined
           );
-          const params = 'params' in l.frame ? (l.frame.params as SamplingParams) : undefined;
-          requestsOf(this.arrived, l.lane, l.connection).set(id, {
-            charge: this.charge(l.lane, l.server),
-            params
-          });
-          if (++this.arrivals >= SWEEP_EVERY) {
-            this.arrivals = 0;
-            dropIdle(this.arrived);
-          }
         } else if (!('method' in l.frame)) {
           const host = sim?.lanes[l.lane].host;
           const windows =
@@ -153,12 +133,13 @@ export class RunGuard {
         next.onFrame?.(l);
       },
       onAudit: (r) => {
-        const byId = this.arrived.get(r.lane as string)?.get(r.connection);
         const id = idKey(r.requestId);
-        const arrived = byId?.get(id);
-        if (arrived) byId!.delete(id);
+        const p = c.inFlight(r.lane ?? '', r.connection, id);
+        // The limits it arrived under, until its first record (the entry of a request that
+        // arrived in no lane is the checker's alone).
+        const arrived = p && !p.audited && p.charge && r.lane !== undefined ? p : undefined;
         const charge = arrived
-          ? arrived.charge
+          ? arrived.charge!
           : this.charge(r.lane as LaneId | undefined, r.server);
         // What the host had spent in the window: read only for the one claim it is held to (a
         // fresh exhausted-budget denial, denial-truth.ts).
@@ -166,8 +147,10 @@ export class RunGuard {
           charge.budget && r.reason === 'policy.budget_exhausted' && !r.replayed
             ? this.sim?.lanes[r.lane as LaneId]?.host
             : undefined;
-        c.audited(
+        c.auditedEntry(
           r,
+          id,
+          p,
           charge,
           arrived ? arrived.params : charge.params,
           host ? host.volumeAt(r.server, r.t).budgetSpentMicros : undefined
@@ -251,13 +234,12 @@ export function copyGuard(guard: RunGuard): RunGuard {
 }
 
 // A copy of a guard is attached to no engine; its checker is its own, its scenario and options
-// (a frame validator) shared. Charge contexts are never changed: new maps of the same ones.
+// (a frame validator) shared.
 copyable(RunGuard, {
   name: 'guard.RunGuard',
   fields: {
     sim: { fresh: () => null },
     scenario: 'shared',
-    opts: 'shared',
-    arrived: { fresh: (g: RunGuard) => copyRequests(g['arrived']) }
+    opts: 'shared'
   }
 });

@@ -381,9 +381,11 @@ export class LifetimeTracker {
   private prune(now: number): void {
     this.since = 0;
     const horizon = now - 2 * this.longest - 1;
+    // By `forEach`, not `for…of` over the entries: that made a [key, value] array per key per
+    // prune, and live play holds tens of thousands of keys (issue #24).
     for (const byScope of this.keys.values())
       for (const states of byScope.values())
-        for (const [identity, shared] of states) {
+        states.forEach((shared, identity) => {
           // A state with nothing to forget is left as it is (and shared, when it is).
           const empty = !shared.stored.length && !shared.dialogs.length && !shared.approvals.length;
           if (
@@ -392,14 +394,14 @@ export class LifetimeTracker {
             !endedBy(shared.dialogs, horizon) &&
             !endedBy(shared.approvals, horizon)
           )
-            continue;
+            return;
           const s = this.own(states, identity, shared);
           // A list with nothing to drop is kept as it is.
           s.stored = keptAfter(s.stored, horizon);
           s.dialogs = keptAfter(s.dialogs, horizon);
           s.approvals = keptAfter(s.approvals, horizon);
           if (!s.stored.length && !s.dialogs.length && !s.approvals.length) states.delete(identity);
-        }
+        });
     const keptEnds = (ends: number[]) => ends.filter((t) => t > horizon);
     for (const [lane, e] of this.ends) {
       e.all = keptEnds(e.all);

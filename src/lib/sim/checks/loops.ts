@@ -103,14 +103,19 @@ export class LoopTracker {
     return keys * (ENTRY_BYTES + 160) + n * 8;
   }
 
-  /** Forget identities whose last presentation left every window. */
+  /**
+   * Forget identities whose last presentation left every window. By `forEach`, not `for…of` over
+   * the entries: that made a [key, value] array per identity per sweep — in live play ~10,000
+   * identities every 4,096 records, 2 % of all the run allocated (issue #24).
+   */
   private sweep(now: number): void {
     this.since = 0;
+    const longest = this.longestWindow;
     for (const byIdentity of this.times.values())
-      for (const [k, times] of byIdentity) {
+      byIdentity.forEach((times, k) => {
         const last = times[times.length - 1];
-        if (last === undefined || now - last > 2 * this.longestWindow) byIdentity.delete(k);
-      }
+        if (last === undefined || now - last > 2 * longest) byIdentity.delete(k);
+      });
   }
 }
 

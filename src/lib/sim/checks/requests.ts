@@ -64,14 +64,3 @@ export function requestCount<V>(m: ByRequest<V>): number {
   for (const byConnection of m.values()) for (const byId of byConnection.values()) n += byId.size;
   return n;
 }
-
-/** A new set of maps holding the same values (a copy whose values nothing changes). */
-export function copyRequests<V>(m: ByRequest<V>): ByRequest<V> {
-  const out: ByRequest<V> = new Map();
-  for (const [lane, byConnection] of m) {
-    const c = new Map<string, Map<IdKey, V>>();
-    for (const [connection, byId] of byConnection) c.set(connection, new Map(byId));
-    out.set(lane, c);
-  }
-  return out;
-}

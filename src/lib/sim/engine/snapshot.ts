@@ -40,8 +40,11 @@
  * identity), and a request in flight holds its place in the arrival order. 8: a simulated
  * server's pending requests, timeouts and tasks are `clock.TimerTable`s too, and a lane's requests
  * in flight are keyed by a number it gives each, no longer by a string of their connection and id.
+ * 9: the invariant guard keeps no requests in flight of its own: the limits and params a request
+ * arrived under are in the checker's entry for it, which stays until its audit record when its
+ * frame came first.
  */
-export const SNAPSHOT_VERSION = 8;
+export const SNAPSHOT_VERSION = 9;
 
 /** The tag of an encoded class instance; the field name never occurs in run state. */
 export const CLASS = '\u0000class';

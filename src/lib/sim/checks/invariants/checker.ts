@@ -129,14 +129,43 @@ function windowKey(lane: string, server: string, windowMs: number, start: number
 /** Requests answered between two drops of the connections that hold none any more. */
 const SWEEP_EVERY = 4096;
 
+/**
+ * A request in flight as the checker and its guard (guard.ts) both keep it: one map of the run's
+ * requests for both, not a second one beside it keyed the same way (an entry to make, find and
+ * delete per request, issue #24). The guard's part: the limits and params the request arrived
+ * under, which its audit record is judged by.
+ */
+export interface InFlight extends Pending {
+  charge: ChargeContext | undefined;
+  params: SamplingParams | undefined;
+}
+
+/** A copy of the requests in flight: new maps and entries (an entry changes), limits and params shared. */
+function copyInFlight(m: ByRequest<InFlight>): ByRequest<InFlight> {
+  const out: ByRequest<InFlight> = new Map();
+  for (const [lane, byConnection] of m) {
+    const c = new Map<string, Map<IdKey, InFlight>>();
+    for (const [connection, byId] of byConnection) {
+      const ids = new Map<IdKey, InFlight>();
+      for (const [id, p] of byId) ids.set(id, { ...p });
+      c.set(connection, ids);
+    }
+    out.set(lane, c);
+  }
+  return out;
+}
+
 export class InvariantChecker {
   private readonly cards: Readonly<Record<string, RateCard>>;
   private readonly validate: FrameValidator | undefined;
   private readonly t = Object.fromEntries(
     (Object.keys(INVARIANTS) as InvariantId[]).map((id) => [id, new Tally()])
   ) as Record<InvariantId, Tally>;
-  /** The requests in flight (requests.ts), each with its place in the order they arrived. */
-  private readonly pending: ByRequest<Pending> = new Map();
+  /**
+   * The requests in flight (requests.ts), each with its place in the order they arrived — and one
+   * answered before its audit record until that record comes (`framed`: the guard's limits).
+   */
+  private readonly pending: ByRequest<InFlight> = new Map();
   private received = 0;
   /** Requests answered since the connections that hold none any more were last dropped. */
   private ended = 0;
@@ -180,18 +209,24 @@ export class InvariantChecker {
     this.requestArrived(lane, connection, idKey(id), t, ctx.silence, ctx.denialStyle);
   }
 
-  /** {@link request} as the guard calls it, for every request of a run: no context object. */
+  /**
+   * {@link request} as the guard calls it, for every request of a run: no context object; with
+   * the limits and params its audit record is to be judged by (kept in its entry, {@link inFlight}).
+   */
   requestArrived(
     lane: string,
     connection: string,
     id: IdKey,
     t: number,
     silence: boolean,
-    denialStyle: DenialStyle | undefined
+    denialStyle: DenialStyle | undefined,
+    charge?: ChargeContext,
+    params?: SamplingParams
   ): void {
     this.received++;
     const byId = requestsOf(this.pending, lane, connection);
-    const before = byId.get(id);
+    const held = byId.get(id);
+    const before = held !== undefined && !held.framed ? held : undefined;
     if (before)
       this.t['one-frame'].add({
         lane,
@@ -202,13 +237,33 @@ export class InvariantChecker {
       });
     // A request taking the place of one still in flight keeps that one's place in the order.
     const order = before ? before.order : this.received;
-    const pending: Pending = { t, silence, seq: null, audited: false, tokensOut: 0, order };
-    if (denialStyle && denialStyle !== 'lab') pending.style = denialStyle;
-    byId.set(id, pending);
+    // Every field set, in one order: one shape for every entry.
+    byId.set(id, {
+      t,
+      silence,
+      seq: null,
+      audited: false,
+      tokensOut: 0,
+      order,
+      style: denialStyle && denialStyle !== 'lab' ? denialStyle : undefined,
+      refusal: false,
+      framed: false,
+      charge,
+      params
+    });
+  }
+
+  /**
+   * The entry of a request as last made by {@link requestArrived}, until its frame and record
+   * have both come (or its record, when it came second): the guard reads the limits it arrived
+   * under from an entry not yet audited.
+   */
+  inFlight(lane: string, connection: string, id: IdKey): InFlight | undefined {
+    return this.pending.get(lane)?.get(connection)?.get(id);
   }
 
   /** A request `r` is about leaves the requests in flight. */
-  private settle(byId: Map<IdKey, Pending>, id: IdKey): void {
+  private settle(byId: Map<IdKey, InFlight>, id: IdKey): void {
     byId.delete(id);
     if (++this.ended >= SWEEP_EVERY) {
       this.ended = 0;
@@ -248,15 +303,37 @@ export class InvariantChecker {
     params: SamplingParams | undefined,
     spentMicros: number | undefined
   ): void {
+    const id = idKey(r.requestId);
+    this.auditedEntry(
+      r,
+      id,
+      this.inFlight(r.lane ?? '', r.connection, id),
+      ctx,
+      params,
+      spentMicros
+    );
+  }
+
+  /**
+   * {@link audited} with its request's entry found already (`p`: {@link inFlight} of its lane or
+   * '', connection and id): the guard's, which reads the limits from it first.
+   */
+  auditedEntry(
+    r: AuditRecord,
+    id: IdKey,
+    p: InFlight | undefined,
+    ctx: ChargeContext,
+    params: SamplingParams | undefined,
+    spentMicros: number | undefined
+  ): void {
     const lane = r.lane ?? '';
     const cost = toMicros(r.cost);
     this.tallyTotals(lane, r, cost);
-    const id = idKey(r.requestId);
-    const byId = this.pending.get(lane)?.get(r.connection);
-    const p = byId?.get(id);
-    if (!p)
+    if (!p || p.framed) {
+      // Answered already: its entry was kept for this record's limits only.
+      if (p) this.pending.get(lane)!.get(r.connection)!.delete(id);
       this.t['one-frame'].add(this.about(lane, r, 'an audit record for no request in flight'));
-    else if (p.audited)
+    } else if (p.audited)
       this.t['one-frame'].add(this.about(lane, r, 'a second audit record for one request'));
     else {
       p.audited = true;
@@ -264,7 +341,7 @@ export class InvariantChecker {
       p.tokensOut = r.tokensOut;
       if (r.outcome === 'denied' || r.outcome === 'budget_exceeded') p.refusal = true;
       if (r.silenced) {
-        this.settle(byId!, id);
+        this.settle(this.pending.get(lane)!.get(r.connection)!, id);
         if (p.silence) this.silenced++;
         else this.t['one-frame'].add(this.about(lane, r, 'no frame, and silence is off'));
       }
@@ -319,7 +396,8 @@ export class InvariantChecker {
   frame(lane: string, connection: string, frame: Frame, t: number, windows?: WindowsAt): void {
     const id = idKey(frame.id);
     const byId = this.pending.get(lane)?.get(connection);
-    const p = byId?.get(id);
+    const held = byId?.get(id);
+    const p = held !== undefined && !held.framed ? held : undefined;
     const seq = p?.seq ?? null;
     if (!p)
       this.t['one-frame'].add(
@@ -332,7 +410,7 @@ export class InvariantChecker {
           'a frame for no request in flight (a second frame?)'
         )
       );
-    else {
+    else if (p.audited) {
       this.settle(byId!, id);
       // A refusal sent as an error in a real client's style: no reason a server can branch on.
       if (p.style && p.refusal && 'error' in frame) {
@@ -341,11 +419,14 @@ export class InvariantChecker {
         f.count++;
         this.foreign.set(lane, f);
       }
-      if (p.audited) this.answered++;
-      else
-        this.t['one-frame'].add(
-          this.aboutFrame(lane, seq, connection, frame, t, 'a frame sent before its audit record')
-        );
+      this.answered++;
+    } else {
+      // No longer in flight; its record, when it comes, is still judged by the limits it arrived
+      // under (and is then a record for no request in flight).
+      p.framed = true;
+      this.t['one-frame'].add(
+        this.aboutFrame(lane, seq, connection, frame, t, 'a frame sent before its audit record')
+      );
     }
     if (windows)
       checkDenialFrame(this.t['denials-true'], frame, t, windows, (what) =>
@@ -544,9 +625,14 @@ export class InvariantChecker {
 
 // A copy goes on checking exactly as the original would: its own tallies, requests in flight,
 // spend, trackers and totals (its members are TypeScript private, not #private, for the generic
-// copier). The rate cards and the frame validator are shared (immutable).
+// copier). The rate cards and the frame validator are shared (immutable), and so are the limits
+// and params its requests in flight arrived with.
 copyable(InvariantChecker, {
   name: 'invariants.InvariantChecker',
-  fields: { cards: 'shared', validate: 'shared' },
+  fields: {
+    cards: 'shared',
+    validate: 'shared',
+    pending: { fresh: (c: InvariantChecker) => copyInFlight(c['pending']) }
+  },
   blank: () => new InvariantChecker({ cards: {} })
 });

@@ -109,6 +109,25 @@ describe('one-frame', () => {
     ]);
   });
 
+  it('a request answered before its record is in flight no more, and its late record is named', () => {
+    const c = new InvariantChecker({ cards });
+    const limits: ChargeContext = { budget: null, pool: null };
+    c.requestArrived('A', 's#1', 1, T0, false, 'lab', limits, undefined);
+    c.frame('A', 's#1', denial(1), T0); // no audit record first
+    const before = of(c.results(T0 + 10_000, {}, 180_000), 'one-frame');
+    expect(before.summary).toBe('1 request without exactly one frame');
+    // The guard still reads the limits the request arrived under, for the record to come.
+    expect(c.inFlight('A', 's#1', 1)?.charge).toBe(limits);
+    const r = record({ requestId: 1 });
+    c.audit(r, NO_LIMITS);
+    expect(c.inFlight('A', 's#1', 1)).toBeUndefined();
+    const x = of(c.results(T0 + 600_000, countersOf([r]), 180_000), 'one-frame');
+    expect(x.offenders.map((o) => [o.request, o.what])).toEqual([
+      ['s#1/1', 'a frame sent before its audit record'],
+      ['s#1/1', 'an audit record for no request in flight']
+    ]);
+  });
+
   it('a request still within its timeouts is in flight, not lost', () => {
     const c = new InvariantChecker({ cards });
     c.request('A', 's#1', 1, T0, { silence: false });

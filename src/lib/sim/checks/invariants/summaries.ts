@@ -30,6 +30,11 @@ export interface Pending {
   refusal?: boolean;
   /** Its place among the requests in flight, in the order they arrived (the summary's order). */
   order: number;
+  /**
+   * Answered by a frame before its audit record (a break the checker has named): no longer in
+   * flight for the checks, kept only for the limits its record is still judged by (guard.ts).
+   */
+  framed?: boolean;
 }
 
 /** What the checker has gathered so far: all {@link summarise} reads. */
@@ -72,6 +77,7 @@ export function summarise(
   for (const [lane, byConnection] of s.pending)
     for (const [connection, byId] of byConnection)
       for (const [id, p] of byId) {
+        if (p.framed) continue;
         const o = { lane, seq: p.seq, request: `${connection}/${id}`, t: p.t };
         if (p.audited)
           unanswered.push({ order: p.order, o: { ...o, what: 'an audit record but no frame' } });
