@@ -6,10 +6,7 @@
 // durability, as the log writes: one row a record (the layout before chunks) and, with `all`,
 // other layouts (one JSON string a row; N rows a record as objects, JSON lines, UTF-8 bytes, gzip).
 // Usage: node scripts/bench-idb-audit.mjs [rows=100000] [rounds=3] [all]
-import { createServer } from 'node:http';
-import { build } from 'esbuild';
-import { chromium } from '@playwright/test';
-import { findChromium, chromiumArgs } from './chromium.mjs';
+import { openIdbBenchPage } from './bench-idb-page.mjs';
 
 const rows = Number(process.argv[2] ?? 100_000);
 const rounds = Number(process.argv[3] ?? 3);
@@ -104,23 +101,8 @@ globalThis.bench = async (rows) => {
   return { ok, appendMs: t1 - t0, flushMs: t2 - t1, saved: log.status().saved, commits: log.writeProgress };
 };
 `;
-const out = await build({
-  stdin: { contents: entry, resolveDir: process.cwd(), loader: 'ts' },
-  bundle: true,
-  format: 'iife',
-  write: false,
-  target: 'es2022'
-});
-const js = out.outputFiles[0].text;
-const server = createServer((req, res) => {
-  if (req.url === '/bench.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(js);
-  else res.writeHead(200, { 'content-type': 'text/html' }).end('<script src="/bench.js"></script>');
-});
-await new Promise((r) => server.listen(Number(process.env.E2E_PORT ?? 4197), '127.0.0.1', r));
-const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+const { server, browser, page } = await openIdbBenchPage(entry);
 try {
-  const page = await browser.newPage();
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
   const rate = (ms) => Math.round(rows / (ms / 1000));
   // Rounds alternate the three, so a machine busy with other work slows each about alike.
   for (let round = 1; round <= rounds; round++) {

@@ -9,10 +9,7 @@
 // with the machine's load; each line also says the CPU the browser process's threads (IndexedDB's
 // among them) and the page's thread spent a decision (bench-ui-threads.mjs: Linux only).
 // Usage: node scripts/bench-idb-decisions.mjs [decisions=50000] [rounds=3] [batch=2000]
-import { createServer } from 'node:http';
-import { build } from 'esbuild';
-import { chromium } from '@playwright/test';
-import { findChromium, chromiumArgs } from './chromium.mjs';
+import { openIdbBenchPage } from './bench-idb-page.mjs';
 import { cpuSince, threadCpu } from './bench-ui-threads.mjs';
 
 const decisions = Number(process.argv[2] ?? 50_000);
@@ -103,23 +100,8 @@ globalThis.bench = async (n, batch) => {
   return { putLongest, delLongest: longest, putMs, delMs, saved, left: s.status().saved, commits: s.writeProgress, total: performance.now() - t0 };
 };
 `;
-const out = await build({
-  stdin: { contents: entry, resolveDir: process.cwd(), loader: 'ts' },
-  bundle: true,
-  format: 'iife',
-  write: false,
-  target: 'es2022'
-});
-const js = out.outputFiles[0].text;
-const server = createServer((req, res) => {
-  if (req.url === '/bench.js') res.writeHead(200, { 'content-type': 'text/javascript' }).end(js);
-  else res.writeHead(200, { 'content-type': 'text/html' }).end('<script src="/bench.js"></script>');
-});
-await new Promise((r) => server.listen(Number(process.env.E2E_PORT ?? 4197), '127.0.0.1', r));
-const browser = await chromium.launch({ executablePath: findChromium(), args: chromiumArgs });
+const { server, browser, page } = await openIdbBenchPage(entry);
 try {
-  const page = await browser.newPage();
-  await page.goto(`http://127.0.0.1:${server.address().port}/`);
   const rate = (ms) => Math.round(decisions / (ms / 1000)).toLocaleString('en-US');
   /** `fn()`, and the CPU µs a decision of the browser process's threads and of the page's. */
   const timed = async (fn, n) => {

@@ -10,15 +10,16 @@ import { existsSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
-import { serveAndLaunch, sleep } from './bench-browser.mjs';
+import {
+  requireBuild,
+  serveAndLaunch,
+  sleep,
+  uploadFiftyServersAtTopSpeed
+} from './bench-browser.mjs';
 
 const port = Number(process.env.BENCH_UI_PORT ?? 4191);
 const seconds = Number(process.env.BENCH_UI_SECONDS ?? 10);
-const root = new URL('../build/', import.meta.url).pathname;
-if (!existsSync(root + 'index.html')) {
-  console.error('bench:profile:worker: no build/ — run `npm run build` first');
-  process.exit(2);
-}
+const root = requireBuild('bench:profile:worker');
 
 const { server, browser } = await serveAndLaunch(port);
 try {
@@ -67,18 +68,7 @@ try {
   for (let i = 0; i < 100 && !workerSession; i++) await sleep(50);
   if (!workerSession) throw new Error('no sim worker target attached');
 
-  const scenario = JSON.parse(readFileSync('bench/ui-50-servers.json', 'utf8'));
-  await page.getByLabel('Upload scenario').setInputFiles({
-    name: 'ui-50.json',
-    mimeType: 'application/json',
-    buffer: Buffer.from(JSON.stringify(scenario))
-  });
-  // The upload is read by a module loaded on first use: Play is there before the scenario is,
-  // so wait for the scenario itself (its title in the lesson panel), not for the button.
-  await page.getByRole('region', { name: 'Lesson' }).filter({ hasText: '50 servers' }).waitFor();
-  await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
-  const slider = page.getByLabel('Speed', { exact: true });
-  await slider.fill((await slider.getAttribute('max')) ?? '100');
+  await uploadFiftyServersAtTopSpeed(page);
   await page.getByRole('button', { name: 'Play' }).click();
   await sleep(2_000); // ramp-up, as bench:ui
   await wsend('Profiler.enable');

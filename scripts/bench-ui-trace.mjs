@@ -12,15 +12,16 @@ import { existsSync, readFileSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
-import { serveAndLaunch, sleep } from './bench-browser.mjs';
+import {
+  requireBuild,
+  serveAndLaunch,
+  sleep,
+  uploadFiftyServersAtTopSpeed
+} from './bench-browser.mjs';
 
 const port = Number(process.env.BENCH_UI_PORT ?? 4191);
 const seconds = Number(process.env.BENCH_UI_SECONDS ?? 5);
-const root = new URL('../build/', import.meta.url).pathname;
-if (!existsSync(root + 'index.html')) {
-  console.error('bench-ui-trace: no build/ — run `npm run build` first');
-  process.exit(2);
-}
+const root = requireBuild('bench:ui:trace');
 
 const { server, browser } = await serveAndLaunch(port);
 try {
@@ -37,16 +38,7 @@ try {
     }, process.env.BENCH_UI_CSS);
   await page.goto(`http://127.0.0.1:${port}/`);
   await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
-  const scenario = JSON.parse(readFileSync('bench/ui-50-servers.json', 'utf8'));
-  await page.getByLabel('Upload scenario').setInputFiles({
-    name: 'ui-50.json',
-    mimeType: 'application/json',
-    buffer: Buffer.from(JSON.stringify(scenario))
-  });
-  await page.getByRole('region', { name: 'Lesson' }).filter({ hasText: '50 servers' }).waitFor();
-  await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
-  const slider = page.getByLabel('Speed', { exact: true });
-  await slider.fill((await slider.getAttribute('max')) ?? '100');
+  await uploadFiftyServersAtTopSpeed(page);
   await page.getByRole('button', { name: 'Play' }).click();
   await sleep(2_000); // ramp-up, as bench:ui
   if (process.env.BENCH_UI_PROFILE === '1') {

@@ -13,19 +13,20 @@
 // Figures, not assertions. BENCH_UI_SECONDS sets the live run's length, BENCH_UI_PORT the port,
 // BENCH_UI_FLOOR_HOURS the simulated hours of the Node yardsticks (default 0.25).
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
-import { serveAndLaunch, sleep } from './bench-browser.mjs';
+import {
+  requireBuild,
+  serveAndLaunch,
+  sleep,
+  uploadFiftyServersAtTopSpeed
+} from './bench-browser.mjs';
 import { cpuSince, threadCpu } from './bench-ui-threads.mjs';
 
 const port = Number(process.env.BENCH_UI_PORT ?? 4191);
 const seconds = Number(process.env.BENCH_UI_SECONDS ?? 20);
-const root = new URL('../build/', import.meta.url).pathname;
-if (!existsSync(root + 'index.html')) {
-  console.error('bench:ui: no build/ — run `npm run build` first');
-  process.exit(2);
-}
+const root = requireBuild('bench:ui');
 const load = () => `load ${loadavg()[0].toFixed(2)}`;
 
 const { server, browser } = await serveAndLaunch(port);
@@ -120,18 +121,7 @@ try {
   );
 
   // The 50-server scenario through the upload control, at the highest live speed.
-  const scenario = JSON.parse(readFileSync('bench/ui-50-servers.json', 'utf8'));
-  await page.getByLabel('Upload scenario').setInputFiles({
-    name: 'ui-50.json',
-    mimeType: 'application/json',
-    buffer: Buffer.from(JSON.stringify(scenario))
-  });
-  // The upload is read by a module loaded on first use: Play is there before the scenario is,
-  // so wait for the scenario itself (its title in the lesson panel), not for the button.
-  await page.getByRole('region', { name: 'Lesson' }).filter({ hasText: '50 servers' }).waitFor();
-  await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
-  const slider = page.getByLabel('Speed', { exact: true });
-  await slider.fill((await slider.getAttribute('max')) ?? '100');
+  await uploadFiftyServersAtTopSpeed(page);
   const asked = await page.getByLabel('Speed value').textContent();
   // The clock and both lanes' request counts, read in one go (from the same snapshot).
   const reading = () =>
