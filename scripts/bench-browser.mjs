@@ -4,6 +4,7 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { chromium } from '@playwright/test';
+import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import { findChromium, chromiumArgs } from './chromium.mjs';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -58,4 +59,33 @@ export async function uploadFiftyServersAtTopSpeed(page) {
   await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
   const slider = page.getByLabel('Speed', { exact: true });
   await slider.fill((await slider.getAttribute('max')) ?? '100');
+}
+
+/**
+ * Where a CPU profile's call frame is in the source, through the built site's sourcemaps (a
+ * `BUILD_SOURCEMAP=1 npm run build`): `{ module, name, line }`, or null when the frame's file has
+ * no map. Used by the worker's profile and the page's trace; each map is read once.
+ */
+export function sourcePositions(root) {
+  const maps = new Map();
+  const mapFor = (url) => {
+    if (maps.has(url)) return maps.get(url);
+    let m = null;
+    try {
+      const p = root + new URL(url).pathname.replace(/^\//, '') + '.map';
+      if (existsSync(p)) m = new TraceMap(readFileSync(p, 'utf8'));
+    } catch {
+      /* not a file of the site */
+    }
+    maps.set(url, m);
+    return m;
+  };
+  return (cf) => {
+    const map = cf.url && mapFor(cf.url);
+    if (!map || cf.lineNumber < 0) return null;
+    const pos = originalPositionFor(map, { line: cf.lineNumber + 1, column: cf.columnNumber });
+    if (!pos.source) return null;
+    const module = pos.source.replace(/.*node_modules\//, '').replace(/.*\/src\//, 'src/');
+    return { module, name: pos.name, line: pos.line };
+  };
 }

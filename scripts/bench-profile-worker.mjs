@@ -6,14 +6,14 @@
 // summed by source module (through the worker's sourcemap when there is one) and by function.
 // Figures, not assertions. BENCH_UI_SECONDS sets the profile's length (default 10),
 // BENCH_UI_PORT the port; the .cpuprofile is written to the path printed at the end.
-import { existsSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { writeFileSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import {
   requireBuild,
   serveAndLaunch,
   sleep,
+  sourcePositions,
   uploadFiftyServersAtTopSpeed
 } from './bench-browser.mjs';
 
@@ -96,19 +96,7 @@ try {
       (self.get(profile.samples[i]) ?? 0) + (profile.timeDeltas[i] ?? 0)
     );
   const total = [...self.values()].reduce((a, b) => a + b, 0);
-  const maps = new Map();
-  const mapFor = (url) => {
-    if (maps.has(url)) return maps.get(url);
-    let m = null;
-    try {
-      const p = root + new URL(url).pathname.replace(/^\//, '') + '.map';
-      if (existsSync(p)) m = new TraceMap(readFileSync(p, 'utf8'));
-    } catch {
-      /* not a file of the site */
-    }
-    maps.set(url, m);
-    return m;
-  };
+  const where = sourcePositions(root);
   const byModule = new Map();
   const byFn = new Map();
   for (const node of profile.nodes) {
@@ -117,13 +105,10 @@ try {
     const cf = node.callFrame;
     let mod = cf.url ? cf.url.replace(/.*\//, '') : `(${cf.functionName || 'program'})`;
     let fn = cf.functionName || '(anonymous)';
-    const map = cf.url && mapFor(cf.url);
-    if (map && cf.lineNumber >= 0) {
-      const pos = originalPositionFor(map, { line: cf.lineNumber + 1, column: cf.columnNumber });
-      if (pos.source) {
-        mod = pos.source.replace(/.*node_modules\//, '').replace(/.*\/src\//, 'src/');
-        fn = `${pos.name ?? fn} (${mod}:${pos.line})`;
-      }
+    const pos = where(cf);
+    if (pos) {
+      mod = pos.module;
+      fn = `${pos.name ?? fn} (${mod}:${pos.line})`;
     }
     byModule.set(mod, (byModule.get(mod) ?? 0) + t);
     byFn.set(fn, (byFn.get(fn) ?? 0) + t);

@@ -8,14 +8,14 @@
 // BENCH_UI_TRACE_CATEGORIES more trace categories (comma-separated). BENCH_UI_PROFILE=1 profiles
 // the page's main thread instead of tracing it: JavaScript self time by function, named through
 // the sourcemaps of a `BUILD_SOURCEMAP=1 npm run build`.
-import { existsSync, readFileSync, mkdtempSync } from 'node:fs';
+import { readFileSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import {
   requireBuild,
   serveAndLaunch,
   sleep,
+  sourcePositions,
   uploadFiftyServersAtTopSpeed
 } from './bench-browser.mjs';
 
@@ -176,28 +176,11 @@ async function profileMain(context, page) {
   await sleep(seconds * 1000);
   const { profile } = await cdp.send('Profiler.stop');
   await page.getByRole('button', { name: 'Pause' }).click();
-  const maps = new Map();
-  const mapFor = (url) => {
-    if (!maps.has(url)) {
-      let m = null;
-      try {
-        const p = root + new URL(url).pathname.replace(/^\//, '') + '.map';
-        if (existsSync(p)) m = new TraceMap(readFileSync(p, 'utf8'));
-      } catch {
-        /* not a file of the site */
-      }
-      maps.set(url, m);
-    }
-    return maps.get(url);
-  };
+  const where = sourcePositions(root);
   const name = (cf) => {
     const fn = cf.functionName || '(anonymous)';
-    const map = cf.url && mapFor(cf.url);
-    if (map && cf.lineNumber >= 0) {
-      const pos = originalPositionFor(map, { line: cf.lineNumber + 1, column: cf.columnNumber });
-      if (pos.source)
-        return `${pos.name ?? fn} (${pos.source.replace(/.*node_modules\//, '').replace(/.*\/src\//, 'src/')}:${pos.line})`;
-    }
+    const pos = where(cf);
+    if (pos) return `${pos.name ?? fn} (${pos.module}:${pos.line})`;
     return cf.url ? `${fn} (${cf.url.replace(/.*\//, '')}:${cf.lineNumber})` : fn;
   };
   const self = new Map();
