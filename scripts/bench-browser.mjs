@@ -2,7 +2,9 @@
 // answers, and launch Debian's Chromium through Playwright. The caller closes the browser and
 // kills the server when it is done.
 import { spawn } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium } from '@playwright/test';
 import { TraceMap, originalPositionFor } from '@jridgewell/trace-mapping';
 import { findChromium, chromiumArgs } from './chromium.mjs';
@@ -27,8 +29,38 @@ export async function serveAndLaunch(port) {
   // output reaches this terminal with DEBUG=pw:browser.
   const jsFlags = process.env.BENCH_JS_FLAGS;
   const args = jsFlags ? [...chromiumArgs, `--js-flags=${jsFlags}`] : chromiumArgs;
+  if (process.env.BENCH_OFF_RECORD !== '1') return { server, browser: await diskBrowser(args) };
   const browser = await chromium.launch({ executablePath: findChromium(), args });
   return { server, browser };
+}
+
+/**
+ * The browser with a profile on disk, as a user's is (BENCH_OFF_RECORD=1: Playwright's own
+ * newContext(), off the record). Off the record, IndexedDB lives in Chromium's in-memory LevelDB,
+ * which costs its threads ~4× what files do (bench:ui: ~415 against ~107 ms per s of live play),
+ * so the benchmarks measure what a user meets. The stand-in answers newContext() with the one
+ * persistent context (of its options only the viewport is used); close() removes the profile.
+ */
+async function diskBrowser(args) {
+  const dir = mkdtempSync(join(tmpdir(), 'bench-profile-'));
+  let context = null;
+  return {
+    async newContext(options = {}) {
+      context = await chromium.launchPersistentContext(dir, {
+        executablePath: findChromium(),
+        args,
+        viewport: options.viewport
+      });
+      return context;
+    },
+    async newPage(options = {}) {
+      return (await this.newContext(options)).newPage();
+    },
+    async close() {
+      await context?.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  };
 }
 
 /** The built site's directory; exits with what to run first when there is none. */
