@@ -56,6 +56,9 @@ async function diskBrowser(args) {
     async newPage(options = {}) {
       return (await this.newContext(options)).newPage();
     },
+    // A persistent context's own browser traces (bench:ui:trace).
+    startTracing: (...a) => context.browser().startTracing(...a),
+    stopTracing: () => context.browser().stopTracing(),
     async close() {
       await context?.close();
       rmSync(dir, { recursive: true, force: true });
