@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import type { AuditRecord } from '../machine/types';
 import { runLog } from '../sim/session/run-log.testing';
-import { CHUNK_ROWS, chunkKey, encodeRow, putRows, readAllRows, readRows } from './audit-chunks';
+import { CHUNK_ROWS, chunkKey, putRows, readAllRows, readRows } from './audit-chunks';
 import { toCsv, toJsonl } from './audit-export';
-import { AUDIT_FIELDS, orderRecord } from './audit-format';
+import { AUDIT_FIELDS, orderRecord, recordJson } from './audit-format';
+import { rowRecord, rowValues } from './audit-row';
 import { AUDIT_STORE, DurableAuditLog } from './audit-log';
 import { inTransaction, openIdbStore, type IdbStore } from './idb';
 
@@ -29,12 +30,53 @@ async function logOn(db: IdbStore, dbName: string, run = 'run') {
 
 const range = (lo: number, hi: number) => Array.from({ length: hi - lo }, (_, i) => lo + i);
 
+/** A row's JSON as it is stored (one element of its chunk's array). */
+const rowJson = (r: AuditRecord) => JSON.stringify(rowValues(r));
+/** A stored row read back. */
+const readBack = (json: string) => rowRecord(JSON.parse(json));
+
+/**
+ * Rows as the builds before stored them: each its JSONL export line, a chunk their lines (what a
+ * database written then holds).
+ */
+function putObjectLines(s: IDBObjectStore, ns: string[], first: number, lines: string[]): void {
+  for (let i = 0; i < lines.length; i += CHUNK_ROWS) {
+    const part = lines.slice(i, i + CHUNK_ROWS);
+    s.put(part.join('\n') + '\n', chunkKey(ns, first + i, part.length));
+  }
+}
+
+/**
+ * A record stored and read back: it must be the record (keys in export order, nothing added or
+ * lost) and export as the same line, whatever of it JSON keeps (NaN is null there, -0 is 0).
+ */
+function expectStoredAsIs(r: AuditRecord): void {
+  const line = JSON.stringify(orderRecord(r));
+  const back = readBack(rowJson(r));
+  expect(back).toStrictEqual(JSON.parse(line));
+  expect(Object.keys(back)).toEqual(Object.keys(orderRecord(r)));
+  expect(recordJson(back)).toBe(line);
+}
+
 describe('a row as stored', () => {
-  it('is the JSON of the record in export order, for every row of a run', () => {
-    for (const r of log) expect(encodeRow(r)).toBe(JSON.stringify(orderRecord(r)));
+  it('reads back as the record, its export line byte-identical, for every row of a run', () => {
+    for (const r of log) {
+      expectStoredAsIs(r);
+      expect(readBack(rowJson(r))).toStrictEqual(orderRecord(r));
+    }
   });
 
-  it('is the JSON of the record in export order whatever its optional parts and key order (property)', () => {
+  it('is the values of the fields in export order, not their keys', () => {
+    const r = log.find((x) => x.budgetDecision && x.lane)!;
+    const stored = JSON.parse(rowJson(r)) as unknown[];
+    expect(stored.length).toBe(AUDIT_FIELDS.length);
+    expect(stored[0]).toBe(r.seq);
+    expect(stored.at(-1)).toBe(r.lane);
+    // Less than half the bytes of the export line.
+    expect(rowJson(r).length).toBeLessThan(recordJson(r).length / 2);
+  });
+
+  it('reads back as the record whatever its optional parts and key order (property)', () => {
     const money = fc.record({ amount: fc.string(), currency: fc.string() });
     const tokens = fc.record({ input: fc.nat(), output: fc.nat() });
     const budget = fc.record(
@@ -71,17 +113,18 @@ describe('a row as stored', () => {
           const shuffled = (
             reversed ? Object.fromEntries(Object.entries(r).reverse()) : r
           ) as AuditRecord;
-          expect(encodeRow(shuffled)).toBe(JSON.stringify(orderRecord(shuffled)));
+          expectStoredAsIs(shuffled);
         }
       )
     );
   });
 
-  // Whatever writes the row (audit-format.ts recordJson; a version that wrote text and numbers by
-  // hand was tried and measured slower in the browser): any text (quotes, backslashes, control
-  // characters, non-ASCII, lone surrogates), any number (-0, fractions, exponents, NaN, ±Infinity)
-  // and any field missing must give JSON.stringify's bytes of the ordered record.
-  it('is JSON.stringify byte for byte for any text, any number and any field left out (property, fixed seed)', () => {
+  // Whatever writes the row (audit-row.ts) and the export line (audit-format.ts recordJson; a
+  // version that wrote text and numbers by hand was tried and measured slower in the browser):
+  // any text (quotes, backslashes, control characters, non-ASCII, lone surrogates), any number
+  // (-0, fractions, exponents, NaN, ±Infinity) and any field missing must read back as the record
+  // and export as JSON.stringify's bytes of the ordered record.
+  it('reads back as the record and its export line for any text, any number and any field left out (property, fixed seed)', () => {
     const text = fc.oneof(
       fc.string(),
       fc.string({ unit: 'binary' }),
@@ -102,7 +145,8 @@ describe('a row as stored', () => {
           else r[k] = values[i];
         });
         const rec = r as unknown as AuditRecord;
-        expect(encodeRow(rec)).toBe(JSON.stringify(orderRecord(rec)));
+        expect(recordJson(rec)).toBe(JSON.stringify(orderRecord(rec)));
+        expectStoredAsIs(rec);
       }),
       { seed: 20261203, numRuns: 2_000 }
     );
@@ -127,18 +171,18 @@ describe('the audit log stored in chunks', () => {
     expect(await audit.count()).toBe(log.length);
 
     const all = await audit.all();
-    expect(all.map(encodeRow)).toEqual(log.map(encodeRow));
+    expect(all.map(recordJson)).toEqual(log.map(recordJson));
     expect(toJsonl(all)).toBe(toJsonl(log));
     expect(toCsv(all)).toBe(toCsv(log));
 
     // Dense, across chunk edges, and scattered (one row from each end).
     const dense = range(CHUNK_ROWS - 3, half + 5);
-    expect((await readRows(db, ['run'], dense)).map((r) => r && encodeRow(r))).toEqual(
-      dense.map((n) => encodeRow(log[n]!))
+    expect((await readRows(db, ['run'], dense)).map((r) => r && recordJson(r))).toEqual(
+      dense.map((n) => recordJson(log[n]!))
     );
     const far = [0, 1, log.length - 1];
-    expect((await readRows(db, ['run'], far)).map((r) => r && encodeRow(r))).toEqual(
-      far.map((n) => encodeRow(log[n]!))
+    expect((await readRows(db, ['run'], far)).map((r) => r && recordJson(r))).toEqual(
+      far.map((n) => recordJson(log[n]!))
     );
     // Rows past the end are not there: undefined, never a short answer.
     const past = await readRows(db, ['run'], [log.length - 1, log.length, log.length + 900]);
@@ -149,6 +193,35 @@ describe('the audit log stored in chunks', () => {
     const again = await logOn(db, dbName);
     expect(again.nextKey).toBe(log.length);
     expect(again.status().saved).toBe(log.length);
+  });
+
+  it('a database the build before wrote (rows as their export lines) reads on, its rows and new ones side by side', async () => {
+    const { db, dbName } = await freshDb();
+    const old = CHUNK_ROWS + 40;
+    await inTransaction<void>(db, 'readwrite', (s, done) => {
+      // As that build stored them: each row its JSONL export line, a chunk of lines.
+      putObjectLines(s, ['run'], 0, log.slice(0, old).map(recordJson));
+      done(undefined);
+    });
+    const audit = await logOn(db, dbName);
+    expect(audit.nextKey).toBe(old);
+    for (const r of log.slice(old)) audit.append(r);
+    await audit.flush();
+    const all = await audit.all();
+    expect(all).toStrictEqual(log.map(orderRecord));
+    expect(toJsonl(all)).toBe(toJsonl(log));
+    expect(toCsv(all)).toBe(toCsv(log));
+    const across = range(old - 5, old + 5);
+    expect(await readRows(db, ['run'], across)).toStrictEqual(
+      across.map((n) => orderRecord(log[n]!))
+    );
+    // A cut inside an old chunk keeps its rows before the cut; the log goes on in the new form.
+    audit.truncate(CHUNK_ROWS + 3);
+    for (const r of log.slice(0, 4)) audit.append(r);
+    await audit.flush();
+    expect(toJsonl(await audit.all())).toBe(
+      toJsonl([...log.slice(0, CHUNK_ROWS + 3), ...log.slice(0, 4)])
+    );
   });
 
   it('a cut inside a chunk keeps the rows before it, byte-identical, and the log goes on from there', async () => {
@@ -162,14 +235,14 @@ describe('the audit log stored in chunks', () => {
     for (const r of log.slice(0, 5)) audit.append(r);
     await audit.flush();
     const want = [...log.slice(0, cut), ...log.slice(0, 5)];
-    expect((await audit.all()).map(encodeRow)).toEqual(want.map(encodeRow));
+    expect((await audit.all()).map(recordJson)).toEqual(want.map(recordJson));
     expect(audit.status()).toMatchObject({ saved: cut + 5, heldInMemory: 0 });
     expect((await logOn(db, dbName)).nextKey).toBe(cut + 5);
     // Two cuts in one batch, the second below the first: the lower one wins.
     audit.truncate(CHUNK_ROWS + 50);
     audit.truncate(10);
     await audit.flush();
-    expect((await audit.all()).map(encodeRow)).toEqual(log.slice(0, 10).map(encodeRow));
+    expect((await audit.all()).map(recordJson)).toEqual(log.slice(0, 10).map(recordJson));
     expect(await audit.count()).toBe(10);
   });
 
@@ -185,17 +258,39 @@ describe('the audit log stored in chunks', () => {
     expect(reloaded.status()).toMatchObject({ saved: 300, heldInMemory: 0 });
     const back = await readRows(db, ['run'], range(290, 310));
     expect(back.filter((r) => r !== undefined).length).toBe(10);
-    expect(back.slice(0, 10).map((r) => r && encodeRow(r))).toEqual(
-      log.slice(290, 300).map(encodeRow)
+    expect(back.slice(0, 10).map((r) => r && recordJson(r))).toEqual(
+      log.slice(290, 300).map(recordJson)
     );
   });
 
   it('a chunk holding fewer rows than its key says is an error naming its rows and run', async () => {
     const { db } = await freshDb();
     await inTransaction<void>(db, 'readwrite', (s, done) => {
-      putRows(s, ['r1'], 0, log.slice(0, 10).map(encodeRow));
+      putRows(s, ['r1'], 0, log.slice(0, 10));
+      // Rows 11–20 as 4 rows, whole and well-formed.
+      s.put(JSON.stringify(log.slice(10, 14).map(rowValues)), chunkKey(['r1'], 10, 10));
+      // Rows 21–30 cut short: the write of a damaged value (4 whole rows and half of one).
+      const cut = JSON.stringify(log.slice(20, 25).map(rowValues));
+      s.put(cut.slice(0, -100), chunkKey(['r1'], 20, 10));
+      done(undefined);
+    });
+    // The rows before them are still read.
+    expect((await readRows(db, ['r1'], range(0, 10))).every((r) => r !== undefined)).toBe(true);
+    await expect(readRows(db, ['r1'], [12])).rejects.toThrow(
+      "the audit log's rows 11–20 (run r1) are damaged in this browser's storage: 4 rows where its key says 10"
+    );
+    await expect(readRows(db, ['r1'], [25])).rejects.toThrow(
+      /^the audit log's rows 21–30 \(run r1\) are damaged in this browser's storage: its rows do not read back \(/
+    );
+    await expect(readAllRows(db, ['r1'])).rejects.toThrow(/rows 11–20 \(run r1\) are damaged/);
+  });
+
+  it('a chunk the build before wrote holding fewer rows than its key says is an error naming its rows and run', async () => {
+    const { db } = await freshDb();
+    await inTransaction<void>(db, 'readwrite', (s, done) => {
+      putObjectLines(s, ['r1'], 0, log.slice(0, 10).map(recordJson));
       // Rows 11–20 cut short: the write of a damaged value (4 whole rows and half of one).
-      const lines = log.slice(10, 14).map(encodeRow).join('\n') + '\n{"seq":1';
+      const lines = log.slice(10, 14).map(recordJson).join('\n') + '\n{"seq":1';
       s.put(lines, chunkKey(['r1'], 10, 10));
       done(undefined);
     });
@@ -207,12 +302,29 @@ describe('the audit log stored in chunks', () => {
     await expect(readAllRows(db, ['r1'])).rejects.toThrow(/rows 11–20 \(run r1\) are damaged/);
   });
 
-  it('a row that is not JSON is an error naming the row', async () => {
+  it('a row that is not a row is an error naming the row', async () => {
     const { db, dbName } = await freshDb();
-    const lines = log.slice(0, 3).map(encodeRow);
+    const rows: unknown[] = log.slice(0, 3).map(rowValues);
+    rows[1] = (rows[1] as unknown[]).slice(0, 20);
+    await inTransaction<void>(db, 'readwrite', (s, done) => {
+      s.put(JSON.stringify(rows), chunkKey(['run'], 0, 3));
+      done(undefined);
+    });
+    await expect(readRows(db, ['run'], [0])).resolves.toStrictEqual([orderRecord(log[0]!)]);
+    await expect(readRows(db, ['run'], [0, 1, 2])).rejects.toThrow(
+      "the audit log's rows 1–3 (run run) are damaged in this browser's storage: row 2 does not read back (the row is not 27 values)"
+    );
+    await expect((await logOn(db, dbName)).all()).rejects.toThrow(
+      /Could not read the audit log in 'audit-chunks-spec-\d+'.*row 2 does not read back/
+    );
+  });
+
+  it('a row the build before wrote that is not JSON is an error naming the row', async () => {
+    const { db, dbName } = await freshDb();
+    const lines = log.slice(0, 3).map(recordJson);
     lines[1] = lines[1]!.slice(0, 40);
     await inTransaction<void>(db, 'readwrite', (s, done) => {
-      putRows(s, ['run'], 0, lines);
+      putObjectLines(s, ['run'], 0, lines);
       done(undefined);
     });
     await expect(readRows(db, ['run'], [0, 1, 2])).rejects.toThrow(

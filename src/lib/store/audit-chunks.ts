@@ -1,12 +1,20 @@
 /**
  * How the durable audit log lays its rows out in IndexedDB: consecutive rows packed into one
- * record, a "chunk" — the rows as JSON lines in one string — keyed `[...namespace, first, count]`.
+ * record, a "chunk" — one string, the JSON array of its rows, each row the array of its values in
+ * AUDIT_FIELDS order (audit-row.ts) — keyed `[...namespace, first, count]`.
  *
  * Why chunks: Chromium's IndexedDB costs about the same per record whatever it holds, and cloning
  * thousands of nested objects costs more again. One row a record wrote 2,000–6,000 rows/s, a run
  * at 1000× makes ~23,000 a second; 128 rows as one string a record write ~70,000–110,000 (scripts/
- * bench-idb-audit.mjs). A string is the cheapest value to clone, and a row's JSON is the line the
- * export writes anyway (keys in AUDIT_FIELDS order), so a row reads back byte-identical.
+ * bench-idb-audit.mjs). A string is the cheapest value to clone.
+ *
+ * Why values, not the JSONL export's line: the keys were half of each row's ~520 bytes, and the
+ * line a string of its own, made at append and joined at commit: ~260 bytes a row now, one
+ * JSON.stringify a chunk made when it is written, and the records queued until then (the audit
+ * table holds them until they are on disk anyway): the sim worker's CPU a request of live play
+ * at 2 lanes × 50 servers went down by a tenth (bench:ui, 9 pairs against the build before: −1.3
+ * to −3.8 µs of 14.5–18.4). The export re-encodes the rows read back, so its bytes are unchanged. A chunk the builds before wrote (its rows' export lines, one a line,
+ * first character `{`) still reads: the first character tells the two apart.
  *
  * Why the row count in the key: counting the rows on disk (what "saved" is checked against after
  * a loss, what a reload resumes from) reads keys only, never the rows.
@@ -16,7 +24,7 @@
  * which rows of which run, not a transaction aborted without a word.
  */
 import type { AuditRecord } from '../machine/types';
-import { recordJson } from './audit-format';
+import { rowRecord, rowValues } from './audit-row';
 import { inTransaction, type Namespace, type UseStore } from './idb';
 
 /**
@@ -28,11 +36,6 @@ import { inTransaction, type Namespace, type UseStore } from './idb';
  * they need, so smaller is cheaper there too.
  */
 export const CHUNK_ROWS = 128;
-
-/** A row as stored: its JSON, keys in AUDIT_FIELDS order (the JSONL export's line). */
-export function encodeRow(r: AuditRecord): string {
-  return recordJson(r);
-}
 
 /** A chunk's key: rows `first` … `first + count − 1` of the namespace. */
 export function chunkKey(ns: Namespace, first: number, count: number): IDBValidKey {
@@ -54,19 +57,39 @@ function range(ns: Namespace, lo = -Infinity, hi = Infinity): IDBKeyRange {
 }
 
 /**
- * Put `lines` (rows `first`, `first + 1`, …) in chunks of at most CHUNK_ROWS, within the
- * transaction of `s`.
+ * Put `records` (rows `first`, `first + 1`, …) in chunks of at most CHUNK_ROWS, within the
+ * transaction of `s`: each chunk one JSON array of its rows' values (audit-row.ts).
  */
-export function putRows(s: IDBObjectStore, ns: Namespace, first: number, lines: string[]): void {
-  for (let i = 0; i < lines.length; i += CHUNK_ROWS) {
-    const part = lines.slice(i, i + CHUNK_ROWS);
-    const count = part.length;
-    // The last line's `\n` from an empty last part: the chunk is built in one copy. Joined, then
-    // `+ '\n'`, it was copied twice (the put flattens the sum again): with the rows' own JSON
-    // that was a third of what live play's audit log allocated (bench:profile:worker's heap).
-    part.push('');
-    s.put(part.join('\n'), chunkKey(ns, first + i, count));
+export function putRows(
+  s: IDBObjectStore,
+  ns: Namespace,
+  first: number,
+  records: readonly AuditRecord[]
+): void {
+  for (let i = 0; i < records.length; i += CHUNK_ROWS) {
+    const count = Math.min(CHUNK_ROWS, records.length - i);
+    const rows = new Array<unknown[]>(count);
+    for (let j = 0; j < count; j++) rows[j] = rowValues(records[i + j]!);
+    s.put(JSON.stringify(rows), chunkKey(ns, first + i, count));
   }
+}
+
+/** `[`: a chunk as one JSON array of rows; else (`{`) the lines the builds before wrote. */
+const ROWS_ARRAY = 0x5b;
+
+/** The first `keep` rows of a chunk's text, in the chunk's own form. */
+function cutChunk(text: string, keep: number): string {
+  if (text.charCodeAt(0) === ROWS_ARRAY) {
+    try {
+      return JSON.stringify((JSON.parse(text) as unknown[]).slice(0, keep));
+    } catch {
+      // Damaged: kept as it is, so a read still says which rows are.
+      return text;
+    }
+  }
+  let end = -1;
+  for (let i = 0; i < keep; i++) end = text.indexOf('\n', end + 1);
+  return text.slice(0, end + 1);
 }
 
 /**
@@ -82,11 +105,8 @@ export function cutRows(s: IDBObjectStore, ns: Namespace, n: number, then: () =>
     const at = cursor ? rowsOfKey(ns, cursor.key) : null;
     if (cursor && at && at[0] + at[1] > n) {
       const keep = n - at[0];
-      const text = String(cursor.value);
-      let end = -1;
-      for (let i = 0; i < keep; i++) end = text.indexOf('\n', end + 1);
       cursor.delete();
-      s.put(text.slice(0, end + 1), chunkKey(ns, at[0], keep));
+      s.put(cutChunk(String(cursor.value), keep), chunkKey(ns, at[0], keep));
     }
     then();
   };
@@ -190,24 +210,51 @@ function damaged(where: string, c: RawChunk, why: string): Error {
   );
 }
 
-/** A chunk's lines, checked against its key. */
-function linesOf(where: string, c: RawChunk): string[] {
-  if (typeof c.text !== 'string') throw damaged(where, c, 'the stored value is not text');
-  const lines = c.text.split('\n');
-  if (lines.pop() !== '' || lines.length !== c.count)
-    throw damaged(where, c, `${lines.length} whole rows where its key says ${c.count}`);
-  return lines;
+/** Why a thrown value was thrown, in a few words. */
+function why(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
-function parseRow(where: string, c: RawChunk, line: string, row: number): AuditRecord {
-  try {
-    const r = JSON.parse(line) as unknown;
-    if (typeof r === 'object' && r !== null && !Array.isArray(r)) return r as AuditRecord;
-    throw new Error('not a record');
-  } catch (err) {
-    const why = err instanceof Error ? err.message : String(err);
-    throw damaged(where, c, `row ${row + 1} does not read back (${why})`);
+/** A chunk's rows, checked against its key: row `i` of the chunk, decoded when asked for. */
+type ChunkRows = (i: number) => AuditRecord;
+
+function rowsOf(where: string, c: RawChunk): ChunkRows {
+  if (typeof c.text !== 'string') throw damaged(where, c, 'the stored value is not text');
+  const text = c.text;
+  const row = (i: number, decode: () => AuditRecord): AuditRecord => {
+    try {
+      return decode();
+    } catch (err) {
+      throw damaged(where, c, `row ${c.first + i + 1} does not read back (${why(err)})`);
+    }
+  };
+  if (text.charCodeAt(0) === ROWS_ARRAY) {
+    let rows: unknown;
+    try {
+      rows = JSON.parse(text);
+    } catch (err) {
+      throw damaged(where, c, `its rows do not read back (${why(err)})`);
+    }
+    if (!Array.isArray(rows) || rows.length !== c.count)
+      throw damaged(
+        where,
+        c,
+        `${Array.isArray(rows) ? rows.length : 0} rows where its key says ${c.count}`
+      );
+    return (i) => row(i, () => rowRecord(rows[i]));
   }
+  // As the builds before wrote it: a line a row, each its JSONL export line.
+  const lines = text.split('\n');
+  if (lines.pop() !== '' || lines.length !== c.count)
+    throw damaged(where, c, `${lines.length} whole rows where its key says ${c.count}`);
+  return (i) => row(i, () => objectRow(lines[i]!));
+}
+
+/** A row as the builds before stored it: its JSONL export line, keys in AUDIT_FIELDS order. */
+function objectRow(line: string): AuditRecord {
+  const r = JSON.parse(line) as unknown;
+  if (typeof r === 'object' && r !== null && !Array.isArray(r)) return r as AuditRecord;
+  throw new Error('not a record');
 }
 
 /** `where` for messages: the namespace's run. */
@@ -231,17 +278,17 @@ export async function readRows(
   const where = describe(ns);
   const out = new Array<AuditRecord | undefined>(rows.length);
   let c = 0;
-  let lines: string[] | null = null;
+  let at: ChunkRows | null = null;
   for (let j = 0; j < rows.length; j++) {
     const row = rows[j]!;
     while (c < chunks.length && chunks[c]!.first + chunks[c]!.count <= row) {
       c++;
-      lines = null;
+      at = null;
     }
     const chunk = chunks[c];
     if (!chunk || chunk.first > row) continue;
-    lines ??= linesOf(where, chunk);
-    out[j] = parseRow(where, chunk, lines[row - chunk.first]!, row);
+    at ??= rowsOf(where, chunk);
+    out[j] = at(row - chunk.first);
   }
   return out;
 }
@@ -265,7 +312,9 @@ export async function readAllRows(store: UseStore, ns: Namespace): Promise<Audit
   });
   const where = describe(ns);
   const out: AuditRecord[] = [];
-  for (const c of chunks)
-    linesOf(where, c).forEach((line, i) => out.push(parseRow(where, c, line, c.first + i)));
+  for (const c of chunks) {
+    const at = rowsOf(where, c);
+    for (let i = 0; i < c.count; i++) out.push(at(i));
+  }
   return out;
 }

@@ -80,12 +80,12 @@ export function orderRecord(r: AuditRecord): AuditRecord {
 
 /**
  * `JSON.stringify(orderRecord(r))`, made faster: one object literal in {@link AUDIT_FIELDS} order
- * (undefined fields are left out by JSON.stringify, as orderRecord leaves them out). The durable
- * audit log encodes every row it stores with it, ~23,000 a second of live play at 1000×; built
- * field by field, the copy took about as long as the JSON (audit-chunks.spec.ts holds both equal).
- * Writing the JSON by hand (strings and numbers concatenated) ran 2–3× faster in Node but slowed
- * live play in Chromium by a fifth (bench:ui 896× → 729×): its ~80 concatenations a row are as many
- * heap strings, flattened again when the chunk is joined and cloned into IndexedDB.
+ * (undefined fields are left out by JSON.stringify, as orderRecord leaves them out); built field
+ * by field, the copy took about as long as the JSON (audit-chunks.spec.ts holds both equal). Every
+ * exported row goes through it. The durable audit log once stored each row as this line (it now
+ * stores the values alone: audit-row.ts). Writing the JSON by hand (strings and numbers
+ * concatenated) ran 2–3× faster in Node but slowed live play in Chromium by a fifth (bench:ui
+ * 896× → 729×): its ~80 concatenations a row are as many heap strings, flattened again later.
  */
 export function recordJson(r: AuditRecord): string {
   const b = r.budgetDecision;

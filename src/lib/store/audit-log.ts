@@ -4,7 +4,7 @@
  * CSV export and import in audit-export.ts.
  */
 import type { AuditRecord } from '../machine/types';
-import { countRows, cutRows, encodeRow, lastAndCount, putRows, readAllRows } from './audit-chunks';
+import { countRows, cutRows, lastAndCount, putRows, readAllRows } from './audit-chunks';
 import type { MaybePromise } from './decision-store';
 import {
   inTransaction,
@@ -95,8 +95,13 @@ export interface AuditStatus {
  * `all()` and `count()` flush first, so they include every append made before the call that could
  * be written.
  */
-/** A queued write: row n as stored (its JSON line), or (null) the cut of every row from n on. */
-type AuditOp = [number, string | null];
+/**
+ * A queued write: row n's record, or (null) the cut of every row from n on. The record itself,
+ * encoded when its chunk is written: the audit table holds it in memory until it is on disk
+ * anyway (audit-service.ts), so queuing it costs nothing, where its encoded row, made at once,
+ * was garbage that outlived the young generation (a group commit every 100 ms of live play).
+ */
+type AuditOp = [number, AuditRecord | null];
 
 export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog {
   readonly dbName: string;
@@ -120,18 +125,18 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
       // what follows is placed once it has (so it runs after the cut).
       const go = (): void => {
         while (i < batch.length) {
-          const [n, line] = batch[i]!;
-          if (line === null) {
+          const [n, record] = batch[i]!;
+          if (record === null) {
             i += 1;
             return cutRows(s, ns, n, go);
           }
-          const lines: string[] = [];
+          const records: AuditRecord[] = [];
           for (let next = n; i < batch.length; i++, next++) {
-            const [m, l] = batch[i]!;
-            if (l === null || m !== next) break;
-            lines.push(l);
+            const [m, r] = batch[i]!;
+            if (r === null || m !== next) break;
+            records.push(r);
           }
-          putRows(s, ns, n, lines);
+          putRows(s, ns, n, records);
         }
         done(undefined);
       };
@@ -210,9 +215,12 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
     };
   }
 
-  /** Queue one record; it is copied now, so later changes to the caller's object are not logged. */
+  /**
+   * Queue one record. It is kept, not copied, until its chunk is written: the engine hands over a
+   * fresh record per decision and never changes it afterwards.
+   */
   append(r: AuditRecord): void {
-    this.writer.enqueue([this.#next, encodeRow(r)]);
+    this.writer.enqueue([this.#next, r]);
     this.#next += 1;
   }
 

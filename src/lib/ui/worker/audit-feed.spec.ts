@@ -2,7 +2,7 @@ import 'fake-indexeddb/auto';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { AuditRecord } from '$lib/machine/types';
 import { auditTotals } from '$lib/store/audit-query';
-import { encodeRow, putRows } from '$lib/store/audit-chunks';
+import { putRows } from '$lib/store/audit-chunks';
 import { inTransaction } from '$lib/store/idb';
 import { runLog } from '$lib/sim/session/run-log.testing';
 import { auditRows } from './audit-feed';
@@ -87,7 +87,7 @@ describe('a reload indexes the audit rows its run has on disk', () => {
     // and written again), and the log goes on after them.
     const db = auditStore()!;
     await inTransaction<void>(db, 'readwrite', (s, done) => {
-      putRows(s, [id], 50, log.slice(50, 70).map(encodeRow));
+      putRows(s, [id], 50, log.slice(50, 70));
       done(undefined);
     });
     const audit = await reopen(id);

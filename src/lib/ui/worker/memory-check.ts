@@ -10,12 +10,13 @@ import { budgets, reindex } from './worker-state';
 
 /**
  * Audit rows the run may be ahead of the disk before a fast-forward waits for the writes (each
- * waits as its JSON line, about 600 bytes: on a slow or busy machine a week's run got ever further
- * ahead of IndexedDB, and everything it had not written stayed in memory). Since the log writes
+ * waits as its record, about 1 KB, held by the audit table until it is on disk anyway; the log
+ * encodes it when its chunk is written. On a slow or busy machine a week's run got ever further
+ * ahead of IndexedDB, and everything it had not written stayed in memory.) Since the log writes
  * its rows in chunks (store/audit-chunks.ts) live play at full speed rarely reaches it: it waited
  * here 0.2 s of 20 in bench:ui, against 13 s of 20 with one row a record. Live play commits the
  * log every 100 ms (live-play.ts): at 1000× (~43,000 rows a second) that is ~4,300 rows queued
- * plus the batch being written, so the bound is a few times that (~12 MB of lines at most).
+ * plus the batch being written, so the bound is a few times that (~20 MB of records at most).
  */
 const MAX_BACKLOG = 20_000;
 /**
