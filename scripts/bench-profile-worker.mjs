@@ -14,6 +14,7 @@ import { writeFileSync, mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
+  liveReading,
   requireBuild,
   serveAndLaunch,
   sleep,
@@ -77,6 +78,7 @@ try {
   await page.getByRole('button', { name: 'Play' }).click();
   await sleep(2_000); // ramp-up, as bench:ui
   const load0 = loadavg()[0];
+  const r0 = await liveReading(page);
   let profile;
   if (heap) {
     await wsend('HeapProfiler.enable');
@@ -94,6 +96,9 @@ try {
     await sleep(seconds * 1000);
     profile = (await wsend('Profiler.stop')).profile;
   }
+  // The requests played meanwhile: the allocations or the worker's time per request, which move
+  // less with the machine's load than per second do.
+  const requests = (await liveReading(page)).requests - r0.requests;
   // At the highest speed a short scenario can reach its end inside the profile: nothing to pause.
   const pause = page.getByRole('button', { name: 'Pause' });
   if (await pause.isVisible()) await pause.click();
@@ -105,16 +110,16 @@ try {
   const out = join(dir, heap ? 'sim-worker.heapprofile' : 'sim-worker.cpuprofile');
   writeFileSync(out, JSON.stringify(profile));
   if (heap) {
-    heapReport(profile, sourcePositions(root), load0);
+    heapReport(profile, sourcePositions(root), load0, requests);
     console.log(`profile: ${out}`);
-  } else cpuReport(profile, sourcePositions(root), load0, out);
+  } else cpuReport(profile, sourcePositions(root), load0, out, requests);
 } finally {
   await browser.close();
   server.kill();
 }
 
 /** A CPU profile's self time by source module and by function. */
-function cpuReport(profile, where, load0, out) {
+function cpuReport(profile, where, load0, out, requests) {
   // Self time by sample.
   const self = new Map();
   for (let i = 0; i < profile.samples.length; i++)
@@ -143,6 +148,12 @@ function cpuReport(profile, where, load0, out) {
   console.log(
     `sim worker profile: ${(total / 1e6).toFixed(1)} s sampled over ${seconds} s of live play at the highest speed  [load ${load0.toFixed(2)} → ${loadavg()[0].toFixed(2)}]`
   );
+  const idle = profile.nodes
+    .filter((n) => n.callFrame.functionName === '(idle)')
+    .reduce((a, n) => a + (self.get(n.id) ?? 0), 0);
+  console.log(
+    `${requests.toLocaleString('en-GB')} requests played: ${((total - idle) / Math.max(1, requests)).toFixed(2)} µs of the worker's busy time per request`
+  );
   console.log('by module:');
   for (const [m, t] of [...byModule].sort((a, b) => b[1] - a[1]).slice(0, 30))
     console.log(`  ${pct(t)}  ${m}`);
@@ -156,7 +167,7 @@ function cpuReport(profile, where, load0, out) {
  * A sampling heap profile by function: bytes allocated per second (self), and by the nearest
  * frame of the project's own source (for allocations inside built-ins and libraries: who asked).
  */
-function heapReport(profile, where, load0) {
+function heapReport(profile, where, load0, requests) {
   const byFn = new Map();
   const byOwn = new Map();
   const byModule = new Map();
@@ -192,6 +203,9 @@ function heapReport(profile, where, load0) {
   const pct = (b) => ((100 * b) / total).toFixed(1).padStart(5) + ' %';
   console.log(
     `sim worker allocations: ${mbs(total)} sampled over ${seconds} s of live play at the highest speed  [load ${load0.toFixed(2)} → ${loadavg()[0].toFixed(2)}]`
+  );
+  console.log(
+    `${requests.toLocaleString('en-GB')} requests played: ${(total / Math.max(1, requests)).toFixed(0)} bytes allocated per request`
   );
   for (const [title, m] of [
     ['by module:', byModule],
