@@ -97,6 +97,22 @@ export async function uploadFiftyServersAtTopSpeed(page) {
 }
 
 /**
+ * The playground's simulated time (s) and both lanes' request counts, as the page shows them: the
+ * live benchmarks read it before and after their window, for the speed and the requests played.
+ */
+export function liveReading(page) {
+  return page.evaluate(() => {
+    const text = (label) => document.querySelector(`[aria-label="${label}"]`)?.textContent ?? '';
+    const count = (label) => Number(text(label).replace(/[^0-9]/g, ''));
+    const [h, m, s] = text('Simulated time').split(':').map(Number);
+    return {
+      sim: h * 3600 + m * 60 + s,
+      requests: count('Lane A requests') + count('Lane B requests')
+    };
+  });
+}
+
+/**
  * Where a CPU profile's call frame is in the source, through the built site's sourcemaps (a
  * `BUILD_SOURCEMAP=1 npm run build`): `{ module, name, line }`, or null when the frame's file has
  * no map. Used by the worker's profile and the page's trace; each map is read once.

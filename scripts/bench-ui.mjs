@@ -17,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { gzipSync } from 'node:zlib';
 import {
+  liveReading,
   requireBuild,
   serveAndLaunch,
   sleep,
@@ -124,16 +125,7 @@ try {
   await uploadFiftyServersAtTopSpeed(page);
   const asked = await page.getByLabel('Speed value').textContent();
   // The clock and both lanes' request counts, read in one go (from the same snapshot).
-  const reading = () =>
-    page.evaluate(() => {
-      const text = (label) => document.querySelector(`[aria-label="${label}"]`)?.textContent ?? '';
-      const count = (label) => Number(text(label).replace(/[^0-9]/g, ''));
-      const [h, m, s] = text('Simulated time').split(':').map(Number);
-      return {
-        sim: h * 3600 + m * 60 + s,
-        requests: count('Lane A requests') + count('Lane B requests')
-      };
-    });
+  const reading = () => liveReading(page);
   // Main-thread CPU time (thread ticks): what the page costs, whatever else the machine runs.
   const cdp = await context.newCDPSession(page);
   await cdp.send('Performance.enable', { timeDomain: 'threadTicks' });

@@ -345,12 +345,12 @@ export class CloneMap {
       // slice, then the objects in it replaced: the copy is exactly as long as the original
       // (pushing one by one leaves spare capacity), and a list of numbers (a chart's series, a
       // history's times) is copied at once. Its elements are read only when one is an object
-      // (`findIndex` first): an element read here, where arrays of every kind pass, lets the
+      // (`firstObject` first): an element read here, where arrays of every kind pass, lets the
       // optimiser turn an array of numbers into one of boxed numbers, twice the memory.
       const a = v as unknown[];
       const c = a.slice();
       this.#copies.set(v, c);
-      const first = a.findIndex(isObject);
+      const first = firstObject(a);
       if (first >= 0)
         for (let i = first; i < c.length; i++) if (isObject(c[i])) c[i] = this.#value(c[i]);
       return c;
@@ -395,6 +395,20 @@ function shallow(v: unknown): unknown {
   if (v instanceof Map) return new Map(v);
   if (v instanceof Set) return new Set(v);
   return { ...v };
+}
+
+/**
+ * The index of `a`'s first object or function, or -1: `findIndex(isObject)` without its call per
+ * element, which boxed every element of a list of doubles (a chart's series) into a new number
+ * to pass it — ~1.4 MB/s of the sim worker's garbage in live play, where engine checkpoints are
+ * taken several times a second (bench:profile:worker --heap).
+ */
+function firstObject(a: readonly unknown[]): number {
+  for (let i = 0; i < a.length; i++) {
+    const e = a[i];
+    if ((typeof e === 'object' && e !== null) || typeof e === 'function') return i;
+  }
+  return -1;
 }
 
 /** What the copier has to look at: an object or a function (which it refuses). */

@@ -62,11 +62,13 @@ export function checkpointDecisions(
   memo: CheckpointMemo,
   m: CloneMap
 ): CheckpointDecisions {
-  const out: StoredDecision[] = [];
-  for (const d of entries) {
+  // Sized, then filled: pushed, the list grew by copies (a durable lane holds thousands).
+  const out = new Array<StoredDecision>(entries.length);
+  for (let i = 0; i < entries.length; i++) {
+    const d = entries[i]!;
     const c = memo.reuse(d, sameDecision, toStoredDecision, DECISION_COPY_BYTES);
     m.set(d, c);
-    out.push(c);
+    out[i] = c;
   }
   return new CheckpointDecisions(out);
 }

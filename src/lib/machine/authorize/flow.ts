@@ -275,21 +275,15 @@ export const reducers = {
   },
   prepareReplay: (context: AuthContext) => {
     const s = context.stored!;
-    const reason = s.reason as ReasonCode;
+    // A replayed entry is a denial: it has a reason.
+    const denial = s as typeof s & { reason: ReasonCode };
     return {
       replayed: true,
       outcome: 'denied' as const,
       verdict: s,
-      frame: buildDenialFrame(
-        context,
-        {
-          reason,
-          ...(s.resetsAt ? { resetsAt: s.resetsAt } : {}),
-          ...(s.message !== undefined ? { message: s.message } : {})
-        },
-        s.retryable,
-        replayRetryAfterMs(s, context.at)
-      )
+      // The stored decision is the denial: buildDenialFrame reads its reason, resetsAt and message
+      // (a copy of those three, spread from conditional literals, was three objects per replay).
+      frame: buildDenialFrame(context, denial, s.retryable, replayRetryAfterMs(s, context.at))
     };
   },
   /**

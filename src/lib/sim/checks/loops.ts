@@ -55,15 +55,19 @@ export class LoopTracker {
     const threshold = Math.max(1, Math.floor(alert.threshold));
     const byIdentity = innerMap(this.times, lane);
     let times = byIdentity.get(r.identity);
+    let i = 0;
     if (!times) {
-      times = [];
+      // A literal of one: `[]` and a push gave the array room for 17 (V8's growth), ~140 bytes
+      // for each of the thousands of identities live play presents once.
+      times = [at];
       byIdentity.set(r.identity, times);
+    } else {
+      // Keep the times sorted: records arrive in end order, presentations may start out of order.
+      i = times.length;
+      while (i > 0 && times[i - 1]! > at) i--;
+      if (i === times.length) times.push(at);
+      else times.splice(i, 0, at);
     }
-    // Keep the times sorted: records arrive in end order, presentations may start out of order.
-    let i = times.length;
-    while (i > 0 && times[i - 1]! > at) i--;
-    if (i === times.length) times.push(at);
-    else times.splice(i, 0, at);
     const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
     const excess = times.length - keep;
     if (excess === 1) {

@@ -192,7 +192,9 @@ export class BreakpointWatcher {
       onDecision: (lane, request, out) => {
         next.onDecision?.(lane, request, out);
         // A guarantee is judged on the frame too, which leaves after the decision: wait for it.
-        if (out.frame) this.#awaiting = { lane, request, out };
+        // None to watch (live play, mostly): no record per request (its frame follows at once, in
+        // the same step, so no condition can be set in between).
+        if (out.frame && this.conditions.length > 0) this.#awaiting = { lane, request, out };
         this.#decided(lane, request, out, !out.frame);
       },
       onFrame: (l) => {
