@@ -5,8 +5,8 @@
  *
  * Why chunks: Chromium's IndexedDB costs about the same per record whatever it holds, and cloning
  * thousands of nested objects costs more again. One row a record wrote 2,000–6,000 rows/s, a run
- * at 1000× makes ~23,000 a second; 128 rows as one string a record write ~70,000–110,000 (scripts/
- * bench-idb-audit.mjs). A string is the cheapest value to clone.
+ * at 1000× makes ~23,000 a second; a chunk of rows as one string a record writes ~70,000–110,000
+ * (scripts/bench-idb-audit.mjs). A string is the cheapest value to clone.
  *
  * Why values, not the JSONL export's line: the keys were half of each row's ~520 bytes, and the
  * line a string of its own, made at append and joined at commit: ~260 bytes a row now, one
@@ -28,14 +28,19 @@ import { rowRecord, rowValues } from './audit-row';
 import { inTransaction, type Namespace, type UseStore } from './idb';
 
 /**
- * Rows a chunk holds at most (a read looks this far back for the chunk holding its first row: a
- * smaller value needs a new database name). Per row, a chunk of 128 (~70 KB) costs the worker's
- * thread less inside put() than one of 512 or 1,000 (~1 µs against 1.1–3; bench-idb-audit.mjs
- * `all`), and all of them write far faster than live play makes rows (70,000–150,000 rows/s,
- * strict); the table's scattered reads (a filter's rows spread over a day) fetch a chunk per row
- * they need, so smaller is cheaper there too.
+ * Rows a chunk holds at most (a read looks this far back for the chunk holding its first row, so
+ * a larger value reads what a smaller one wrote; a smaller value needs a new database name).
+ *
+ * Why 320 (~83 KB at ~260 bytes a row): Chromium stores a value over ~64 KB as a blob file beside
+ * its LevelDB, and that is far cheaper for the browser's IndexedDB threads than a value inside
+ * it. Measured in `npm run bench:ui` on a profile on disk, 2 lanes × 50 servers at 1000×: 128
+ * rows (~33 KB) cost those threads 227–264 ms a second of play, 320 rows 75–78, and live play went
+ * from 987–992× to 998–1000× (3 interleaved pairs); the sim worker's own cost a request did not
+ * rise (12.0–12.6 µs against 12.7–13.1). All sizes write far faster than live play makes rows
+ * (bench-idb-audit.mjs). The table's scattered reads (a filter's rows spread over a day) fetch
+ * a chunk per row they need, ~0.15 ms of JSON.parse each at this size (Node, a 72 KB chunk).
  */
-export const CHUNK_ROWS = 128;
+export const CHUNK_ROWS = 320;
 
 /** A chunk's key: rows `first` … `first + count − 1` of the namespace. */
 export function chunkKey(ns: Namespace, first: number, count: number): IDBValidKey {

@@ -33,7 +33,7 @@ import { isStoredDecision } from './decision-store';
 import { prefixRange, type Namespace } from './idb';
 
 /**
- * Lines a record holds at most: the audit log's chunk size (audit-chunks.ts CHUNK_ROWS). 256 a
+ * Lines a record holds at most (the audit log's chunk size was 128 then). 256 a
  * record (~76 KB) measured no better in `npm run bench:ui` (9–10 µs of the IndexedDB threads a
  * request either way).
  */
