@@ -35,13 +35,16 @@ const rowJson = (r: AuditRecord) => JSON.stringify(rowValues(r));
 /** A stored row read back. */
 const readBack = (json: string) => rowRecord(JSON.parse(json));
 
+/** Rows a chunk held at most in the builds before (a read looks back CHUNK_ROWS, more than this). */
+const BEFORE_CHUNK_ROWS = 128;
+
 /**
  * Rows as the builds before stored them: each its JSONL export line, a chunk their lines (what a
  * database written then holds).
  */
 function putObjectLines(s: IDBObjectStore, ns: string[], first: number, lines: string[]): void {
-  for (let i = 0; i < lines.length; i += CHUNK_ROWS) {
-    const part = lines.slice(i, i + CHUNK_ROWS);
+  for (let i = 0; i < lines.length; i += BEFORE_CHUNK_ROWS) {
+    const part = lines.slice(i, i + BEFORE_CHUNK_ROWS);
     s.put(part.join('\n') + '\n', chunkKey(ns, first + i, part.length));
   }
 }
@@ -221,6 +224,33 @@ describe('the audit log stored in chunks', () => {
     await audit.flush();
     expect(toJsonl(await audit.all())).toBe(
       toJsonl([...log.slice(0, CHUNK_ROWS + 3), ...log.slice(0, 4)])
+    );
+  });
+
+  it('a database of the row arrays in chunks of 128 (the build before) reads on beside chunks of CHUNK_ROWS', async () => {
+    expect(CHUNK_ROWS).toBeGreaterThan(BEFORE_CHUNK_ROWS);
+    const { db, dbName } = await freshDb();
+    const old = 3 * BEFORE_CHUNK_ROWS + 7;
+    await inTransaction<void>(db, 'readwrite', (s, done) => {
+      for (let i = 0; i < old; i += BEFORE_CHUNK_ROWS) {
+        const part = log.slice(i, Math.min(old, i + BEFORE_CHUNK_ROWS));
+        s.put(JSON.stringify(part.map(rowValues)), chunkKey(['run'], i, part.length));
+      }
+      done(undefined);
+    });
+    const audit = await logOn(db, dbName);
+    expect(audit.nextKey).toBe(old);
+    for (const r of log.slice(old)) audit.append(r);
+    await audit.flush();
+    expect(await audit.count()).toBe(log.length);
+    expect(toJsonl(await audit.all())).toBe(toJsonl(log));
+    // Rows far apart (a get a chunk; the first the last of its chunk), and a dense range
+    // across the last old chunk into the first new one.
+    const far = [2 * BEFORE_CHUNK_ROWS - 1, 3 * BEFORE_CHUNK_ROWS + 6, old, log.length - 1];
+    expect(await readRows(db, ['run'], far)).toStrictEqual(far.map((n) => orderRecord(log[n]!)));
+    const across = range(old - 140, old + 20);
+    expect(await readRows(db, ['run'], across)).toStrictEqual(
+      across.map((n) => orderRecord(log[n]!))
     );
   });
 
