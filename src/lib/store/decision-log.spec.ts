@@ -103,16 +103,12 @@ describe('lines and records', () => {
   });
 
   it('records hold at most LOG_LINES lines and, past one line, LOG_CHARS characters', () => {
-    const short = Array.from({ length: 300 }, (_, i) => encodeDel('s', `s:${i}`));
+    const short = Array.from({ length: 2 * LOG_LINES + 44 }, (_, i) => encodeDel('s', `s:${i}`));
     const packed = packLines(short);
-    expect(packed.map((p) => p.split('\n').length)).toEqual([
-      LOG_LINES,
-      LOG_LINES,
-      300 - 2 * LOG_LINES
-    ]);
+    expect(packed.map((p) => p.split('\n').length)).toEqual([LOG_LINES, LOG_LINES, 44]);
     expect(packed.join('\n')).toBe(short.join('\n'));
     const long = Array.from({ length: 10 }, (_, i) =>
-      encodePut(decision({ identity: `${i}`, message: 'x'.repeat(20_000) }))
+      encodePut(decision({ identity: `${i}`, message: 'x'.repeat(Math.ceil(LOG_CHARS / 3)) }))
     );
     const big = packLines(long);
     expect(big.length).toBeGreaterThan(3);
@@ -243,7 +239,10 @@ describe('the log on disk', () => {
     for (let i = 0; i < 200; i++) s.commit('c1', decision({ identity: `first-${i}` }));
     await s.flush();
     const before = ids((await replayDisk(dbName)).decisions());
-    for (let i = 0; i < 500; i++) s.commit('c1', decision({ identity: `second-${i}` }));
+    // Enough changes for more than three records.
+    for (let i = 0; i < 3 * LOG_LINES + 20; i++) {
+      s.commit('c1', decision({ identity: `second-${i}` }));
+    }
     s.invalidateServer('release-notes');
     const put = IDBObjectStore.prototype.put;
     let n = 0;

@@ -33,17 +33,18 @@ import { isStoredDecision } from './decision-store';
 import { prefixRange, type Namespace } from './idb';
 
 /**
- * Lines a record holds at most (the audit log's chunk size was 128 then). 256 a
- * record (~76 KB) measured no better in `npm run bench:ui` (9–10 µs of the IndexedDB threads a
- * request either way).
+ * Lines a record holds at most. 320 (~96 KB of ~300-character lines) puts a busy commit's records
+ * over the ~64 KB past which Chromium stores a value as a file beside its LevelDB, cheaper for
+ * its IndexedDB threads than a value inside it (as for the audit log's chunks, audit-chunks.ts):
+ * `npm run bench:ui` on a profile on disk, 3 interleaved pairs, those threads 63–66 ms a second of
+ * play against 77–83 at 128 lines a record under 60,000 characters.
  */
-export const LOG_LINES = 128;
+export const LOG_LINES = 320;
 /**
- * Characters a record holds at most (one long line excepted): Chromium stores a value over
- * ~64 KB as a blob beside the database, a file of its own. A decision's line is ~300 characters,
- * so 128 of them stay well under it; a decision with a long message ends its record sooner.
+ * Characters a record holds at most (one long line excepted), so a few decisions with long
+ * messages do not make one record of megabytes.
  */
-export const LOG_CHARS = 60_000;
+export const LOG_CHARS = 240_000;
 /** Ops on disk beyond twice the live decisions that wait for compaction (see needsCompaction). */
 export const COMPACT_SLACK = 4_096;
 
