@@ -60,6 +60,12 @@ test('the page loads neither zod nor XState until a learner edits', async ({ pag
   // frame schemas (built in zod) come with the first Play or a person's own input.
   const workers = all.filter((s) => s.url.includes('/workers/'));
   expect(carrying(workers, 'ZodError'), "zod in the worker's first load").toEqual([]);
+  // Nor the strict JSON reader (duplicate members, positions): only the parsers use it, and it
+  // came with the frame builders until the frame parser moved out (machine/frame-parse.ts).
+  expect(
+    carrying(workers, 'JSON would silently keep'),
+    "the JSON reader in the worker's first load"
+  ).toEqual([]);
 
   // The policy parser arrives with the editor.
   await page.getByRole('button', { name: 'Edit policy (lane A)' }).click();

@@ -13,13 +13,13 @@ import {
   budgetRefusalErrorFrame,
   classifyFrame,
   denialFrame,
-  parseFrame,
   providerErrorFrame,
   resultFrame,
   transportErrorFrame,
   trimmedFrame,
   type FrameKind
 } from './frames';
+import { parseFrame } from './frame-parse';
 import { DEFAULT_REASONS, REASONS, reasonMessage } from './reasons';
 import {
   CODES,

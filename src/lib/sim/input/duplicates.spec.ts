@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import lzString from 'lz-string';
 import { describe, expect, it } from 'vitest';
-import { parseFrame } from '../../machine/frames';
+import { parseFrame } from '../../machine/frame-parse';
 import { parsePolicy } from '../../machine/policy';
 import { decodeForkHash, decodeScenarioHash, HASH_PREFIX, FORK_PREFIX } from '../../ui/share';
 import { loadLessons } from '../../ui/lessons/catalog';
