@@ -28,7 +28,7 @@ class Reference {
     let inWindow = 0;
     for (const t of times) if (t <= at && at - t < alert.windowMs) inWindow++;
     this.longestWindow = Math.max(this.longestWindow, alert.windowMs);
-    if (++this.since >= 4096) {
+    if (++this.since >= 4096 && this.since >= this.times.size / 2) {
       this.since = 0;
       for (const [k, ts] of this.times) {
         const last = ts[ts.length - 1];
@@ -58,7 +58,7 @@ describe('LoopTracker', () => {
         const fast = new LoopTracker();
         const ref = new Reference();
         let t = T0;
-        // Some runs pass a sweep (every 4096 presentations) part way.
+        // Some runs pass a sweep (every 4096 presentations, or half the identities held) part way.
         for (let k = 0; k < skip; k++) {
           const r = record({ t: (t += 1), identity: `s:other${k % 50}` });
           const alert = { threshold: 3, windowMs: 1_000 };
@@ -72,5 +72,31 @@ describe('LoopTracker', () => {
       }),
       { numRuns: 200 }
     );
+  });
+
+  it('sweeps as the reference does when it holds more identities than a sweep spaces (half of them)', () => {
+    // 10,000 identities presented in turn every 7 ms: each comes back after 70 s and may be
+    // forgotten 40 s (twice the window) after it was last seen, so a sweep every 4,096
+    // presentations (28.7 s) forgets each every time round, one every 5,000 (35 s) not always.
+    // Then a window of 1,000 s: what was kept counts, what was forgotten does not.
+    const fast = new LoopTracker();
+    const ref = new Reference();
+    let t = T0;
+    const counts: number[] = [];
+    for (let k = 0; k < 25_000; k++) {
+      const r = record({ t: (t += 7), identity: `s:other${k % 10_000}` });
+      const alert = { threshold: 3, windowMs: 20_000 };
+      expect(fast.presented('A', r, alert)).toEqual(ref.presented('A', r, alert));
+    }
+    for (let k = 0; k < 2_000; k++) {
+      const r = record({ t: (t += 7), identity: `s:other${(k * 37) % 10_000}` });
+      const alert = { threshold: 3, windowMs: 1_000_000 };
+      const got = fast.presented('A', r, alert);
+      expect(got).toEqual(ref.presented('A', r, alert));
+      counts.push(got.inWindow);
+    }
+    // Both kinds are there: identities kept from the turn before, and identities forgotten.
+    expect(counts.some((n) => n >= 3)).toBe(true);
+    expect(counts.some((n) => n <= 2)).toBe(true);
   });
 });

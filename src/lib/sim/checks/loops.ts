@@ -18,6 +18,14 @@ export interface AlertSettings {
   windowMs: number;
 }
 
+/**
+ * Presentations between sweeps at least; at least half the identities held, too, so a sweep (a
+ * walk over every identity) costs O(1) a presentation however many there are: live play at 2 lanes
+ * × 50 servers holds tens of thousands late in the day, and a sweep every 4,096 was ~2.5 % of the
+ * sim worker's time there (bench:profile:worker). A sweep only forgets identities out of every
+ * window seen so far, so when it runs changes no count unless a window later grows past twice
+ * the longest before (then, as ever, a count can only fall short).
+ */
 const SWEEP_EVERY = 4096;
 
 /** Whether `inWindow` presentations within the window are a loop under `alert`. */
@@ -91,8 +99,15 @@ export class LoopTracker {
       inWindow = i + 1 - lo;
     }
     this.longestWindow = Math.max(this.longestWindow, alert.windowMs);
-    if (++this.since >= SWEEP_EVERY) this.sweep(r.t);
+    if (++this.since >= SWEEP_EVERY && this.since >= this.held() / 2) this.sweep(r.t);
     return inWindow;
+  }
+
+  /** Identities held, all lanes. */
+  private held(): number {
+    let n = 0;
+    for (const byIdentity of this.times.values()) n += byIdentity.size;
+    return n;
   }
 
   /** Roughly what the tracker holds in memory, bytes (engine-size.ts: a checkpoint's budget). */

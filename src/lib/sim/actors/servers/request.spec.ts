@@ -174,4 +174,31 @@ describe('applyWireStyle', () => {
     expect(JSON.stringify(c)).toBe(JSON.stringify(p));
     expect(c.messages).not.toBe(p.messages);
   });
+
+  it('keeps keys named like Object.prototype members as plain keys, in order', () => {
+    // As JSON.parse makes them: `__proto__` an own key, not the object's prototype.
+    const odd = JSON.parse(
+      '{"maxTokens":1,"metadata":{"__proto__":{"x":1},"constructor":"c","toString":"t","a":[{"__proto__":2}]}}'
+    ) as SamplingParams;
+    for (const wire of [{}, { reverseKeys: true }, { nfd: true }]) {
+      const reversed = 'reverseKeys' in wire;
+      const r = applyWireStyle(odd, wire);
+      const meta = r.metadata as Record<string, unknown>;
+      expect(Object.getPrototypeOf(meta)).toBe(Object.prototype);
+      const keys = ['__proto__', 'constructor', 'toString', 'a'];
+      expect(Object.keys(meta)).toEqual(reversed ? keys.reverse() : keys);
+      expect(Object.getOwnPropertyDescriptor(meta, '__proto__')).toEqual({
+        value: { x: 1 },
+        enumerable: true,
+        writable: true,
+        configurable: true
+      });
+      expect(meta.constructor).toBe('c');
+      expect(JSON.stringify(r)).toBe(
+        !reversed
+          ? JSON.stringify(odd)
+          : '{"metadata":{"a":[{"__proto__":2}],"toString":"t","constructor":"c","__proto__":{"x":1}},"maxTokens":1}'
+      );
+    }
+  });
 });
