@@ -5,7 +5,9 @@
 // DevTools protocol (the page's session attaches to its dedicated worker). Self time is then
 // summed by source module (through the worker's sourcemap when there is one) and by function.
 // Figures, not assertions. BENCH_UI_SECONDS sets the profile's length (default 10),
-// BENCH_UI_PORT the port; the .cpuprofile is written to the path printed at the end.
+// BENCH_PROFILE_RAMP the seconds of play before it starts (default 2: the scenario's first hours;
+// 45 profiles its busiest, where the worker is saturated and checkpoints are rarer), BENCH_UI_PORT
+// the port; the .cpuprofile is written to the path printed at the end.
 // `--heap` (`npm run bench:profile:worker -- --heap`) records a sampling heap profile instead,
 // counting the objects the collector has already freed too (V8's includeObjectsCollectedBy*):
 // what each function allocates per second of live play, the garbage the worker makes, not what
@@ -76,7 +78,7 @@ try {
 
   await uploadFiftyServersAtTopSpeed(page);
   await page.getByRole('button', { name: 'Play' }).click();
-  await sleep(2_000); // ramp-up, as bench:ui
+  await sleep(Number(process.env.BENCH_PROFILE_RAMP ?? 2) * 1000); // ramp-up (2 s: as bench:ui)
   const load0 = loadavg()[0];
   const r0 = await liveReading(page);
   let profile;

@@ -62,6 +62,47 @@ test('step, reset, speed and seed controls', async ({ page }) => {
   await expect(page.getByLabel('Seed', { exact: true })).toHaveValue('99');
 });
 
+test('play that cannot keep up with the speed asked says the speed it reaches', async ({
+  page
+}) => {
+  // `?liveCap=20`: the worker plays no faster than 20×, as a machine that cannot keep up would.
+  await open(page, '?liveCap=20');
+  await page.getByLabel('Speed', { exact: true }).fill('100');
+  await expect(page.getByLabel('Speed value', { exact: true })).toHaveText('1000×');
+  const reached = page.getByLabel('Speed reached', { exact: true });
+  await expect(reached).toHaveCount(0);
+  await page.getByRole('button', { name: 'Play' }).click();
+  // Measured over the last seconds of play (2 s at least): about 20×, said as such.
+  await expect(reached).toHaveText(/^reaching (1[89]|2[01])×: this machine cannot keep up$/, {
+    timeout: 15_000
+  });
+  // Readable in light and dark.
+  for (const colorScheme of ['light', 'dark'] as const) {
+    await page.emulateMedia({ colorScheme });
+    await expect(reached).toBeVisible();
+    const axe = await new AxeBuilder({ page }).include('header').analyze();
+    expect(axe.violations).toEqual([]);
+  }
+  // A new speed is measured afresh; paused, nothing is said.
+  await page.getByLabel('Speed', { exact: true }).fill('50');
+  await expect(page.getByLabel('Speed value', { exact: true })).toHaveText('32×');
+  await expect(reached).toHaveCount(0);
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await expect(reached).toHaveCount(0);
+});
+
+test('play that keeps to the speed asked says nothing more', async ({ page }) => {
+  await open(page);
+  await expect(page.getByLabel('Speed value', { exact: true })).toHaveText('60×');
+  await page.getByRole('button', { name: 'Play' }).click();
+  // Four seconds of play at 60×: the speed reached has been measured (after 2 s) by now.
+  await expect(page.getByLabel('Simulated time', { exact: true })).toHaveText(/^0:0[4-9]:/, {
+    timeout: 15_000
+  });
+  await expect(page.getByLabel('Speed reached', { exact: true })).toHaveCount(0);
+  await page.getByRole('button', { name: 'Pause' }).click();
+});
+
 test('fast-forward runs hours with a progress bar, and can be cancelled', async ({ page }) => {
   await open(page);
   await page.getByLabel('Hours', { exact: true }).fill('1');

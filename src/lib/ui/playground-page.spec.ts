@@ -10,6 +10,7 @@ import { Session } from '$lib/sim/session/session';
 import {
   PlaygroundPage,
   auditWindowOf,
+  liveCapOf,
   formatFigure,
   formatSimTime,
   ratio,
@@ -221,5 +222,8 @@ describe('the page formats', () => {
       auditWindowOf('?auditWindow=-1'),
       auditWindowOf('')
     ]).toEqual([500, undefined, undefined]);
+    expect(
+      ['?liveCap=20', '?liveCap=0.5', '?liveCap=0', '?liveCap=x', '?liveCap=', ''].map(liveCapOf)
+    ).toEqual([20, 0.5, undefined, undefined, undefined, undefined]);
   });
 });

@@ -60,6 +60,15 @@ export function auditWindowOf(search: string): number | undefined {
   return Number.isInteger(n) && n > 0 ? n : undefined;
 }
 
+/**
+ * The `?liveCap=N` knob (tests): play no faster than N× whatever the speed, as a machine that
+ * cannot keep up would; a positive number, else none.
+ */
+export function liveCapOf(search: string): number | undefined {
+  const n = Number(param(search, 'liveCap'));
+  return param(search, 'liveCap') !== null && Number.isFinite(n) && n > 0 ? n : undefined;
+}
+
 /** The `?checkpointBudgetKb=N`, `?heldRecords=N`, `?chartPoints=N` knobs (tests): a long run's budgets. */
 export function memoryBudgetOf(
   search: string
@@ -121,7 +130,12 @@ export class PlaygroundPage {
     const { search, hash } = this.host.location();
     const auditWindow = auditWindowOf(search);
     const memory = memoryBudgetOf(search);
-    await this.pg.start({ ...(auditWindow ? { auditWindow } : {}), ...(memory ? { memory } : {}) });
+    const liveCap = liveCapOf(search);
+    await this.pg.start({
+      ...(auditWindow ? { auditWindow } : {}),
+      ...(memory ? { memory } : {}),
+      ...(liveCap ? { liveCap } : {})
+    });
     if (hash.startsWith(HASH_PREFIX) || param(search, 'trace') !== null)
       return (await links()).mountLinked(this, search, hash);
     const q = param(search, 'scenario');

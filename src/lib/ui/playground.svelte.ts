@@ -97,6 +97,10 @@ export class Playground {
   set speed(v: number) {
     this.#live.speed = v;
   }
+  /** While playing, the speed play reaches when it falls short of the one asked, else null. */
+  get speedShort(): number | null {
+    return this.#live.short;
+  }
   seed = $state(0);
   /**
    * A fast-forward under way: virtual ms done of `total`, and when (wall ms, performance.now) it
@@ -148,14 +152,17 @@ export class Playground {
    * `auditWindow`: how many full audit records the worker keeps in memory (the rest are read back
    * from IndexedDB). A test and benchmark knob (`?auditWindow=N`); it changes memory, not numbers.
    * `memory`: a long run's budgets (`?checkpointBudgetKb=N`, `?heldRecords=N`, `?chartPoints=N`),
-   * likewise.
+   * likewise. `liveCap`: play no faster than N× whatever the speed, as a slower machine would
+   * (`?liveCap=N`, a test knob).
    */
   async start(
     opts: {
       auditWindow?: number;
       memory?: { checkpointBytes?: number; heldRecords?: number; chartPoints?: number };
+      liveCap?: number;
     } = {}
   ): Promise<void> {
+    this.#live.cap = opts.liveCap;
     this.#client = await SimClient.start();
     this.#client.on((r, re) => this.#replies.handle(r, re));
     if (opts.auditWindow) this.#client.send({ type: 'auditWindow', window: opts.auditWindow });

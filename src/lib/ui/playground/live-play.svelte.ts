@@ -15,6 +15,10 @@ import type { Playground } from '../playground.svelte';
 import type { SimClient } from '../worker/client';
 import { liveBeat } from '../frame-beat';
 import { DEFAULT_SPEED } from './speed';
+import { SpeedMeter, shortfall } from './speed-meter';
+
+/** While playing, how often the speed reached is looked at again (ms). */
+const METER_SAY_MS = 1_000;
 
 /** While playing, how often the heavier panels follow (ms)... */
 export const PANEL_MS = 250;
@@ -50,8 +54,22 @@ export class LivePlay {
   /** While playing, the worker plays on at the new speed. */
   set speed(v: number) {
     this.#speed = v;
+    this.#meter.reset();
+    this.short = null;
+    this.#shortLooks = 0;
     if (this.playing) this.#client()?.send({ type: 'liveSpeed', speed: v });
   }
+  /**
+   * While playing, the speed play reaches when it falls short of the one asked (the machine
+   * cannot keep up: speed-meter.ts), else null.
+   */
+  short = $state<number | null>(null);
+  /** Play no faster than this (the `?liveCap=N` test knob: a slower machine); none by default. */
+  cap: number | undefined = undefined;
+  readonly #meter = new SpeedMeter();
+  #saidAt = 0;
+  /** Looks in a row at the speed reached that found it short. */
+  #shortLooks = 0;
   /** Wall-clock frame times (ms) while playing: `bench:ui` reads them. */
   frameTimes: number[] = [];
 
@@ -142,7 +160,14 @@ export class LivePlay {
     if (this.playing || !client || !snapshot || snapshot.done) return;
     this.playing = true;
     this.#pending = null;
-    this.#liveId = client.send({ type: 'live', speed: this.speed });
+    this.#liveId = client.send({
+      type: 'live',
+      speed: this.speed,
+      ...(this.cap !== undefined ? { cap: this.cap } : {})
+    });
+    this.#meter.reset();
+    this.short = null;
+    this.#shortLooks = 0;
     this.#liveIds.add(this.#liveId);
     this.#last = performance.now();
     // The charts' redraws ride on the frames that show something (frame-beat.ts).
@@ -178,6 +203,15 @@ export class LivePlay {
       this.#pending = null;
       this.#client()?.send({ type: 'liveAck' });
       this.#show(snap);
+      this.#meter.add(t, snap.now);
+      if (t - this.#saidAt >= METER_SAY_MS) {
+        this.#saidAt = t;
+        // Said at the second look in a row that falls short: a single stall (a tab switch, a
+        // collection) is not a machine that cannot keep up.
+        const short = shortfall(this.#speed, this.#meter.reached());
+        this.short = short !== null && this.#shortLooks++ > 0 ? short : null;
+        if (short === null) this.#shortLooks = 0;
+      }
       return true;
     }
     return false;
@@ -187,6 +221,7 @@ export class LivePlay {
   stopped(): void {
     if (!this.playing) return;
     this.playing = false;
+    this.short = null;
     this.#liveId = 0;
     this.#pending = null;
     cancelAnimationFrame(this.#raf);
@@ -210,6 +245,7 @@ export class LivePlay {
       this.#pending = null;
     }
     this.playing = false;
+    this.short = null;
     cancelAnimationFrame(this.#raf);
     liveBeat.drive(false);
     this.#catchUp();

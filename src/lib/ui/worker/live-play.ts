@@ -161,7 +161,7 @@ export function handleLive(cmd: LiveCommand, id: number): void {
       }
       live = {
         re: id,
-        pacer: new LivePacer(cmd.speed, performance.now()),
+        pacer: new LivePacer(cmd.speed, performance.now(), cmd.cap),
         credit: true,
         viewAt: -Infinity
       };

@@ -42,6 +42,15 @@ describe('live play pacing', () => {
     expect(p.due(10_100)).toBe(200);
   });
 
+  it('with a cap plays no faster than it, whatever the speed (a slower machine, for the tests)', () => {
+    const p = new LivePacer(1000, 0, 20);
+    expect(p.due(100)).toBe(2_000);
+    p.ran(2_000, 10, 1);
+    p.speed = 10;
+    expect(p.due(200)).toBe(1_000);
+    expect(p.due(10_000)).toBe(LIVE_MAX_LAG_MS * 10);
+  });
+
   it('tells live play commands from the session’s', () => {
     expect(isLiveCommand({ type: 'liveAck' })).toBe(true);
     expect(isLiveCommand({ type: 'advance' })).toBe(false);

@@ -11,8 +11,11 @@
  */
 
 export type LiveCommand =
-  /** Play at `speed`× the wall clock. Its id tags every live snapshot until `liveStop`. */
-  | { type: 'live'; speed: number }
+  /**
+   * Play at `speed`× the wall clock. Its id tags every live snapshot until `liveStop`. `cap`: play
+   * no faster than this whatever the speed, as a slower machine would (the `?liveCap=N` test knob).
+   */
+  | { type: 'live'; speed: number; cap?: number }
   /** A new speed for the play in progress (nothing if none). */
   | { type: 'liveSpeed'; speed: number }
   /** The page has shown the last live snapshot: the worker may post the next. */
@@ -52,14 +55,17 @@ const MAX_EVENTS = 50_000;
  */
 export class LivePacer {
   speed: number;
+  /** The most simulated ms a wall ms, whatever the speed (a test knob: a slower machine). */
+  readonly cap: number;
   /** Simulated ms owed to the wall clock (what the next batch should run). */
   owed = 0;
   /** The event limit of the next batch (adapted to the wall time batches take). */
   events = 500;
   #wall: number;
 
-  constructor(speed: number, now: number) {
+  constructor(speed: number, now: number, cap = Infinity) {
     this.speed = speed;
+    this.cap = cap;
     this.#wall = now;
   }
 
@@ -67,7 +73,8 @@ export class LivePacer {
   due(now: number): number {
     const wall = Math.max(0, now - this.#wall);
     this.#wall = now;
-    this.owed = Math.min(this.owed + wall * this.speed, LIVE_MAX_LAG_MS * this.speed);
+    const speed = Math.min(this.speed, this.cap);
+    this.owed = Math.min(this.owed + wall * speed, LIVE_MAX_LAG_MS * speed);
     return this.owed;
   }
 
