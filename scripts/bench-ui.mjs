@@ -7,9 +7,10 @@
 //  - live speed: two lanes of 50 servers (bench/ui-50-servers.json) at the highest live speed
 //    for 20 s of wall time: the simulated/wall ratio the worker achieved (the speed asks for
 //    1000×) and the requests/s that is, beside what 1000× would need, the engine alone and the
-//    identity floor on the same requests in Node (scripts/bench-ui-floor.ts); the main thread's
-//    frame times (p50, p95) and its CPU time per second of play (thread time, so less moved by
-//    other work on the machine than the frame times).
+//    identity floor on the same requests in Node (scripts/bench-ui-floor.ts), and what the
+//    page's bar said of the speed it reached (it speaks up below nine tenths of the speed); the
+//    main thread's frame times (p50, p95) and its CPU time per second of play (thread time, so
+//    less moved by other work on the machine than the frame times).
 // Figures, not assertions. BENCH_UI_SECONDS sets the live run's length, BENCH_UI_PORT the port,
 // BENCH_UI_FLOOR_HOURS the simulated hours of the Node yardsticks (default 0.25).
 import { execFileSync } from 'node:child_process';
@@ -160,6 +161,9 @@ try {
   const wall1 = performance.now();
   const [sim0, sim1] = [r0.sim, r1.sim];
   const frames = await page.evaluate(() => /** @type {any} */ (window).__frames);
+  // What the page said of the speed it reached (its bar, over its last 3 s), before the pause.
+  const said = page.getByLabel('Speed reached', { exact: true });
+  const saidText = (await said.count()) ? await said.textContent() : null;
   await page.getByRole('button', { name: 'Pause' }).click();
   const sorted = [...frames].sort((a, b) => a - b);
   const q = (f) => sorted[Math.floor(sorted.length * f)] ?? NaN;
@@ -170,6 +174,9 @@ try {
   const n = (x) => Math.round(x).toLocaleString('en-GB');
   console.log(
     `live              speed ${asked}: simulated/wall ${Math.round(ratio)}× achieved (${sim1 - sim0} s simulated in ${wallS.toFixed(1)} s; goal 1000×): ${n(rps)} requests/s  [${load()}]`
+  );
+  console.log(
+    `page said         ${saidText ? `"${saidText}" (its last 3 s)` : 'nothing of the speed reached (within nine tenths of the speed asked)'}`
   );
   // What 1000× would take, against what this machine can do on these requests at all.
   const yard = JSON.parse(
