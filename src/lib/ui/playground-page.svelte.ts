@@ -66,7 +66,7 @@ export function auditWindowOf(search: string): number | undefined {
  */
 export function liveCapOf(search: string): number | undefined {
   const n = Number(param(search, 'liveCap'));
-  return param(search, 'liveCap') !== null && Number.isFinite(n) && n > 0 ? n : undefined;
+  return Number.isFinite(n) && n > 0 ? n : undefined;
 }
 
 /** The `?checkpointBudgetKb=N`, `?heldRecords=N`, `?chartPoints=N` knobs (tests): a long run's budgets. */

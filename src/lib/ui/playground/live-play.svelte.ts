@@ -15,7 +15,7 @@ import type { Playground } from '../playground.svelte';
 import type { SimClient } from '../worker/client';
 import { liveBeat } from '../frame-beat';
 import { DEFAULT_SPEED } from './speed';
-import { SpeedMeter, shortfall } from './speed-meter';
+import { SpeedMeter } from './speed-meter';
 
 /** While playing, how often the speed reached is looked at again (ms). */
 const METER_SAY_MS = 1_000;
@@ -54,9 +54,7 @@ export class LivePlay {
   /** While playing, the worker plays on at the new speed. */
   set speed(v: number) {
     this.#speed = v;
-    this.#meter.reset();
-    this.short = null;
-    this.#shortLooks = 0;
+    this.#measureAfresh();
     if (this.playing) this.#client()?.send({ type: 'liveSpeed', speed: v });
   }
   /**
@@ -68,8 +66,11 @@ export class LivePlay {
   cap: number | undefined = undefined;
   readonly #meter = new SpeedMeter();
   #saidAt = 0;
-  /** Looks in a row at the speed reached that found it short. */
-  #shortLooks = 0;
+  /** The pace is measured from here on (play starts, the speed changes). */
+  #measureAfresh(): void {
+    this.#meter.reset();
+    this.short = null;
+  }
   /** Wall-clock frame times (ms) while playing: `bench:ui` reads them. */
   frameTimes: number[] = [];
 
@@ -165,9 +166,7 @@ export class LivePlay {
       speed: this.speed,
       ...(this.cap !== undefined ? { cap: this.cap } : {})
     });
-    this.#meter.reset();
-    this.short = null;
-    this.#shortLooks = 0;
+    this.#measureAfresh();
     this.#liveIds.add(this.#liveId);
     this.#last = performance.now();
     // The charts' redraws ride on the frames that show something (frame-beat.ts).
@@ -206,11 +205,7 @@ export class LivePlay {
       this.#meter.add(t, snap.now);
       if (t - this.#saidAt >= METER_SAY_MS) {
         this.#saidAt = t;
-        // Said at the second look in a row that falls short: a single stall (a tab switch, a
-        // collection) is not a machine that cannot keep up.
-        const short = shortfall(this.#speed, this.#meter.reached());
-        this.short = short !== null && this.#shortLooks++ > 0 ? short : null;
-        if (short === null) this.#shortLooks = 0;
+        this.short = this.#meter.look(this.#speed);
       }
       return true;
     }

@@ -50,6 +50,25 @@ describe('SpeedMeter', () => {
   });
 });
 
+describe('SpeedMeter.look', () => {
+  it('says the speed reached from the second look in a row that finds it short', () => {
+    const m = new SpeedMeter();
+    let sim = feed(m, 0, 3_000, 400);
+    expect(m.look(1000)).toBeNull();
+    sim = feed(m, 3_033, 4_000, 400, sim);
+    expect(m.look(1000)).toBeCloseTo(400, -1);
+    // Back to speed: a look that is not short clears it, and the count starts again.
+    sim = feed(m, 4_033, 8_000, 1000, sim);
+    expect(m.look(1000)).toBeNull();
+    sim = feed(m, 8_033, 12_000, 300, sim);
+    expect(m.look(1000)).toBeNull();
+    expect(m.look(1000)).toBeCloseTo(300, -1);
+    m.reset();
+    feed(m, 20_000, 23_000, 300, sim);
+    expect(m.look(1000)).toBeNull();
+  });
+});
+
 describe('shortfall', () => {
   it('is null while play keeps to nine tenths of the speed asked', () => {
     expect(shortfall(1000, null)).toBeNull();

@@ -19,6 +19,8 @@ export const SHORT_OF = 0.9;
 export class SpeedMeter {
   /** Wall and simulated times (ms), oldest first, pairs flat. */
   #points: number[] = [];
+  /** Looks in a row ({@link look}) that found play short. */
+  #shortLooks = 0;
 
   /** A snapshot of simulated time `sim` shown at wall time `wall`. */
   add(wall: number, sim: number): void {
@@ -33,6 +35,21 @@ export class SpeedMeter {
   /** Forget the pace (play starts, the speed changes). */
   reset(): void {
     this.#points = [];
+    this.#shortLooks = 0;
+  }
+
+  /**
+   * What to say of the pace, looked at now and then: the speed reached ({@link shortfall}) from
+   * the second look in a row that finds it short of `asked`, else null. A single stall (a tab
+   * switch, a collection) is not a machine that cannot keep up.
+   */
+  look(asked: number): number | null {
+    const short = shortfall(asked, this.reached());
+    if (short === null) {
+      this.#shortLooks = 0;
+      return null;
+    }
+    return ++this.#shortLooks > 1 ? short : null;
   }
 
   /** Simulated ms per wall ms over the window, or null before METER_MIN_MS of it. */
