@@ -4,7 +4,7 @@
  * CSV export and import in audit-export.ts.
  */
 import type { AuditRecord } from '../machine/types';
-import { countRows, cutRows, lastAndCount, putRows, readAllRows } from './audit-chunks';
+import { CHUNK_ROWS, countRows, cutRows, lastAndCount, putRows, readAllRows } from './audit-chunks';
 import type { MaybePromise } from './decision-store';
 import {
   inTransaction,
@@ -96,21 +96,41 @@ export interface AuditStatus {
  * be written.
  */
 /**
- * A queued write: row n's record, or (null) the cut of every row from n on. The record itself,
- * encoded when its chunk is written: the audit table holds it in memory until it is on disk
- * anyway (audit-service.ts), so queuing it costs nothing, where its encoded row, made at once,
- * was garbage that outlived the young generation (a group commit every 100 ms of live play).
+ * A queued write: one chunk's rows, consecutive from row `first` (at most CHUNK_ROWS), or (null)
+ * the cut of every row from `first` on. The records themselves, encoded when their chunk is
+ * written: the audit table holds them in memory until they are on disk anyway
+ * (audit-service.ts), so queuing them costs nothing, where an encoded row, made at once, was
+ * garbage that outlived the young generation (a group commit every 100 ms of live play).
+ *
+ * A chunk an op, not a row: at 2 lanes × 50 servers at 1000× the log takes ~60,000 rows a
+ * second, which were as many pairs queued, and a group commit of more than MAX_BATCH rows took
+ * two transactions. `pendingWrites` counts the rows the ops hold, so a queued cut is no record
+ * held in memory (it was counted as one). In `bench:ui` the sim worker's cost a request did not
+ * move beyond the noise (12.7–13.8 µs against 13.1–13.8, 2 pairs of 60 s).
  */
-type AuditOp = [number, AuditRecord | null];
+interface AuditOp {
+  first: number;
+  records: AuditRecord[] | null;
+}
+
+/** Chunks written in one transaction at most: ~10,000 rows, ~15 ms of encoding in the worker. */
+const MAX_BATCH_CHUNKS = 32;
 
 export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog {
   readonly dbName: string;
   readonly namespace: Namespace;
   #next: number;
   #saved: number;
+  /** The chunk being filled: rows from `#next − #open.length`, queued once full or flushed. */
+  #open: AuditRecord[] = [];
 
   private constructor(store: UseStore, dbName: string, ns: Namespace, next: number, saved: number) {
-    super(store, { noun: 'audit record(s)', storeName: AUDIT_STORE });
+    super(store, {
+      noun: 'audit record(s)',
+      storeName: AUDIT_STORE,
+      maxBatch: MAX_BATCH_CHUNKS,
+      weightOf: (op) => op.records?.length ?? 0
+    });
     this.dbName = dbName;
     this.namespace = ns;
     this.#next = next;
@@ -125,18 +145,9 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
       // what follows is placed once it has (so it runs after the cut).
       const go = (): void => {
         while (i < batch.length) {
-          const [n, record] = batch[i]!;
-          if (record === null) {
-            i += 1;
-            return cutRows(s, ns, n, go);
-          }
-          const records: AuditRecord[] = [];
-          for (let next = n; i < batch.length; i++, next++) {
-            const [m, r] = batch[i]!;
-            if (r === null || m !== next) break;
-            records.push(r);
-          }
-          putRows(s, ns, n, records);
+          const { first, records } = batch[i++]!;
+          if (records === null) return cutRows(s, ns, first, go);
+          putRows(s, ns, first, records);
         }
         done(undefined);
       };
@@ -146,8 +157,8 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
 
   protected committedBatch(batch: readonly AuditOp[]): void {
     // Rows land in key order from 0, so the rows on disk are keys 0 … saved − 1.
-    for (const [n, record] of batch)
-      this.#saved = record ? this.#saved + 1 : Math.min(this.#saved, n);
+    for (const { first, records } of batch)
+      this.#saved = records ? this.#saved + records.length : Math.min(this.#saved, first);
   }
 
   protected async compareWithDisk(disk: UseStore | null): Promise<number> {
@@ -203,13 +214,13 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
 
   /** Records appended but not yet committed to IndexedDB (including a batch being written now). */
   get pendingWrites(): number {
-    return this.writer.pending;
+    return this.writer.pendingWeight + this.#open.length;
   }
 
   status(): AuditStatus {
     return {
       saved: this.#saved,
-      heldInMemory: this.writer.pending,
+      heldInMemory: this.pendingWrites,
       lost: this.lostCount,
       failure: this.writer.failure
     };
@@ -220,8 +231,32 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
    * fresh record per decision and never changes it afterwards.
    */
   append(r: AuditRecord): void {
-    this.writer.enqueue([this.#next, r]);
+    this.#open.push(r);
     this.#next += 1;
+    if (this.#open.length === CHUNK_ROWS) this.#seal();
+  }
+
+  /** Queue the chunk being filled, if it holds any rows. */
+  #seal(): void {
+    const records = this.#open;
+    if (records.length === 0) return;
+    this.writer.enqueue({ first: this.#next - records.length, records });
+    this.#open = [];
+  }
+
+  override flush(): Promise<boolean> {
+    this.#seal();
+    return super.flush();
+  }
+
+  override retry(): Promise<boolean> {
+    this.#seal();
+    return super.retry();
+  }
+
+  override abandon(): void {
+    this.#open = [];
+    super.abandon();
   }
 
   /**
@@ -231,7 +266,18 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
    */
   truncate(rows: number): void {
     if (rows >= this.#next) return;
-    this.writer.discardWhere(([n, record]) => record !== null && n >= rows, [rows, null]);
+    this.#seal();
+    this.writer.discardWhere(
+      (op) => {
+        if (op.records === null) return false;
+        if (op.first >= rows) return true;
+        // A chunk across the cut keeps its rows before it (a queued op is this log's own: no
+        // batch being written holds it).
+        if (op.first + op.records.length > rows) op.records = op.records.slice(0, rows - op.first);
+        return false;
+      },
+      { first: rows, records: null }
+    );
     this.#next = rows;
   }
 
@@ -257,6 +303,7 @@ export class DurableAuditLog extends WrittenBehind<AuditOp> implements AuditLog 
 
   /** Drop every record of this namespace, queued or stored. Keys keep counting up, never reused. */
   async clear(): Promise<void> {
+    this.#open = [];
     this.writer.discardAll();
     await this.writer.flush();
     try {

@@ -52,6 +52,34 @@ describe('WriteBehind', () => {
     expect(w.pending).toBe(0);
   });
 
+  it("an owner's maxBatch and weightOf: ops a transaction, and what is held counted by weight (in flight too)", async () => {
+    let release: () => void = () => {};
+    const written: number[][] = [];
+    const w = new WriteBehind<{ rows: number }>({
+      noun: 'row(s)',
+      storeName: 'test',
+      maxBatch: 2,
+      weightOf: (op) => op.rows,
+      write: async (batch) => {
+        await new Promise<void>((r) => (release = r));
+        written.push(batch.map((o) => o.rows));
+      }
+    });
+    for (const rows of [3, 0, 5, 7, 1]) w.enqueue({ rows });
+    expect(w.pending).toBe(5);
+    expect(w.pendingWeight).toBe(16);
+    const flushed = w.flush();
+    for (let i = 0; i < 10 && written.length < 3; i++) {
+      await new Promise((r) => setTimeout(r, 0));
+      // The first batch in flight is still held.
+      if (written.length === 0) expect(w.pendingWeight).toBe(16);
+      release();
+    }
+    expect(await flushed).toBe(true);
+    expect(written).toEqual([[3, 0], [5, 7], [1]]);
+    expect(w.pendingWeight).toBe(0);
+  });
+
   it('a flush writes what was queued when it began: ops queued while it writes wait for the next flush, so it ends under a run that never stops queuing', async () => {
     const written: number[][] = [];
     let feed = 0;

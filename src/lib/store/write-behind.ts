@@ -53,6 +53,10 @@ export interface WriteBehindOptions<Op> {
   keyOf?(op: Op): string | null;
   /** What a batch holds, for the error message: "decision change(s)". */
   noun: string;
+  /** Ops written in one transaction at most (default MAX_BATCH). */
+  maxBatch?: number;
+  /** What one op holds, in `noun`s (default 1): `pendingWeight` and the error message count it. */
+  weightOf?(op: Op): number;
   /** The object store name, for the error words. */
   storeName: string;
 }
@@ -85,6 +89,17 @@ export class WriteBehind<Op> {
   /** Changes not yet committed (queued or being written now). */
   get pending(): number {
     return this.#queue.length + this.#inFlight;
+  }
+
+  /**
+   * What the changes not yet committed (queued or being written now) hold, by `weightOf`: the
+   * audit log's ops are chunks of rows, so this is its rows held. Walks the queue, for owners
+   * whose ops are few.
+   */
+  get pendingWeight(): number {
+    if (!this.#opts.weightOf) return this.pending;
+    const inFlight = this.#inFlight > 0 && this.#writing ? this.#weigh(this.#writing.batch) : 0;
+    return this.#weigh(this.#queue) + inFlight;
   }
 
   /** Batches committed so far: a flush still running whose count moves is writing, not stuck. */
@@ -198,10 +213,11 @@ export class WriteBehind<Op> {
     for (;;) {
       if (this.#failure !== null) return false;
       if (this.#queue.length === 0 || left <= 0) return true;
-      // At most MAX_BATCH ops per transaction: a backlog of a day's audit rows written at once
-      // kept the worker's thread in `put` calls for seconds, and every command waited behind it.
+      // At most MAX_BATCH ops (or the owner's maxBatch) per transaction: a backlog of a day's
+      // audit rows written at once kept the worker's thread in `put` calls for seconds, and every
+      // command waited behind it.
       const all = this.#queue;
-      const take = Math.min(all.length, MAX_BATCH, left);
+      const take = Math.min(all.length, this.#opts.maxBatch ?? MAX_BATCH, left);
       left -= take;
       const batch = take < all.length ? all.slice(0, take) : all;
       this.#queue = take < all.length ? all.slice(take) : [];
@@ -223,7 +239,7 @@ export class WriteBehind<Op> {
         if (generation === this.#generation) this.#requeue(batch);
         this.#failure ??= toFailure(
           err,
-          `write ${batch.length} ${this.#opts.noun}`,
+          `write ${this.#weigh(batch)} ${this.#opts.noun}`,
           this.#opts.storeName
         );
         return false;
@@ -234,6 +250,14 @@ export class WriteBehind<Op> {
         }
       }
     }
+  }
+
+  #weigh(ops: readonly Op[]): number {
+    const weightOf = this.#opts.weightOf;
+    if (!weightOf) return ops.length;
+    let n = 0;
+    for (const op of ops) n += weightOf(op);
+    return n;
   }
 
   /**
