@@ -11,6 +11,7 @@ import { decision } from './decision.testing';
 import { CachedDurableStore, DECISIONS_STORE } from './cached-durable-store';
 import { DurableAuditLog } from './audit-log';
 import { replayNamespace } from './decision-log';
+import { isLive } from './decision-store';
 import { inTransaction, openIdbStore, type UseStore } from './idb';
 
 let dbSeq = 0;
@@ -180,6 +181,23 @@ describe('CachedDurableStore', () => {
     expect(fresh.lookup(d.server, 'c3', d.identity, 'h1', 6)?.decision.represented).toBe(2);
     const plain = await openDisk(dbName);
     expect((await plain.entries())[0]?.represented).toBe(1);
+  });
+
+  it('liveCount counts the entries that still answer, as entries() filtered, across expiries', async () => {
+    const s = await openCached(uniqueDb('live-count'));
+    for (let i = 0; i < 30; i++)
+      s.commit(
+        'c1',
+        decision({
+          server: `s${i % 3}`,
+          identity: `s${i % 3}:${i}`,
+          expiresAt: i % 4 === 0 ? null : 1_000 * (i + 1)
+        })
+      );
+    for (let now = 0; now <= 35_000; now += 2_500)
+      expect(s.liveCount(now)).toBe(s.entries().filter((d) => isLive(d, now)).length);
+    expect(s.liveCount(35_000)).toBeGreaterThan(0);
+    expect(s.liveCount(35_000)).toBeLessThan(s.count());
   });
 
   it('coalesces a hot identity: 1,000 re-presentations become one write', async () => {

@@ -32,6 +32,7 @@ import type { StoredDecision } from '../machine/types';
 import {
   answerOf,
   approvalAfter,
+  isLive,
   recordPresentation,
   toStoredDecision,
   type DecisionStore,
@@ -375,6 +376,13 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
 
   count(): number {
     return this.#size;
+  }
+
+  liveCount(now: number): number {
+    let n = 0;
+    for (const byIdentity of this.#index.values())
+      for (const d of byIdentity.values()) if (isLive(d, now)) n++;
+    return n;
   }
 
   clear(): number {

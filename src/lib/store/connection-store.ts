@@ -13,6 +13,7 @@ import type { StoredDecision } from '../machine/types';
 import {
   answerOf,
   approvalAfter,
+  isLive,
   recordPresentation,
   toStoredDecision,
   type DecisionStore,
@@ -171,6 +172,18 @@ export class ConnectionDecisionStore implements DecisionStore {
 
   count(): number {
     return this.size;
+  }
+
+  liveCount(now: number): number {
+    let n = 0;
+    if (this.frozen) {
+      for (const d of this.frozen.decisions) if (isLive(d, now)) n++;
+      return n;
+    }
+    for (const byServer of this.byConnection.values())
+      for (const byIdentity of byServer.values())
+        for (const d of byIdentity.values()) if (isLive(d, now)) n++;
+    return n;
   }
 
   clear(): number {

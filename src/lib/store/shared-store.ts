@@ -35,6 +35,9 @@ export class SharedDecisionStore implements DecisionStore {
   count() {
     return this.inner.count();
   }
+  liveCount(now: number) {
+    return this.inner.liveCount(now);
+  }
   clear() {
     return this.inner.clear();
   }

@@ -14,6 +14,10 @@ import { sdkFrameProblem as conformanceCheck } from '../checks/conformance';
 import { InvariantChecker, type ChargeContext } from '../checks/invariants';
 import { Tally } from '../checks/invariants/catalogue';
 import { SharedDecisionStore } from '../../store/shared-store';
+import { isLive } from '../../store/decision-store';
+import { CheckpointMemo, copyAsCheckpoint } from '../../store/checkpoint-memo';
+import { tapStore } from './store-tap';
+import { liveDecisions } from './restart';
 import { LifetimeTracker } from '../checks/lifetimes';
 import { LoopTracker } from '../checks/loops';
 import { emptyCounters, LaneMetrics, type LaneCounters } from './metrics';
@@ -740,6 +744,34 @@ describe('the decision stores', () => {
       expect(a.count()).toBe(live);
     });
   }
+
+  it('liveCount counts the entries that still answer, as entries() filtered: store, copy, checkpoint copy, tap', () => {
+    const live = (s: ConnectionDecisionStore | SharedDecisionStore, now: number) =>
+      s.entries().filter((d) => isLive(d, now)).length;
+    for (const make of [() => new ConnectionDecisionStore(), () => new SharedDecisionStore()]) {
+      for (let seed = 1; seed <= 4; seed++) {
+        const a = make();
+        drive(a, new Rng(seed));
+        const copy = new CloneMap().get(a);
+        const frozen = copyAsCheckpoint(new CheckpointMemo(), () => new CloneMap().get(a));
+        expect((frozen as unknown as { frozen: unknown }).frozen).not.toBeNull();
+        const tap = tapStore(a, () => {});
+        let some = 0;
+        // Before, across and after the entries' expiries (some expired entries linger: no sweep).
+        for (let now = T0; now <= T0 + 130_000; now += 10_000) {
+          const want = live(a, now);
+          some += want;
+          expect(a.liveCount(now)).toBe(want);
+          expect(copy.liveCount(now)).toBe(want);
+          expect(frozen.liveCount(now)).toBe(want);
+          expect(tap.liveCount!(now)).toBe(want);
+          expect(liveDecisions(tap, now)).toBe(want);
+        }
+        expect(some).toBeGreaterThan(0);
+        expect(a.liveCount(T0 + 130_000)).toBeLessThan(a.count());
+      }
+    }
+  });
 
   it('a live entry held elsewhere (a lookup in flight) and the store share one copy', () => {
     const a = new ConnectionDecisionStore();

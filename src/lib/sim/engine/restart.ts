@@ -38,6 +38,7 @@ export type { LaneRestart, RestartReport } from './engine-types';
 
 /** Unexpired entries at `now` (expired ones linger until a sweep; they answer nothing). */
 export function liveDecisions(store: DecisionStore, now: number): number {
+  if (store.liveCount) return store.liveCount(now);
   const all = store.entries();
   if (Array.isArray(all)) return all.filter((d) => isLive(d, now)).length;
   const n = store.count();

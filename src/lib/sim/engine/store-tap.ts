@@ -6,7 +6,7 @@
  */
 import { copyable } from '../../machine/clone';
 import type { StoredDecision } from '../../machine/types';
-import type { DecisionStore, MaybePromise } from '../../store/decision-store';
+import { isLive, type DecisionStore, type MaybePromise } from '../../store/decision-store';
 
 /**
  * What happened to a lane's store. `opened` starts every lifetime afresh; `held` is what the store
@@ -67,6 +67,15 @@ export class TappedStore implements DecisionStore {
   }
   count() {
     return this.inner.count();
+  }
+  liveCount(now: number): number {
+    const inner = this.inner;
+    if (inner.liveCount) return inner.liveCount(now);
+    // As `liveDecisions` (restart.ts) counts a store without one.
+    const all = inner.entries();
+    if (Array.isArray(all)) return all.filter((d) => isLive(d, now)).length;
+    const n = inner.count();
+    return typeof n === 'number' ? n : 0;
   }
   clear() {
     this.observe({ type: 'clear' });
