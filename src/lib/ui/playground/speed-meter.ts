@@ -2,8 +2,8 @@
  * The speed play actually reaches, for the page to say so when it falls short of the setting: the
  * worker plays on its own clock (worker/live.ts), and a machine that cannot keep up (a busy
  * 2-core laptop late in the 50-server benchmark's day: ~910–970× of 1000×) plays slower than the
- * slider says. The worker drops what it owes past a quarter of a second rather than race to catch
- * up, so the clock's pace is the truth, and the slider alone would not be.
+ * slider says. The worker drops what it owes past a second rather than race to catch up
+ * (worker/live.ts), so the clock's pace is the truth, and the slider alone would not be.
  *
  * Measured from the snapshots shown (wall time of the frame, the snapshot's simulated time) over
  * the last few seconds: pure arithmetic on the times it is given (testable without timers).

@@ -42,6 +42,16 @@ describe('live play pacing', () => {
     expect(p.due(10_100)).toBe(200);
   });
 
+  it('owes in full a stall of the worker its own (a batch that took an engine checkpoint: 300 ms)', () => {
+    const p = new LivePacer(1000, 0);
+    p.due(10);
+    p.ran(10_000, 100, 10);
+    // The batch ran 300 ms past its slice: all of it is owed, and made up by the batches after.
+    expect(p.due(310)).toBe(300_000);
+    expect(p.target(0)).toBe(300_000);
+    expect(p.wait(300)).toBe(0);
+  });
+
   it('with a cap plays no faster than it, whatever the speed (a slower machine, for the tests)', () => {
     const p = new LivePacer(1000, 0, 20);
     expect(p.due(100)).toBe(2_000);
