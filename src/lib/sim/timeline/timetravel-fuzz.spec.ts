@@ -134,8 +134,9 @@ const endAndLinkArb = fc.record({
 });
 const randomCaseArb = fc.record({ scenario: scenarioArb, ops });
 
-/** Seeks back made, and how many were restored from an engine checkpoint (not re-simulated). */
-const tally = { seeks: 0, copies: 0 };
+/** Seeks back made, how many had an engine checkpoint before their time, and how many were
+ *  restored from one (not re-simulated). */
+const tally = { seeks: 0, copies: 0, served: 0 };
 
 /** A durable store that says what is on disk, as the browser's does. */
 class DiskStore extends SharedDecisionStore {
@@ -193,11 +194,20 @@ class Pair {
   handle(cmd: Command, step: string): Reply[] {
     const back = cmd.type === 'seek' && this.s.sim !== null && cmd.t < this.s.sim.now;
     const copies = this.s.copyRestores;
+    // A seek back with an engine checkpoint before its time must restore from it (strictly
+    // before: checkpoints at or after the time cannot serve it, nor any seek to the start).
+    const served = back && cmd.type === 'seek' && this.s.engineCheckpoints.at(cmd.t) !== null;
     for (const x of [this.s, this.r]) if (x.rewinds(cmd)) x.setStorage(namespace());
     const a = this.s.handle(cmd);
     if (back) {
+      const used = this.s.copyRestores - copies;
       tally.seeks++;
-      tally.copies += this.s.copyRestores - copies;
+      tally.copies += used;
+      if (served) {
+        tally.served++;
+        if (used === 0)
+          throw new Error(`${step}: a seek back with a checkpoint before it re-simulated instead`);
+      }
     }
     const b = this.r.handle(cmd);
     // Whether a seek restored in place is the worker's to know (it then keeps the namespace).
@@ -436,8 +446,12 @@ describe('time travel on generated timelines', () => {
         endOnFailure: true
       }
     );
-    // The copies were put to the test: a good share of the seeks back (those not to the first seconds) restored from one.
-    expect(tally.copies).toBeGreaterThan(tally.seeks / 10);
+    // The copies were put to the test: every seek back a checkpoint could serve restored from it
+    // (checked at each), and there were such seeks. Not a share of all seeks back: many go to the
+    // start, or follow a reload (which keeps no checkpoints), and a random seed once drew 5 served
+    // of 54 (FUZZ_SEED=983222090) against a floor of a tenth, with every one of the 5 restored.
+    expect(tally.served).toBeGreaterThan(0);
+    expect(tally.copies).toBe(tally.served);
   }, 240_000);
 
   // Fixed seeds (CI runs these as they are): every timeline shares a run edited mid-run and
