@@ -6,7 +6,11 @@
 // threads' CPU. The scenario's request rate climbs through the day (its tight loops never give
 // up): ~42,000 a second at 1000× in its first hours, ~74,000 in its last, so the late rows are
 // the ones to read. At the end: the wall time the day took, from the click on Play to Play back (86.4 s at exactly 1000×).
+// Then the yardstick: the same day by the engine alone in Node on this machine (no page, no
+// IndexedDB, no audit index; scripts/bench-ui-floor.ts), so that a figure taken on one machine
+// can be read against one taken on another (BENCH_UI_DAY_NODE=0 skips it).
 // Figures, not assertions. BENCH_UI_PORT sets the port, BENCH_UI_STEP_S the row's seconds.
+import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import {
   liveReading,
@@ -63,4 +67,16 @@ try {
 } finally {
   await browser.close();
   server.kill();
+}
+
+if (process.env.BENCH_UI_DAY_NODE !== '0') {
+  const yard = JSON.parse(
+    execFileSync(process.execPath, ['--import', 'tsx', 'scripts/bench-ui-floor.ts'], {
+      encoding: 'utf8',
+      env: { ...process.env, BENCH_UI_FLOOR_HOURS: '24', BENCH_UI_FLOOR_ENGINE_ONLY: '1' }
+    })
+  );
+  console.log(
+    `the engine alone in Node, the same day on this machine: ${(yard.engineMs / 1000).toFixed(1)} s (${n((24 * 3600 * 1000) / yard.engineMs)}×, ${n(yard.engineRps)} requests/s over ${n(yard.requests)} requests)  [load ${loadavg()[0].toFixed(2)}]`
+  );
 }
