@@ -97,6 +97,19 @@ export async function uploadFiftyServersAtTopSpeed(page) {
 }
 
 /**
+ * A new page of the playground in `browser` (1440×900, as the live benchmarks take it), ready to
+ * play bench/ui-50-servers.json at the highest live speed: the caller clicks Play.
+ */
+export async function openFiftyServersAtTopSpeed(browser, port) {
+  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+  const page = await context.newPage();
+  await page.goto(`http://127.0.0.1:${port}/`);
+  await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
+  await uploadFiftyServersAtTopSpeed(page);
+  return page;
+}
+
+/**
  * The playground's simulated time (s) and both lanes' request counts, as the page shows them: the
  * live benchmarks read it before and after their window, for the speed and the requests played.
  */

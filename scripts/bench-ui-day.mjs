@@ -14,10 +14,10 @@ import { execFileSync } from 'node:child_process';
 import { loadavg } from 'node:os';
 import {
   liveReading,
+  openFiftyServersAtTopSpeed,
   requireBuild,
   serveAndLaunch,
-  sleep,
-  uploadFiftyServersAtTopSpeed
+  sleep
 } from './bench-browser.mjs';
 import { cpuSince, threadCpu } from './bench-ui-threads.mjs';
 
@@ -28,11 +28,7 @@ const n = (x) => Math.round(x).toLocaleString('en-GB');
 
 const { server, browser } = await serveAndLaunch(port);
 try {
-  const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
-  const page = await context.newPage();
-  await page.goto(`http://127.0.0.1:${port}/`);
-  await page.getByRole('button', { name: 'Play' }).and(page.locator(':enabled')).waitFor();
-  await uploadFiftyServersAtTopSpeed(page);
+  const page = await openFiftyServersAtTopSpeed(browser, port);
   await page.getByRole('button', { name: 'Play' }).click();
   const start = performance.now();
   await page.getByRole('button', { name: 'Pause' }).waitFor();
