@@ -113,6 +113,19 @@ export function isLive(d: StoredDecision, now: number): boolean {
   return !isExpired(d, now) || approvalAfter(d, now) !== null;
 }
 
+/**
+ * A store's unexpired entries at `now` (expired ones linger until a sweep; they answer nothing):
+ * its `liveCount` when it has one, else its `entries()` counted (0 for a store that answers only
+ * asynchronously).
+ */
+export function liveDecisions(store: DecisionStore, now: number): number {
+  if (store.liveCount) return store.liveCount(now);
+  const all = store.entries();
+  if (Array.isArray(all)) return all.filter((d) => isLive(d, now)).length;
+  const n = store.count();
+  return typeof n === 'number' ? n : 0;
+}
+
 /** Record one re-presentation on `d` (mutates it): `represented += 1`. */
 export function recordPresentation(d: StoredDecision): void {
   d.represented += 1;

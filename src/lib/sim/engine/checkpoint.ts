@@ -21,7 +21,7 @@ import {
   type SimulationOptions,
   type TimelineAction
 } from './engine';
-import { liveDecisions } from './restart';
+import { liveDecisions } from '../../store/decision-store';
 import { applyAction } from './apply-action';
 import { LANE_IDS } from '../input/lanes';
 import type { LaneId, Scenario } from '../input/scenario';

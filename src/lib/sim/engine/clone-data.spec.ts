@@ -17,7 +17,7 @@ import { SharedDecisionStore } from '../../store/shared-store';
 import { isLive } from '../../store/decision-store';
 import { CheckpointMemo, copyAsCheckpoint } from '../../store/checkpoint-memo';
 import { tapStore } from './store-tap';
-import { liveDecisions } from './restart';
+import { liveDecisions } from '../../store/decision-store';
 import { LifetimeTracker } from '../checks/lifetimes';
 import { LoopTracker } from '../checks/loops';
 import { emptyCounters, LaneMetrics, type LaneCounters } from './metrics';

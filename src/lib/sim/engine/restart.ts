@@ -28,22 +28,12 @@
  */
 import type { LaneRuntime } from './engine';
 import type { LaneId } from '../../machine/vocabulary';
-import type { DecisionStore } from '../../store/decision-store';
-import { isLive } from '../../store/decision-store';
+import { liveDecisions } from '../../store/decision-store';
 
 // The report's shape lives in engine-types.ts (the engine's data at its edges), so that module
 // need not import this one.
 import type { LaneRestart, RestartReport } from './engine-types';
 export type { LaneRestart, RestartReport } from './engine-types';
-
-/** Unexpired entries at `now` (expired ones linger until a sweep; they answer nothing). */
-export function liveDecisions(store: DecisionStore, now: number): number {
-  if (store.liveCount) return store.liveCount(now);
-  const all = store.entries();
-  if (Array.isArray(all)) return all.filter((d) => isLive(d, now)).length;
-  const n = store.count();
-  return typeof n === 'number' ? n : 0;
-}
 
 /** Restart one lane's client at `t` (see the module comment). */
 export function restartLane(lane: LaneRuntime, t: number): LaneRestart {

@@ -6,7 +6,7 @@
  */
 import { copyable } from '../../machine/clone';
 import type { StoredDecision } from '../../machine/types';
-import { isLive, type DecisionStore, type MaybePromise } from '../../store/decision-store';
+import { liveDecisions, type DecisionStore, type MaybePromise } from '../../store/decision-store';
 
 /**
  * What happened to a lane's store. `opened` starts every lifetime afresh; `held` is what the store
@@ -69,13 +69,7 @@ export class TappedStore implements DecisionStore {
     return this.inner.count();
   }
   liveCount(now: number): number {
-    const inner = this.inner;
-    if (inner.liveCount) return inner.liveCount(now);
-    // As `liveDecisions` (restart.ts) counts a store without one.
-    const all = inner.entries();
-    if (Array.isArray(all)) return all.filter((d) => isLive(d, now)).length;
-    const n = inner.count();
-    return typeof n === 'number' ? n : 0;
+    return liveDecisions(this.inner, now);
   }
   clear() {
     this.observe({ type: 'clear' });

@@ -3,7 +3,7 @@ import { Simulation } from '../engine/engine';
 import { LANE_IDS, parseScenario, type LaneId } from '../input/scenario';
 import { Session, type RunStorage } from './session';
 import { DiskStore, MemoryAuditLog } from './run-storage.testing';
-import { liveDecisions } from '../engine/restart';
+import { liveDecisions } from '../../store/decision-store';
 import { only, readScenario as read, snap } from './replies.testing';
 import { auditLineJson } from '../report/report';
 
