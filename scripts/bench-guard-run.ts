@@ -4,7 +4,7 @@
  * frame validator). Prints wall and CPU time per request: on a shared machine the CPU time is
  * the steadier, and the main thread's (Linux: /proc, in 10 ms ticks) is what a worker's frame
  * waits for — the process's (`cpuUs`) adds the compiler's and the garbage collector's helper
- * threads.
+ * threads. `--lane=A` (or B): that lane's population alone (the engine's `lanes`; bench:lanes).
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { scenarioRun } from './bench-scenario-run';
@@ -13,7 +13,12 @@ const args = process.argv.slice(2);
 const [hoursArg = '0.5', file = 'bench/ui-50-servers.json'] = args.filter(
   (a) => !a.startsWith('--')
 );
-const run = scenarioRun(file, Number(hoursArg), { guarded: args.includes('--guarded') });
+const lane = args.find((a) => a.startsWith('--lane='))?.slice('--lane='.length);
+if (lane !== undefined && lane !== 'A' && lane !== 'B') throw new Error(`--lane=${lane}: A or B`);
+const run = scenarioRun(file, Number(hoursArg), {
+  guarded: args.includes('--guarded'),
+  ...(lane ? { lanes: [lane] } : {})
+});
 const sim = run.sim;
 /** The main thread's CPU time so far, ms (null where /proc is not there). */
 function mainThreadMs(): number | null {
@@ -37,6 +42,7 @@ const requests = run.requests();
 console.log(
   JSON.stringify({
     requests,
+    wallMs: wall,
     wallUs: (wall * 1000) / requests,
     cpuUs: (cpuMs * 1000) / requests,
     mainUs: (mainMs * 1000) / requests

@@ -10,9 +10,8 @@
 // scripts/ and node_modules linked) is run too, interleaved with this one, for a before/after.
 // Default: 5 pairs of 0.5 h of bench/ui-50-servers.json, the live-play benchmark of issue #24.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { loadavg } from 'node:os';
+import { bundleRunner } from './bench-bundle.mjs';
 
 const args = process.argv.slice(2);
 const before = args.find((a) => a.startsWith('--before='))?.slice('--before='.length);
@@ -21,24 +20,7 @@ const [pairs = '5', hours = '0.5', file = 'bench/ui-50-servers.json'] = args.fil
 );
 
 /** The runner of the checkout at `root`, bundled. */
-function bundle(root, name) {
-  const out = join(mkdtempSync(join(tmpdir(), 'bench-guard-')), `${name}.mjs`);
-  execFileSync(
-    'npx',
-    [
-      'esbuild',
-      join(root, 'scripts/bench-guard-run.ts'),
-      '--bundle',
-      '--platform=node',
-      '--format=esm',
-      `--outfile=${out}`,
-      '--log-level=error',
-      "--banner:js=import { createRequire } from 'module'; const require = createRequire(import.meta.url);"
-    ],
-    { stdio: 'inherit' }
-  );
-  return out;
-}
+const bundle = (root, name) => bundleRunner(root, 'scripts/bench-guard-run.ts', name);
 
 const trees = [...(before ? [{ name: 'before', js: bundle(before, 'before') }] : [])];
 trees.push({ name: before ? 'after' : 'this', js: bundle('.', 'this') });

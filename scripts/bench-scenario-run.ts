@@ -7,12 +7,17 @@ import { readFileSync } from 'node:fs';
 import { sdkFrameProblem } from '../src/lib/sim/checks/conformance';
 import { guardedSimulation } from '../src/lib/sim/checks/guard';
 import { Simulation } from '../src/lib/sim/engine/engine';
-import { parseScenario, type Scenario } from '../src/lib/sim/input/scenario';
+import { parseScenario, type LaneId, type Scenario } from '../src/lib/sim/input/scenario';
 
 export function scenarioRun(
   file: string,
   hours: number,
-  opts: { guarded: boolean; servers?: (s: Scenario['servers']) => Scenario['servers'] }
+  opts: {
+    guarded: boolean;
+    servers?: (s: Scenario['servers']) => Scenario['servers'];
+    /** The lanes whose population runs (default both: the engine's `lanes`). */
+    lanes?: LaneId[];
+  }
 ): { sim: Simulation; requests: () => number } {
   const parsed = parseScenario(readFileSync(file, 'utf8'));
   if (!parsed.ok)
@@ -26,7 +31,8 @@ export function scenarioRun(
   const hooks = {
     onFrame: (l: { direction: string }) => {
       if (l.direction === 'in') requests++;
-    }
+    },
+    ...(opts.lanes ? { lanes: opts.lanes } : {})
   };
   const sim = opts.guarded
     ? guardedSimulation(s, hooks, { validate: sdkFrameProblem }).sim

@@ -111,6 +111,13 @@ export interface SimulationOptions {
   onRestart?: (report: RestartReport) => void;
   /** Called after each metrics sample at `t`, every event up to `t` run (checkpoint.ts). */
   onSample?: (t: number) => void;
+  /**
+   * The lanes whose server population runs (default: both). A lane left out has its host and
+   * its servers, never connected: no request reaches it, its numbers stay at zero. The lanes are
+   * independent, so a lane run alone gives the bytes it gives beside the other
+   * (engine-lanes.spec.ts): a lane per thread is how a run could use more than one core.
+   */
+  lanes?: readonly LaneId[];
 }
 
 /** One lane's side of a restart. */

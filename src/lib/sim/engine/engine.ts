@@ -97,7 +97,7 @@ export class Simulation implements DialogWatcher {
     this.sample();
     if (opts.trace) this.scheduleTrace(opts.trace);
     else
-      for (const id of LANE_IDS)
+      for (const id of this.running())
         for (const s of this.lanes[id].servers.values()) {
           s.connect();
           s.agent!.start();
@@ -185,8 +185,14 @@ export class Simulation implements DialogWatcher {
     this.clock.interrupt();
   }
 
+  /** The lanes whose population runs (`opts.lanes`; both by default). */
+  private running(): readonly LaneId[] {
+    const only = this.opts.lanes;
+    return only ? LANE_IDS.filter((l) => only.includes(l)) : LANE_IDS;
+  }
+
   private scheduleTrace(events: TraceEvent[]): void {
-    for (const id of LANE_IDS) {
+    for (const id of this.running()) {
       for (const e of events)
         this.clock.schedule(this.start + e.t, {
           kind: 'trace',
