@@ -126,6 +126,11 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   /** The live entries. */
   readonly #index: Nested<StoredDecision> = new Map();
   #size = 0;
+  /**
+   * The time of the last sweep when nothing changed since (else NaN): `liveCount` then is
+   * `#size` (as in connection-store.ts).
+   */
+  #sweptAt = NaN;
   /** Keys on disk (committed), by server. */
   readonly #saved = new Map<string, Set<string>>();
   #savedCount = 0;
@@ -365,6 +370,8 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
         for (const [identity, d] of m)
           if (d.expiresAt !== null) this.#expiry.push(d.expiresAt, [server, identity]);
     }
+    // Every entry due at `now` has gone or become its approval (live at `now`).
+    this.#sweptAt = now;
     return n;
   }
 
@@ -379,6 +386,7 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   }
 
   liveCount(now: number): number {
+    if (now === this.#sweptAt) return this.#size;
     let n = 0;
     for (const byIdentity of this.#index.values())
       for (const d of byIdentity.values()) if (isLive(d, now)) n++;
@@ -401,6 +409,7 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   }
 
   #put(d: StoredDecision): void {
+    this.#sweptAt = NaN;
     let byIdentity = this.#index.get(d.server);
     if (byIdentity === undefined) {
       byIdentity = new Map();
@@ -415,6 +424,7 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
   }
 
   #remove(server: string, identity: string): void {
+    this.#sweptAt = NaN;
     const byIdentity = this.#index.get(server);
     if (byIdentity === undefined || !byIdentity.delete(identity)) return;
     if (byIdentity.size === 0) this.#index.delete(server);
