@@ -11,8 +11,11 @@
  * What the worker adds over the engine, without the browser: no IndexedDB, no page. `from`
  * (hours): played first, untimed, so a late hour's cost is timed alone. Prints the requests
  * timed, wall ms and the main thread's CPU µs a request (Linux; else the process's).
+ * BENCH_SESSION_PROFILE=FILE: a CPU profile of the timed part alone, written to FILE (read it
+ * with scripts/bench-profile-summary.mjs).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { Session as Inspector } from 'node:inspector/promises';
 import { scenarioRun } from './bench-scenario-run';
 import { Session } from '../src/lib/sim/session/session';
 import { loadParsers } from '../src/lib/sim/input/parsers';
@@ -55,6 +58,9 @@ if (mode === 'engine') {
           chunkStore: () => ({ put: async () => {}, get: async () => undefined, drop: () => {} })
         })
       : null;
+  // Rows on disk are read back from there (none here: the harness writes nothing), so the
+  // table keeps only its window of full records, as the worker's does.
+  table?.reset(async (rows) => Array.from(rows, () => undefined));
   play = async (until) => {
     const sim = session.sim!;
     while (!sim.done && sim.now < sim.start + until) {
@@ -73,6 +79,13 @@ if (mode === 'engine') {
 
 const HOUR = 3_600_000;
 const before = from > 0 ? await play(from * HOUR) : 0;
+const profileTo = process.env.BENCH_SESSION_PROFILE;
+const inspector = profileTo ? new Inspector() : null;
+if (inspector) {
+  inspector.connect();
+  await inspector.post('Profiler.enable');
+  await inspector.post('Profiler.start');
+}
 const main0 = mainThreadMs();
 const cpu0 = process.cpuUsage();
 const t0 = performance.now();
@@ -80,6 +93,10 @@ const requests = (await play(hours * HOUR)) - before;
 const wallMs = performance.now() - t0;
 const cpu = process.cpuUsage(cpu0);
 const main1 = mainThreadMs();
+if (inspector && profileTo) {
+  const { profile } = await inspector.post('Profiler.stop');
+  writeFileSync(profileTo, JSON.stringify(profile));
+}
 const cpuMs = (cpu.user + cpu.system) / 1000;
 const mainMs = main0 === null || main1 === null ? cpuMs : main1 - main0;
 console.log(
@@ -88,6 +105,7 @@ console.log(
     requests,
     wallMs,
     mainUs: (mainMs * 1000) / requests,
+    heapMB: Math.round(process.memoryUsage().heapUsed / 2 ** 20),
     cpuUs: (cpuMs * 1000) / requests
   })
 );

@@ -12,6 +12,8 @@ import { guardedSimulation } from '../checks/guard';
 import { sdkFrameProblem } from '../checks/conformance';
 import type { LaneId } from '../input/scenario';
 import { parseTrace, type TraceEvent } from '../input/trace';
+import fc from 'fast-check';
+import { applyEdits, caseArb, edgeCaseArb } from '../input/fuzz-cases';
 
 function parse(path: string): Scenario {
   const r = parseScenario(readFileSync(path, 'utf8'));
@@ -87,7 +89,7 @@ function drive(sim: Simulation): void {
 function run(
   scenario: Scenario,
   lanes?: LaneId[],
-  driven = false,
+  driven: boolean | ((sim: Simulation) => void) = false,
   trace?: TraceEvent[]
 ): Record<LaneId, LaneBytes> {
   const { opts, by } = collect();
@@ -96,8 +98,9 @@ function run(
     ...(lanes ? { lanes } : {}),
     ...(trace ? { trace } : {})
   });
-  if (driven) drive(sim);
-  else sim.runToEnd();
+  if (typeof driven === 'function') driven(sim);
+  else if (driven) drive(sim);
+  sim.runToEnd();
   for (const id of ['A', 'B'] as const) by[id].numbers = laneNumbers(sim, id);
   return by;
 }
@@ -147,6 +150,30 @@ describe('a lane run alone', () => {
       expect(alone[lane].numbers).toBe(both[lane].numbers);
       expect(alone[lane === 'A' ? 'B' : 'A'].frames).toEqual([]);
     }
+  });
+
+  it('in random scenarios with a learner’s edits, and in the edge cases new users broke', () => {
+    const same = (data: unknown, edits: Parameters<typeof applyEdits>[2] = []) => {
+      const parsed = parseScenario(data);
+      if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
+      const scenario = parsed.scenario;
+      const edit = (sim: Simulation) => applyEdits(sim, scenario.durationMs, edits);
+      const both = run(scenario, undefined, edit);
+      for (const lane of ['A', 'B'] as const) {
+        const alone = run(scenario, [lane], edit);
+        expect(alone[lane].frames).toEqual(both[lane].frames);
+        expect(alone[lane].audit).toEqual(both[lane].audit);
+        expect(alone[lane].numbers).toBe(both[lane].numbers);
+      }
+    };
+    fc.assert(
+      fc.property(caseArb, ({ scenario, edits }) => same(scenario, edits)),
+      { numRuns: 25 }
+    );
+    fc.assert(
+      fc.property(edgeCaseArb, ({ scenario, edits }) => same(scenario, edits)),
+      { numRuns: 15 }
+    );
   });
 
   it('keeps its guarantees, checked as the playground checks them', () => {
