@@ -105,34 +105,41 @@ function run(
   return by;
 }
 
+/**
+ * Run `scenario` with both lanes, then each lane alone, the same way (`driven`, `trace`): each
+ * lane alone gives the bytes and numbers it gave beside the other, and the other lane's
+ * population never ran. Returns the run with both.
+ */
+function sameAlone(
+  scenario: Scenario,
+  driven: boolean | ((sim: Simulation) => void) = false,
+  trace?: TraceEvent[]
+): Record<LaneId, LaneBytes> {
+  const both = run(scenario, undefined, driven, trace);
+  for (const lane of ['A', 'B'] as const) {
+    const alone = run(scenario, [lane], driven, trace);
+    expect(alone[lane].audit.length).toBe(both[lane].audit.length);
+    expect(alone[lane].frames).toEqual(both[lane].frames);
+    expect(alone[lane].audit).toEqual(both[lane].audit);
+    expect(alone[lane].numbers).toBe(both[lane].numbers);
+    const other = lane === 'A' ? 'B' : 'A';
+    expect(alone[other].frames).toEqual([]);
+    expect(alone[other].audit).toEqual([]);
+  }
+  return both;
+}
+
 describe('a lane run alone', () => {
   for (const { path, scenario } of SCENARIOS)
     it(`gives the bytes it gives beside the other: ${path}`, () => {
-      const both = run(scenario);
-      for (const lane of ['A', 'B'] as const) {
-        const alone = run(scenario, [lane]);
-        expect(alone[lane].audit.length).toBe(both[lane].audit.length);
-        expect(alone[lane].frames).toEqual(both[lane].frames);
-        expect(alone[lane].audit).toEqual(both[lane].audit);
-        expect(alone[lane].numbers).toBe(both[lane].numbers);
-        // The other lane's population never ran.
-        const other = lane === 'A' ? 'B' : 'A';
-        expect(alone[other].frames).toEqual([]);
-        expect(alone[other].audit).toEqual([]);
-      }
+      const both = sameAlone(scenario);
       // Not trivially equal: the scenario's lanes did something.
       expect(both.A.frames.length + both.B.frames.length).toBeGreaterThan(0);
     });
 
   it('and under a learner’s edits, a restart and a slice cut short', () => {
     const { scenario } = SCENARIOS.find((s) => s.path.endsWith('ui-50-servers.json'))!;
-    const both = run(scenario, undefined, true);
-    for (const lane of ['A', 'B'] as const) {
-      const alone = run(scenario, [lane], true);
-      expect(alone[lane].frames).toEqual(both[lane].frames);
-      expect(alone[lane].audit).toEqual(both[lane].audit);
-      expect(alone[lane].numbers).toBe(both[lane].numbers);
-    }
+    const both = sameAlone(scenario, true);
     // The edits changed what the lanes did: lane A denies by default from minute 4.
     expect(both.A.audit.join('\n')).not.toBe(both.B.audit.join('\n'));
   });
@@ -141,15 +148,8 @@ describe('a lane run alone', () => {
     const trace = parseTrace(readFileSync('static/traces/reconnect-storm.jsonl', 'utf8'));
     if (!trace.ok) throw new Error(trace.error);
     const { scenario } = SCENARIOS.find((s) => s.path.endsWith('reconnect-bypass.json'))!;
-    const both = run(scenario, undefined, false, trace.events);
+    const both = sameAlone(scenario, false, trace.events);
     expect(both.A.audit.length).toBeGreaterThan(0);
-    for (const lane of ['A', 'B'] as const) {
-      const alone = run(scenario, [lane], false, trace.events);
-      expect(alone[lane].frames).toEqual(both[lane].frames);
-      expect(alone[lane].audit).toEqual(both[lane].audit);
-      expect(alone[lane].numbers).toBe(both[lane].numbers);
-      expect(alone[lane === 'A' ? 'B' : 'A'].frames).toEqual([]);
-    }
   });
 
   it('in random scenarios with a learner’s edits, and in the edge cases new users broke', () => {
@@ -157,14 +157,7 @@ describe('a lane run alone', () => {
       const parsed = parseScenario(data);
       if (!parsed.ok) throw new Error(JSON.stringify(parsed.errors));
       const scenario = parsed.scenario;
-      const edit = (sim: Simulation) => applyEdits(sim, scenario.durationMs, edits);
-      const both = run(scenario, undefined, edit);
-      for (const lane of ['A', 'B'] as const) {
-        const alone = run(scenario, [lane], edit);
-        expect(alone[lane].frames).toEqual(both[lane].frames);
-        expect(alone[lane].audit).toEqual(both[lane].audit);
-        expect(alone[lane].numbers).toBe(both[lane].numbers);
-      }
+      sameAlone(scenario, (sim) => applyEdits(sim, scenario.durationMs, edits));
     };
     fc.assert(
       fc.property(caseArb, ({ scenario, edits }) => same(scenario, edits)),
