@@ -137,25 +137,28 @@ describe('liveCount', () => {
     it(`is the entries that still answer, counted, after any history: ${name}`, async () => {
       let shortcuts = 0;
       await fc.assert(
-        fc.asyncProperty(fc.array(op, { minLength: 10, maxLength: 60, size: 'max' }), async (ops) => {
-          const s = await make();
-          let now = 1_000;
-          for (const o of ops) {
-            if (o.kind === 'wait') now += o.ms;
-            apply(s, o, now);
-            expect(s.liveCount(now)).toBe(counted(s, now));
-            // Later, before the next sweep: expiries since are not live.
-            expect(s.liveCount(now + 600)).toBe(counted(s, now + 600));
-            if (o.kind === 'sweep') shortcuts++;
+        fc.asyncProperty(
+          fc.array(op, { minLength: 10, maxLength: 60, size: 'max' }),
+          async (ops) => {
+            const s = await make();
+            let now = 1_000;
+            for (const o of ops) {
+              if (o.kind === 'wait') now += o.ms;
+              apply(s, o, now);
+              expect(s.liveCount(now)).toBe(counted(s, now));
+              // Later, before the next sweep: expiries since are not live.
+              expect(s.liveCount(now + 600)).toBe(counted(s, now + 600));
+              if (o.kind === 'sweep') shortcuts++;
+            }
+            // A copy counts the same (connection-scoped and in-memory durable stores copy).
+            if (!(s instanceof CachedDurableStore)) {
+              void s.sweep(now);
+              const copy = new CloneMap().get(s);
+              expect(copy.liveCount(now)).toBe(counted(s, now));
+              expect(copy.liveCount(now + 600)).toBe(counted(s, now + 600));
+            }
           }
-          // A copy counts the same (connection-scoped and in-memory durable stores copy).
-          if (!(s instanceof CachedDurableStore)) {
-            void s.sweep(now);
-            const copy = new CloneMap().get(s);
-            expect(copy.liveCount(now)).toBe(counted(s, now));
-            expect(copy.liveCount(now + 600)).toBe(counted(s, now + 600));
-          }
-        }),
+        ),
         { numRuns: 100 }
       );
       expect(shortcuts).toBeGreaterThan(0);
