@@ -4,6 +4,8 @@ import { RETAIN_AT_LEAST } from '../../client/presentations';
 import type { AuditRecord } from '../../machine/types';
 import { record, T0 } from './invariants/records.testing';
 import { LoopTracker, type AlertSettings } from './loops';
+import { CloneMap } from '../../machine/clone';
+import { CheckpointMemo, copyAsCheckpoint } from '../../store/checkpoint-memo';
 
 /**
  * The count as the tracker first wrote it — every identity's times under one map keyed by lane
@@ -98,5 +100,64 @@ describe('LoopTracker', () => {
     // Both kinds are there: identities kept from the turn before, and identities forgotten.
     expect(counts.some((n) => n >= 3)).toBe(true);
     expect(counts.some((n) => n <= 2)).toBe(true);
+  });
+});
+
+describe('LoopTracker in engine checkpoints', () => {
+  it('a checkpoint taken as steps run counts, once copied, as the tracker did from there', () => {
+    fc.assert(
+      fc.property(
+        fc.array(step, { minLength: 1, maxLength: 200 }),
+        fc.array(fc.nat(), { maxLength: 4 }),
+        (steps, cuts) => {
+          const run = new LoopTracker();
+          const memo = new CheckpointMemo();
+          const at = new Set(cuts.map((c) => c % steps.length));
+          const checkpoints: { from: number; cp: LoopTracker }[] = [];
+          const counts: ReturnType<LoopTracker['presented']>[] = [];
+          let t = T0;
+          const records = steps.map((s) =>
+            record({ t: (t += s.gap), identity: s.identity, durationMs: s.durationMs })
+          );
+          steps.forEach((s, i) => {
+            if (at.has(i))
+              checkpoints.push({
+                from: i,
+                cp: copyAsCheckpoint(memo, () => new CloneMap().get(run))
+              });
+            counts.push(run.presented(s.lane, records[i]!, s));
+          });
+          for (const { from, cp } of checkpoints) {
+            // The checkpoint itself is never run; its copy (a restore) goes on as the run did.
+            expect(() => cp.presented('A', records[from]!, steps[from]!)).toThrow(/never run/);
+            const restored = new CloneMap().get(cp);
+            for (let i = from; i < steps.length; i++)
+              expect(restored.presented(steps[i]!.lane, records[i]!, steps[i]!)).toEqual(counts[i]);
+          }
+        }
+      ),
+      { numRuns: 150 }
+    );
+  });
+
+  it('a checkpoint shares the times lists the run did not change since the one before', () => {
+    const run = new LoopTracker();
+    const alert = { threshold: 3, windowMs: 60_000 };
+    for (let k = 0; k < 100; k++)
+      run.presented('A', record({ t: T0 + k, identity: `s:${k}` }), alert);
+    const memo = new CheckpointMemo();
+    const a = copyAsCheckpoint(memo, () => new CloneMap().get(run));
+    const made = memo.made;
+    run.presented('A', record({ t: T0 + 500, identity: 's:7' }), alert);
+    const b = copyAsCheckpoint(memo, () => new CloneMap().get(run));
+    // One list changed (s:7's): one copy made; the 99 others are the first checkpoint's.
+    expect(memo.made - made).toBe(1);
+    const lists = (x: LoopTracker) => (x['frozen'] as { times: readonly number[][] }).times;
+    expect(lists(b).filter((l, i) => l === lists(a)[i])).toHaveLength(99);
+    // Copied (a restore), both count as the run.
+    const next = record({ t: T0 + 600, identity: 's:7' });
+    expect(new CloneMap().get(b).presented('A', next, alert)).toEqual(
+      run.presented('A', next, alert)
+    );
   });
 });
