@@ -152,7 +152,8 @@ describe('LoopTracker in engine checkpoints', () => {
     const b = copyAsCheckpoint(memo, () => new CloneMap().get(run));
     // One list changed (s:7's): one copy made; the 99 others are the first checkpoint's.
     expect(memo.made - made).toBe(1);
-    const lists = (x: LoopTracker) => (x['frozen'] as { times: readonly number[][] }).times;
+    const lists = (x: LoopTracker) =>
+      (x['frozen'] as { times: readonly (readonly number[])[] } | null)!.times;
     expect(lists(b).filter((l, i) => l === lists(a)[i])).toHaveLength(99);
     // Copied (a restore), both count as the run.
     const next = record({ t: T0 + 600, identity: 's:7' });
