@@ -12,8 +12,8 @@
  * with the run (2 MiB at 2 h of the retry storm, 6 MiB at a day, about 9 MiB at three), and 48 of
  * a week's copies were most of the 2.7 GB a simulated week took before the tab crashed (issue #19).
  * Since issue #21 a checkpoint is a compact copy (store/checkpoint-memo.ts): what did not change
- * since the checkpoint before — most stored decisions, presentation histories and store
- * lifetimes — is shared with it, so a day of the storm's 31 checkpoints hold 30–41 MiB, not 146.
+ * since the checkpoint before — most stored decisions, presentation histories, store lifetimes
+ * and the loop guarantee's presentation times — is shared with it, so a day of the storm's 31 checkpoints hold 30–41 MiB, not 146.
  *
  * Checkpoints belong to one timeline. A change (an edit, a restart, an answer) at position p
  * starts a new branch from p: the checkpoints after p were of the abandoned one and go.

@@ -7,7 +7,8 @@
  * A checkpoint is compact (store/checkpoint-memo.ts): its stores — the browser's durable lane's,
  * kept in IndexedDB, too (store/checkpoint-store.ts) — presentation histories and the checker's
  * store lifetimes are flat lists of copies it shares with the checkpoints before it wherever they
- * did not change. So its cost is in two parts: the lists, priced here by count before the copy,
+ * did not change (and the checker's retry-loop times, priced whole here: an overestimate, so the
+ * budget errs safe). So its cost is in two parts: the lists, priced here by count before the copy,
  * and the copies it made afresh, which the memo prices as it makes them (engine-checkpoints.ts
  * adds those). Calibrated in Node (`scripts/bench-seek-parts.ts`, `npm run bench:seek`) against
  * the heap a simulated day of the retry storm's 31 checkpoints frees when dropped, memo included:
