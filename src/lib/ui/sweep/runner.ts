@@ -23,6 +23,12 @@ export class Cancelled extends Error {
 export class SweepRunner {
   #workers: WorkerLike[] = [];
   #fail: ((e: unknown) => void) | null = null;
+  /**
+   * Cancelled before `run` began: the page makes the runner, then waits for the worker module, and
+   * a Cancel in that wait had no run to stop — the sweep then ran to its end (a flaky CI run of
+   * tests/sweep.test.ts found it).
+   */
+  #cancelled = false;
 
   /**
    * Run every point of `plan` on every seed on `count` workers made by `make`; `progress` hears
@@ -40,6 +46,7 @@ export class SweepRunner {
     for (let point = 0; point < plan.points.length; point++)
       for (let seed = 0; seed < plan.seeds.length; seed++) tasks.push({ point, seed });
     const n = Math.max(1, Math.min(count, tasks.length));
+    if (this.#cancelled) return Promise.reject(new Cancelled());
     return new Promise((resolve, reject) => {
       let next = 0;
       let finished = 0;
@@ -82,7 +89,9 @@ export class SweepRunner {
     });
   }
 
+  /** Stop the run (every worker terminated at once), or the one about to start. */
   cancel(): void {
+    this.#cancelled = true;
     this.#fail?.(new Cancelled());
   }
 }
