@@ -36,40 +36,29 @@ class FakeWorker implements WorkerLike {
   }
 }
 
+/** Start `runner` on two fake workers: the run, and the workers it made. */
+function start(runner: SweepRunner): { run: Promise<unknown>; made: FakeWorker[] } {
+  const made: FakeWorker[] = [];
+  const make = () => {
+    const w = new FakeWorker();
+    made.push(w);
+    return w;
+  };
+  return { run: runner.run(plan(), '{}', 2, make, () => {}), made };
+}
+
 describe('SweepRunner', () => {
   it('a Cancel before the run starts stops it: no worker is made, the run is cancelled', async () => {
     const runner = new SweepRunner();
     runner.cancel();
-    const made: FakeWorker[] = [];
-    const run = runner.run(
-      plan(),
-      '{}',
-      2,
-      () => {
-        const w = new FakeWorker();
-        made.push(w);
-        return w;
-      },
-      () => {}
-    );
+    const { run, made } = start(runner);
     await expect(run).rejects.toBeInstanceOf(Cancelled);
     expect(made).toEqual([]);
   });
 
   it('a Cancel during the run terminates every worker and rejects', async () => {
     const runner = new SweepRunner();
-    const made: FakeWorker[] = [];
-    const run = runner.run(
-      plan(),
-      '{}',
-      2,
-      () => {
-        const w = new FakeWorker();
-        made.push(w);
-        return w;
-      },
-      () => {}
-    );
+    const { run, made } = start(runner);
     expect(made).toHaveLength(2);
     expect(made.every((w) => w.sent[0]?.type === 'init')).toBe(true);
     runner.cancel();
