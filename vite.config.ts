@@ -36,7 +36,7 @@ export default defineConfig(({ isSsrBuild }) => ({
     environment: 'node',
     // One fixed seed for every property test (scripts/fuzz.mjs explores others).
     // The parsers the worker loads on first use, loaded up front (src/parsers-setup.ts).
-    setupFiles: ['src/fuzz-setup.ts', 'src/parsers-setup.ts'],
+    setupFiles: ['src/fuzz-setup.ts', 'src/parsers-setup.ts', 'src/checkpoint-setup.ts'],
     testTimeout: 30_000
   }
 }));

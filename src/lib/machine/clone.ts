@@ -219,6 +219,14 @@ export class CloneMap {
   /** How the plain records of the object being filled are copied (`CopyRules.records`). */
   #records: ((r: object) => object) | undefined = undefined;
 
+  /**
+   * How {@link box} copies an original nothing registered (else a shallow copy): an engine
+   * checkpoint's copy sets it, so that a stored decision a request in flight holds is the copy in
+   * its store's list (sim/engine/engine.ts `copyEngine`), which lists its decisions without
+   * registering each.
+   */
+  boxWith: (<T extends object>(o: T) => T) | null = null;
+
   /** Register `copy` as the copy of `original` (a substitute); returns `copy`. */
   set<T extends object>(original: T, copy: T): T {
     this.#copies.set(original, copy);
@@ -277,7 +285,7 @@ export class CloneMap {
    */
   box<T extends object>(o: T): T {
     if (this.#copies.has(o)) return this.#copies.get(o) as T;
-    const c = (Array.isArray(o) ? [...o] : { ...o }) as T;
+    const c = this.boxWith ? this.boxWith(o) : ((Array.isArray(o) ? [...o] : { ...o }) as T);
     this.#copies.set(o, c);
     return c;
   }

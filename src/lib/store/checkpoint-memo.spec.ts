@@ -1,9 +1,15 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { CloneMap } from '../machine/clone';
 import type { StoredDecision } from '../machine/types';
 import { PresentationHistory } from '../client/presentations';
-import { CheckpointMemo, copyAsCheckpoint } from './checkpoint-memo';
-import { ConnectionDecisionStore } from './connection-store';
+import {
+  CheckpointMemo,
+  checkListedCopies,
+  copyAsCheckpoint,
+  type ListRules
+} from './checkpoint-memo';
+import { ConnectionDecisionStore, engineCloneMap } from './connection-store';
 import { SharedDecisionStore } from './shared-store';
 import { decision as storedDecision } from './decision.testing';
 
@@ -89,7 +95,7 @@ describe('stores in engine checkpoints', () => {
     const world = { store: live, inFlight: { stored: held } };
     // As an engine's copy does: the store first (engine.ts), then the requests' runs (fast.ts).
     const copy = (w: typeof world) => {
-      const m = new CloneMap();
+      const m = engineCloneMap();
       const store = m.get(w.store);
       return { store, inFlight: { stored: m.box(w.inFlight.stored) } };
     };
@@ -139,5 +145,101 @@ describe('presentation histories in engine checkpoints', () => {
     });
     expect(times(a).times[1]).toEqual([0, 2, 4]);
     expect(() => a.record('k0', 11, undefined)).toThrow(/never run/);
+  });
+});
+
+describe('lists a checkpoint copies (CheckpointMemo.listed)', () => {
+  interface Rec {
+    key: string;
+    /** Changed in place by the program (as a decision's `represented`). */
+    n: number;
+    /** Never changed in place: a change is a new record. */
+    tag: string;
+  }
+  const RULES: ListRules<Rec> = {
+    same: (a, b) => a.key === b.key && a.n === b.n && a.tag === b.tag,
+    sameInPlace: (a, b) => a.n === b.n,
+    copy: (r) => ({ ...r }),
+    bytes: 1
+  };
+  const op = fc.oneof(
+    fc.record({ t: fc.constant('add' as const), s: fc.nat(1), k: fc.nat(30) }),
+    fc.record({ t: fc.constant('replace' as const), s: fc.nat(1), k: fc.nat(30) }),
+    fc.record({ t: fc.constant('delete' as const), s: fc.nat(1), k: fc.nat(30) }),
+    fc.record({ t: fc.constant('bump' as const), s: fc.nat(1), k: fc.nat(30) }),
+    fc.record({ t: fc.constant('move' as const), s: fc.nat(1), k: fc.nat(30) }),
+    fc.record({ t: fc.constant('checkpoint' as const) })
+  );
+
+  it('each copy holds its value, is the memo’s for it, and is shared exactly while unchanged', () => {
+    fc.assert(
+      fc.property(fc.array(op, { minLength: 1, maxLength: 120, size: 'max' }), (ops) => {
+        const memo = new CheckpointMemo();
+        const owner = {};
+        const sections = [new Map<string, Rec>(), new Map<string, Rec>()];
+        let made = 0;
+        // The copy the last checkpoint had for each live record, and its value then.
+        let before = new Map<Rec, { copy: Rec; value: string }>();
+        for (const o of [...ops, { t: 'checkpoint' as const }]) {
+          if (o.t === 'checkpoint') {
+            const live = sections.flatMap((m) => [...m.values()]);
+            const out = new Array<Rec>(live.length);
+            const listed = memo.listed(owner, RULES);
+            let at = 0;
+            for (const m of sections) at = listed.section(m, live, at, at + m.size, out, at);
+            expect(at).toBe(live.length);
+            const now = new Map<Rec, { copy: Rec; value: string }>();
+            live.forEach((r, i) => {
+              const c = out[i]!;
+              expect(c).not.toBe(r);
+              expect(c).toEqual(r);
+              // A request holding `r` gets this same copy (engineCloneMap's box).
+              expect(memo.reuse(r, RULES.same, RULES.copy, 1)).toBe(c);
+              const was = before.get(r);
+              const value = JSON.stringify(r);
+              if (was && was.value === value) expect(c).toBe(was.copy);
+              if (was && was.value !== value) expect(c).not.toBe(was.copy);
+              now.set(r, { copy: c, value });
+            });
+            before = now;
+            continue;
+          }
+          const m = sections[o.s]!;
+          const key = `k${o.k}`;
+          const r = m.get(key);
+          if (o.t === 'add' && !r) m.set(key, { key, n: 0, tag: `t${made++}` });
+          else if (o.t === 'replace' && r) m.set(key, { ...r, tag: `t${made++}` });
+          else if (o.t === 'delete') m.delete(key);
+          else if (o.t === 'bump' && r) r.n++;
+          else if (o.t === 'move' && r) {
+            m.delete(key);
+            m.set(key, r);
+          }
+        }
+      })
+    );
+  });
+
+  it('a field changed in place that sameInPlace does not compare fails the checks', () => {
+    const memo = new CheckpointMemo();
+    const owner = {};
+    const r: Rec = { key: 'a', n: 0, tag: 'x' };
+    const list = (): Rec[] => {
+      const out: Rec[] = [];
+      memo.listed(owner, RULES).section('s', [r], 0, 1, out, 0);
+      return out;
+    };
+    list();
+    r.tag = 'changed in place';
+    expect(list).toThrow(/changed in place/);
+    // Unchecked (the playground), such a copy is reused: what the checks exist to catch.
+    checkListedCopies(false);
+    try {
+      expect(list()[0]!.tag).toBe('changed in place');
+      r.tag = 'again';
+      expect(list()[0]!.tag).toBe('changed in place');
+    } finally {
+      checkListedCopies(true);
+    }
   });
 });

@@ -12,9 +12,8 @@
  * the run's store again, or into one in memory, exactly as it put the store's entries before.
  */
 import type { StoredDecision } from '../machine/types';
-import type { CloneMap } from '../machine/clone';
-import { toStoredDecision, type DecisionStore } from './decision-store';
-import { DECISION_COPY_BYTES, sameDecision } from './connection-store';
+import type { DecisionStore } from './decision-store';
+import { DECISION_LIST } from './connection-store';
 import type { CheckpointMemo } from './checkpoint-memo';
 
 function frozenStore(): never {
@@ -53,22 +52,27 @@ export class CheckpointDecisions implements DecisionStore {
 }
 
 /**
- * The checkpoint's form of `entries` (a store's, in its order): each live decision registered as
- * copied to its checkpoint copy, so a request in flight holding it (fast.ts) holds that copy in
- * the checkpoint, and a restore maps it on to the restored store's entry.
+ * The checkpoint's form of `entries` (a store's, in its order: server by server), kept by
+ * `owner`: each decision's copy found in the last checkpoint's list where it is unchanged
+ * (checkpoint-memo.ts `listed`). A request in flight holding one gets the same copy
+ * (connection-store.ts `checkpointDecision`), and a restore maps it on to the restored store's
+ * entry.
  */
 export function checkpointDecisions(
+  owner: object,
   entries: readonly StoredDecision[],
-  memo: CheckpointMemo,
-  m: CloneMap
+  memo: CheckpointMemo
 ): CheckpointDecisions {
   // Sized, then filled: pushed, the list grew by copies (a durable lane holds thousands).
   const out = new Array<StoredDecision>(entries.length);
-  for (let i = 0; i < entries.length; i++) {
-    const d = entries[i]!;
-    const c = memo.reuse(d, sameDecision, toStoredDecision, DECISION_COPY_BYTES);
-    m.set(d, c);
-    out[i] = c;
+  const listed = memo.listed(owner, DECISION_LIST);
+  for (let from = 0; from < entries.length;) {
+    // A section: one server's decisions (the store lists them server by server).
+    const server = entries[from]!.server;
+    let to = from + 1;
+    while (to < entries.length && entries[to]!.server === server) to++;
+    listed.section(server, entries, from, to, out, from);
+    from = to;
   }
   return new CheckpointDecisions(out);
 }

@@ -20,8 +20,13 @@ import {
   type LookupResult
 } from './decision-store';
 import { ExpiryHeap, heapNeedsRebuild } from './expiry';
-import { copyable, type CloneMap } from '../machine/clone';
-import { checkpointMemo, sameNumbers, type CheckpointMemo } from './checkpoint-memo';
+import { CloneMap, copyable } from '../machine/clone';
+import {
+  checkpointMemo,
+  sameNumbers,
+  type CheckpointMemo,
+  type ListRules
+} from './checkpoint-memo';
 
 /** identity → decision */
 type ByIdentity = Map<string, StoredDecision>;
@@ -255,10 +260,39 @@ export function sameDecision(a: StoredDecision, b: StoredDecision): boolean {
 }
 
 /**
- * The checkpoint's form of `byConnection`. Each live decision is registered as copied to its
- * checkpoint copy, so a request in flight holding it (fast.ts) holds that copy in the checkpoint.
+ * How a checkpoint copies stored decisions ({@link CheckpointMemo.listed}): a lookup changes a
+ * decision in place only by counting a presentation (`recordPresentation`); any other change is
+ * a new decision.
  */
-function freeze(byConnection: Map<string, ByServer>, memo: CheckpointMemo, m: CloneMap) {
+export const DECISION_LIST: ListRules<StoredDecision> = {
+  same: sameDecision,
+  sameInPlace: (a, b) => a.represented === b.represented,
+  copy: toStoredDecision,
+  bytes: DECISION_COPY_BYTES
+};
+
+/**
+ * The clone map an engine copy starts with (sim/engine/engine.ts `copyEngine`). In a checkpoint,
+ * the stores list their decisions without registering each ({@link DECISION_LIST}), so a stored
+ * decision a request in flight holds (fast.ts `box`) is found as the memo's copy of it: its
+ * store's list's, when it is still in the store, so a restore maps it on to the restored store's
+ * entry.
+ */
+export function engineCloneMap(): CloneMap {
+  const m = new CloneMap();
+  const memo = checkpointMemo();
+  if (memo)
+    m.boxWith = (d) =>
+      memo.reuse(d as never, sameDecision, toStoredDecision, DECISION_COPY_BYTES) as never;
+  return m;
+}
+
+/** The checkpoint's form of `byConnection` (see {@link FrozenDecisions}). */
+function freeze(
+  owner: ConnectionDecisionStore,
+  byConnection: Map<string, ByServer>,
+  memo: CheckpointMemo
+) {
   const shape: (string | number)[] = [];
   // Sized, then filled: pushed, the list of a run's thousands of decisions grew by copies to
   // about twice its size (bench:profile:worker --heap: checkpoints are taken several times a
@@ -266,19 +300,23 @@ function freeze(byConnection: Map<string, ByServer>, memo: CheckpointMemo, m: Cl
   let n = 0;
   for (const byServer of byConnection.values())
     for (const byIdentity of byServer.values()) n += byIdentity.size;
-  const decisions = new Array<StoredDecision>(n);
+  const live = new Array<StoredDecision>(n);
   let i = 0;
   for (const [connection, byServer] of byConnection) {
     shape.push(connection, byServer.size);
     for (const [server, byIdentity] of byServer) {
       shape.push(server, byIdentity.size);
-      for (const d of byIdentity.values()) {
-        const c = memo.reuse(d, sameDecision, toStoredDecision, DECISION_COPY_BYTES);
-        m.set(d, c);
-        decisions[i++] = c;
-      }
+      for (const d of byIdentity.values()) live[i++] = d;
     }
   }
+  // Section by section (each server's map on a connection), each decision's copy found in the
+  // last checkpoint's list where it is unchanged.
+  const decisions = new Array<StoredDecision>(n);
+  const listed = memo.listed(owner, DECISION_LIST);
+  let at = 0;
+  for (const byServer of byConnection.values())
+    for (const byIdentity of byServer.values())
+      at = listed.section(byIdentity, live, at, at + byIdentity.size, decisions, at);
   return { shape, decisions } satisfies FrozenDecisions;
 }
 
@@ -326,9 +364,9 @@ copyable(ConnectionDecisionStore, {
       }
     },
     frozen: {
-      fresh: (s: ConnectionDecisionStore, m) => {
+      fresh: (s: ConnectionDecisionStore) => {
         const memo = checkpointMemo();
-        return s['frozen'] || !memo ? null : freeze(s['byConnection'], memo, m);
+        return s['frozen'] || !memo ? null : freeze(s, s['byConnection'], memo);
       }
     }
   }

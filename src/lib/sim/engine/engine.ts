@@ -11,7 +11,8 @@
  * engine's, and split apart they would each reach into the others' private state.
  */
 import { VirtualClock } from '../world/clock';
-import { CloneMap, copyable } from '../../machine/clone';
+import { copyable } from '../../machine/clone';
+import { engineCloneMap } from '../../store/connection-store';
 import { ConsentDesk, type DialogWatcher } from '../actors/dialogs';
 import { step } from './step';
 import type { ConsentInput } from '../../machine/authorize';
@@ -384,10 +385,11 @@ export class Simulation implements DialogWatcher {
  * declares (this one's are below the class); this entry point only says what the copy's own
  * are: its hooks (`opts`), each lane's store (where the copy's decisions live, seen by the
  * copy's hooks), and its clock's dispatcher (itself). The stores are registered first, so that
- * a stored decision a request in flight holds is the copy's store's entry (fast.ts).
+ * a stored decision a request in flight holds is the copy's store's entry (fast.ts); in a
+ * checkpoint, its store's list's copy.
  */
 export function copyEngine(sim: Simulation, opts: SimulationOptions = sim.opts): Simulation {
-  const m = new CloneMap();
+  const m = engineCloneMap();
   m.set(sim.opts, opts);
   const copy = m.walk(() => {
     for (const id of LANE_IDS) {

@@ -12,6 +12,7 @@ import { CachedDurableStore } from '../../store/cached-durable-store';
 import { CheckpointMemo, copyAsCheckpoint } from '../../store/checkpoint-memo';
 import { CheckpointDecisions } from '../../store/checkpoint-store';
 import { SharedDecisionStore } from '../../store/shared-store';
+import { engineCloneMap } from '../../store/connection-store';
 import { parseScenario, type Scenario } from '../input/scenario';
 import { metricsJson } from '../report/report';
 import { copyEngine, Simulation } from './engine';
@@ -116,9 +117,10 @@ describe('engine checkpoints of a durable lane kept in IndexedDB', () => {
     const times = held.represented;
     // As an engine's copy does: the store first (engine.ts), then the requests' runs (fast.ts).
     const memo = new CheckpointMemo();
-    const m = new CloneMap();
-    const listed = copyAsCheckpoint(memo, () => sim.lanes.B.copyStore(m, {}));
-    const inCheckpoint = m.box(held);
+    const [listed, inCheckpoint] = copyAsCheckpoint(memo, () => {
+      const m = engineCloneMap();
+      return [sim.lanes.B.copyStore(m, {}), m.box(held)] as const;
+    });
     expect(entries(listed)).toContain(inCheckpoint);
     // The checkpoint of the whole engine shares that copy (nothing changed since).
     const cp = checkpoint(memo, sim);

@@ -342,7 +342,7 @@ export class LaneRuntime implements DirectPayee {
       // Kept elsewhere (the browser's IndexedDB): an engine checkpoint lists its decisions,
       // sharing those unchanged since the last (checkpoint-store.ts); any other copy runs them.
       const memo = checkpointMemo();
-      if (memo) copy = checkpointDecisions(entriesNow(inner), memo, m);
+      if (memo) copy = checkpointDecisions(inner, entriesNow(inner), memo);
       else refill(m, inner, (copy = new SharedDecisionStore()));
     } else throw new NotCloneable(`lane ${this.id}'s ${inner.scope} store cannot be copied`);
     const observe = opts.onStore;
