@@ -160,7 +160,7 @@ describe('lists a checkpoint copies (CheckpointMemo.listed)', () => {
     same: (a, b) => a.key === b.key && a.n === b.n && a.tag === b.tag,
     sameInPlace: (a, b) => a.n === b.n,
     copy: (r) => ({ ...r }),
-    bytes: 1
+    bytes: () => 1
   };
   const op = fc.oneof(
     fc.record({ t: fc.constant('add' as const), s: fc.nat(1), k: fc.nat(30) }),
@@ -183,11 +183,13 @@ describe('lists a checkpoint copies (CheckpointMemo.listed)', () => {
         for (const o of [...ops, { t: 'checkpoint' as const }]) {
           if (o.t === 'checkpoint') {
             const live = sections.flatMap((m) => [...m.values()]);
-            const out = new Array<Rec>(live.length);
-            const listed = memo.listed(owner, RULES);
-            let at = 0;
-            for (const m of sections) at = listed.section(m, live, at, at + m.size, out, at);
-            expect(at).toBe(live.length);
+            const listed = memo.listed(owner, RULES, live.length);
+            const out: Rec[] = [];
+            for (const m of sections) {
+              listed.section(m);
+              for (const r of m.values()) out.push(listed.copy(r));
+            }
+            listed.done();
             const now = new Map<Rec, { copy: Rec; value: string }>();
             live.forEach((r, i) => {
               const c = out[i]!;
@@ -225,8 +227,10 @@ describe('lists a checkpoint copies (CheckpointMemo.listed)', () => {
     const owner = {};
     const r: Rec = { key: 'a', n: 0, tag: 'x' };
     const list = (): Rec[] => {
-      const out: Rec[] = [];
-      memo.listed(owner, RULES).section('s', [r], 0, 1, out, 0);
+      const listed = memo.listed(owner, RULES, 1);
+      listed.section('s');
+      const out = [listed.copy(r)];
+      listed.done();
       return out;
     };
     list();

@@ -29,17 +29,22 @@ export interface ListRules<T extends object> {
   sameInPlace: (copy: T, live: T) => boolean;
   copy: (live: T) => T;
   /** Estimated bytes of one copy. */
-  bytes: number;
+  bytes: (live: T) => number;
 }
 
-/** A section of a list a checkpoint held: `live[from..to)`, copied to `copies[at..]`. */
+/** A section of the list a checkpoint held: `live[from..to)`, copied to `copies[from..to)`. */
 interface Section {
   readonly live: readonly object[];
+  readonly copies: readonly object[];
   readonly from: number;
   readonly to: number;
-  readonly copies: readonly object[];
-  readonly at: number;
 }
+
+/**
+ * How far past where a value was expected the last list is searched for it, before the memo is
+ * asked: deleted values are skipped over there; a value moved or new is not looked for further.
+ */
+const LOOK_AHEAD = 16;
 
 let checking = false;
 
@@ -83,90 +88,134 @@ export class CheckpointMemo {
 
   /**
    * A list of `owner`'s values (a store's decisions) for the checkpoint being taken, section by
-   * section ({@link ListedCopies.section}): each value's copy found where the last checkpoint's
-   * list had it, compared by the fields changed in place alone, instead of through {@link reuse}.
-   * Why: at 36,000 decisions, the lookup, the full comparison and the registration of each took
-   * three quarters of a checkpoint's copy in live play (scripts/bench-session, two hours in), for
-   * the 97 % of them unchanged.
+   * section ({@link ListedCopies}): each value's copy found where the last checkpoint's list had
+   * it, compared by the fields changed in place alone, instead of through {@link reuse}. `size`:
+   * how many values it will hold at most. Why: at 36,000 decisions, the lookup, the full
+   * comparison and the registration of each took three quarters of a checkpoint's copy in live
+   * play (scripts/bench-session, two hours in), for the 97 % of them unchanged.
    */
-  listed<T extends object>(owner: object, rules: ListRules<T>): ListedCopies<T> {
+  listed<T extends object>(owner: object, rules: ListRules<T>, size: number): ListedCopies<T> {
     const next = new Map<unknown, Section>();
     const prev = this.#lists.get(owner);
     this.#lists.set(owner, next);
-    return new ListedCopies(this, prev, next, rules);
+    return new ListedCopies(this, prev, next, rules, size);
   }
 }
 
 /**
- * One owner's list being copied for a checkpoint ({@link CheckpointMemo.listed}). A value found
- * in its section of the last list (the same object: the sections are a Map's values, in order,
- * so the ones still there come in the order they came before, deleted ones missing and new ones
- * after) reuses that list's copy while the fields changed in place are the same; any other value
- * (new, replaced, moved, changed) goes through {@link CheckpointMemo.reuse}. Either way the copy is
- * the memo's for that value, so a request in flight that holds it gets the same one (its
- * `reuse`).
+ * One owner's list being copied for a checkpoint ({@link CheckpointMemo.listed}): `section` opens
+ * each section, `copy` gives each value's copy in order, `done` closes the list. A value found in
+ * its section of the last list — the same object, where it is expected: a section is a Map's
+ * values in order, so the ones still there come in the order they came before, the deleted ones
+ * missing and new ones after — reuses that list's copy while the fields changed in place are the
+ * same. Any other value (new, replaced, moved, changed) goes through {@link CheckpointMemo.reuse}.
+ * Either way the copy is the memo's for that value, so a request in flight that holds it gets
+ * the same one (its `reuse`).
  */
 export class ListedCopies<T extends object> {
   readonly #memo: CheckpointMemo;
   readonly #prev: Map<unknown, Section> | undefined;
   readonly #next: Map<unknown, Section>;
   readonly #rules: ListRules<T>;
+  /** This list's values and their copies, section after section (kept for the next list). */
+  readonly #live: T[];
+  readonly #copies: T[];
+  #n = 0;
+  /** The open section: its key, where it starts, and the last list's (none: no prior). */
+  #key: unknown = undefined;
+  #from = -1;
+  #was: readonly object[] | undefined = undefined;
+  #wasCopies: readonly object[] = [];
+  /** Where in the last list's section the next value still there is expected, and its end. */
+  #p = 0;
+  #end = 0;
 
   constructor(
     memo: CheckpointMemo,
     prev: Map<unknown, Section> | undefined,
     next: Map<unknown, Section>,
-    rules: ListRules<T>
+    rules: ListRules<T>,
+    size: number
   ) {
     this.#memo = memo;
     this.#prev = prev;
     this.#next = next;
     this.#rules = rules;
+    // Sized, then filled: pushed, lists of thousands grew by copies.
+    this.#live = new Array<T>(size);
+    this.#copies = new Array<T>(size);
+  }
+
+  /** Open the section `key` (unique in the owner: its map, or its name); closes the one open. */
+  section(key: unknown): void {
+    this.#close();
+    this.#key = key;
+    this.#from = this.#n;
+    const prior = this.#prev?.get(key);
+    this.#was = prior?.live;
+    this.#wasCopies = prior?.copies ?? [];
+    this.#p = prior?.from ?? 0;
+    this.#end = prior?.to ?? 0;
+  }
+
+  /** The checkpoint's copy of `d`, the open section's next value. */
+  copy(d: T): T {
+    const was = this.#was;
+    let c: T | undefined;
+    let q = this.#p;
+    const end = this.#end;
+    const near = Math.min(end, q + LOOK_AHEAD);
+    if (was !== undefined) {
+      while (q < near && was[q] !== d) q++;
+      if (q < near) {
+        this.#p = q + 1;
+        const known = this.#wasCopies[q] as T;
+        if (this.#rules.sameInPlace(known, d)) {
+          if (checking && !this.#rules.same(known, d))
+            throw new Error(
+              'a checkpoint reused a copy of a value changed in place in a field its sameInPlace does not compare'
+            );
+          c = known;
+        }
+      }
+    }
+    if (c === undefined) {
+      const memo = this.#memo;
+      const made = memo.made;
+      const { same, copy, bytes } = this.#rules;
+      c = memo.reuse(d, same, copy, bytes(d));
+      // Unchanged, and not where expected: a value still there past more deleted ones than the
+      // look-ahead skips. Found further on, the next value is expected after it.
+      if (was !== undefined && q >= near && memo.made === made) {
+        let r = near;
+        while (r < end && was[r] !== d) r++;
+        if (r < end) this.#p = r + 1;
+      }
+    }
+    this.#live[this.#n] = d;
+    this.#copies[this.#n++] = c;
+    return c;
   }
 
   /**
-   * The copies of `live[from..to)`, the section `key` (a key unique in the owner: its map, or its
-   * name), written into `out` from `at`; returns the index after them. `live` and `out` are kept
-   * (not copied) for the next checkpoint: neither may change after.
+   * Close the list (what the next checkpoint finds its values in) and return its copies in order:
+   * the list the checkpoint holds, never to be changed.
    */
-  section(
-    key: unknown,
-    live: readonly T[],
-    from: number,
-    to: number,
-    out: T[],
-    at: number
-  ): number {
-    const start = at;
-    const prior = this.#prev?.get(key);
-    const { same, sameInPlace, copy, bytes } = this.#rules;
-    const memo = this.#memo;
-    // The last list's section, walked once: `p` is where the next value still there must be.
-    let p = prior ? prior.from : 0;
-    const end = prior ? prior.to : 0;
-    const was = prior?.live;
-    for (let i = from; i < to; i++) {
-      const d = live[i]!;
-      let c: T | undefined;
-      if (was !== undefined) {
-        let q = p;
-        while (q < end && was[q] !== d) q++;
-        if (q < end) {
-          p = q + 1;
-          const known = prior!.copies[prior!.at + q - prior!.from] as T;
-          if (sameInPlace(known, d)) {
-            if (checking && !same(known, d))
-              throw new Error(
-                'a checkpoint reused a copy of a value changed in place in a field its sameInPlace does not compare'
-              );
-            c = known;
-          }
-        }
-      }
-      out[at++] = c ?? memo.reuse(d, same, copy, bytes);
-    }
-    this.#next.set(key, { live, from, to, copies: out, at: start });
-    return at;
+  done(): readonly T[] {
+    this.#close();
+    this.#live.length = this.#copies.length = this.#n;
+    return this.#copies;
+  }
+
+  #close(): void {
+    if (this.#from < 0) return;
+    this.#next.set(this.#key, {
+      live: this.#live,
+      copies: this.#copies,
+      from: this.#from,
+      to: this.#n
+    });
+    this.#from = -1;
   }
 }
 

@@ -63,16 +63,13 @@ export function checkpointDecisions(
   entries: readonly StoredDecision[],
   memo: CheckpointMemo
 ): CheckpointDecisions {
-  // Sized, then filled: pushed, the list grew by copies (a durable lane holds thousands).
-  const out = new Array<StoredDecision>(entries.length);
-  const listed = memo.listed(owner, DECISION_LIST);
-  for (let from = 0; from < entries.length;) {
+  const listed = memo.listed(owner, DECISION_LIST, entries.length);
+  let server: string | undefined;
+  for (let i = 0; i < entries.length; i++) {
+    const d = entries[i]!;
     // A section: one server's decisions (the store lists them server by server).
-    const server = entries[from]!.server;
-    let to = from + 1;
-    while (to < entries.length && entries[to]!.server === server) to++;
-    listed.section(server, entries, from, to, out, from);
-    from = to;
+    if (d.server !== server) listed.section((server = d.server));
+    listed.copy(d);
   }
-  return new CheckpointDecisions(out);
+  return new CheckpointDecisions(listed.done());
 }

@@ -268,7 +268,7 @@ export const DECISION_LIST: ListRules<StoredDecision> = {
   same: sameDecision,
   sameInPlace: (a, b) => a.represented === b.represented,
   copy: toStoredDecision,
-  bytes: DECISION_COPY_BYTES
+  bytes: () => DECISION_COPY_BYTES
 };
 
 /**
@@ -294,30 +294,22 @@ function freeze(
   memo: CheckpointMemo
 ) {
   const shape: (string | number)[] = [];
-  // Sized, then filled: pushed, the list of a run's thousands of decisions grew by copies to
-  // about twice its size (bench:profile:worker --heap: checkpoints are taken several times a
-  // second in live play).
+  // Sized (the list: CheckpointMemo.listed), then filled.
   let n = 0;
   for (const byServer of byConnection.values())
     for (const byIdentity of byServer.values()) n += byIdentity.size;
-  const live = new Array<StoredDecision>(n);
-  let i = 0;
+  // Section by section (each server's map on a connection), each decision's copy found in the
+  // last checkpoint's list where it is unchanged.
+  const listed = memo.listed(owner, DECISION_LIST, n);
   for (const [connection, byServer] of byConnection) {
     shape.push(connection, byServer.size);
     for (const [server, byIdentity] of byServer) {
       shape.push(server, byIdentity.size);
-      for (const d of byIdentity.values()) live[i++] = d;
+      listed.section(byIdentity);
+      for (const d of byIdentity.values()) listed.copy(d);
     }
   }
-  // Section by section (each server's map on a connection), each decision's copy found in the
-  // last checkpoint's list where it is unchanged.
-  const decisions = new Array<StoredDecision>(n);
-  const listed = memo.listed(owner, DECISION_LIST);
-  let at = 0;
-  for (const byServer of byConnection.values())
-    for (const byIdentity of byServer.values())
-      at = listed.section(byIdentity, live, at, at + byIdentity.size, decisions, at);
-  return { shape, decisions } satisfies FrozenDecisions;
+  return { shape, decisions: listed.done() } satisfies FrozenDecisions;
 }
 
 /**
