@@ -14,7 +14,10 @@
  * The memo is the checkpoints' (engine-checkpoints.ts holds one and forgets it with them): it maps
  * each live value (a stored decision, a presentation's times) to its copy in the last checkpoint
  * that took it, compared by value before it is reused, so nothing relies on knowing when a live
- * value changes. Weak: a value the run dropped takes its entry with it.
+ * value changes. Weak: a value the run dropped takes its entry with it. One exception, for
+ * speed: a list of a store's decisions ({@link CheckpointMemo.listed}) compares a decision found
+ * in its place only by the fields the program changes in place; every test checks that against
+ * the full comparison ({@link checkListedCopies}).
  */
 
 /** How a list's values are copied and compared ({@link CheckpointMemo.listed}). */

@@ -55,7 +55,7 @@ export class CheckpointDecisions implements DecisionStore {
  * The checkpoint's form of `entries` (a store's, in its order: server by server), kept by
  * `owner`: each decision's copy found in the last checkpoint's list where it is unchanged
  * (checkpoint-memo.ts `listed`). A request in flight holding one gets the same copy
- * (connection-store.ts `checkpointDecision`), and a restore maps it on to the restored store's
+ * (connection-store.ts `engineCloneMap`), and a restore maps it on to the restored store's
  * entry.
  */
 export function checkpointDecisions(
