@@ -2,6 +2,7 @@
 // answers, and launch Debian's Chromium through Playwright. The caller closes the browser and
 // kills the server when it is done.
 import { spawn } from 'node:child_process';
+import { createServer } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,8 +12,30 @@ import { findChromium, chromiumArgs } from './chromium.mjs';
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
+/**
+ * Refuses a port something already listens on: the server spawned below would fail to bind and
+ * the bench would measure whatever answers there (a server an earlier bench left, serving another
+ * checkout's build) without a word.
+ */
+async function requireFreePort(port) {
+  await new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', (e) =>
+      reject(
+        new Error(
+          e.code === 'EADDRINUSE'
+            ? `port ${port} is in use (a server an earlier bench left?): stop it, or set BENCH_UI_PORT`
+            : e.message
+        )
+      )
+    );
+    probe.listen(port, '127.0.0.1', () => probe.close(resolve));
+  });
+}
+
 /** @param {number} port */
 export async function serveAndLaunch(port) {
+  await requireFreePort(port);
   const server = spawn(process.execPath, ['scripts/serve.mjs'], {
     env: { ...process.env, PORT: String(port) },
     stdio: 'ignore'

@@ -43,6 +43,10 @@ try {
   await sleep(2_000); // ramp-up, as bench:ui
   if (process.env.BENCH_UI_PROFILE === '1') {
     await profileMain(context, page);
+    // Not through `finally` (the trace's path below is skipped): its server must not outlive
+    // it, or the next bench on this port measures this build.
+    await browser.close();
+    server.kill();
     process.exit(0);
   }
   const out = join(mkdtempSync(join(tmpdir(), 'page-trace-')), 'trace.json');

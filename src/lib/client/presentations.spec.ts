@@ -52,6 +52,11 @@ describe('PresentationHistory (the retry-loop alert)', () => {
     const big = new PresentationHistory();
     for (let t = 0; t < 1_000; t++) big.record('k', t, { threshold: 500, windowMs: 10_000 });
     expect(big.record('k', 1_000, { threshold: 500, windowMs: 10_000 }).inWindow).toBe(501);
+    // The threshold lowered: the 501 times are cut to the newest 64 at once, then one goes as
+    // each comes; the newest are the ones kept (the window counts them).
+    expect(big.record('k', 1_001, { threshold: 3, windowMs: 10_000 }).inWindow).toBe(64);
+    expect(big.record('k', 1_002, { threshold: 3, windowMs: 10_000 }).inWindow).toBe(64);
+    expect(big.record('k', 1_003, { threshold: 3, windowMs: 63 }).inWindow).toBe(63);
   });
 
   it('drops the least recently presented identity, whatever was presented again, cleared or copied (property)', () => {

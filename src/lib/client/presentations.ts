@@ -99,7 +99,11 @@ export class PresentationHistory {
       }
       // The same retention as the loop guarantee's own count (loops.ts), so the two agree.
       const keep = Math.max(threshold + 1, RETAIN_AT_LEAST);
-      if (times.length > keep) times.splice(0, times.length - keep);
+      const excess = times.length - keep;
+      // One over (a loop at its cap: every presentation): `shift` moves the array's start in
+      // place, where `splice` makes an array of what it removed.
+      if (excess === 1) times.shift();
+      else if (excess > 0) times.splice(0, excess);
       this.times.set(key, times);
     }
     this.dropOldest();
