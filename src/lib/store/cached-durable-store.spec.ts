@@ -212,6 +212,24 @@ describe('CachedDurableStore', () => {
     expect(reopened.entries()[0]?.represented).toBe(1_000);
   });
 
+  it('coalesces by server and identity together: pairs that read alike joined are two writes', async () => {
+    const dbName = uniqueDb('coalesce-pairs');
+    const s = await openCached(dbName);
+    // 'ab' + 'c:1' and 'a' + 'bc:1' join to the same text; they are different decisions.
+    s.commit('c1', decision({ server: 'ab', identity: 'c:1' }));
+    s.commit('c1', decision({ server: 'a', identity: 'bc:1' }));
+    expect(s.pendingWrites).toBe(2);
+    await s.flush();
+    const reopened = await openCached(dbName);
+    expect(reopened.entries().map((d) => [d.server, d.identity])).toEqual(
+      expect.arrayContaining([
+        ['ab', 'c:1'],
+        ['a', 'bc:1']
+      ])
+    );
+    expect(reopened.entries()).toHaveLength(2);
+  });
+
   it("invalidateServer drops that server's entries on disk too, including ones written elsewhere", async () => {
     const dbName = uniqueDb('invalidate');
     const s = await openCached(dbName);

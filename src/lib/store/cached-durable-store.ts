@@ -149,8 +149,11 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     super(store, {
       noun: 'decision change(s)',
       storeName: DECISIONS_STORE,
+      // One string for the pair, and no two pairs share one: the server's length first says
+      // where its name ends. (JSON of the pair did the same with an array and an encoder, about
+      // twice the time, for every decision committed or deleted.)
       keyOf: (o) =>
-        o.op === 'put' || o.op === 'del' ? JSON.stringify([o.server, o.identity]) : null
+        o.op === 'put' || o.op === 'del' ? `${o.server.length}:${o.server}${o.identity}` : null
     });
     this.dbName = dbName;
     this.namespace = ns;
