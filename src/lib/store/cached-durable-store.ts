@@ -116,6 +116,16 @@ export interface DurableStatus {
   failure: StorageFailure | null;
 }
 
+/**
+ * One string for a (server, identity) pair in memory, and no two pairs share one: the server's
+ * length first says where its name ends. (JSON of the pair did the same with an array and an
+ * encoder, about twice the time, for every decision the write queue coalesces.) Not a disk
+ * format: the log's own encoding is decision-log.ts's.
+ */
+function pairKey(server: string, identity: string): string {
+  return `${server.length}:${server}${identity}`;
+}
+
 /** server → identity → T */
 type Nested<T> = Map<string, Map<string, T>>;
 
@@ -149,11 +159,7 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     super(store, {
       noun: 'decision change(s)',
       storeName: DECISIONS_STORE,
-      // One string for the pair, and no two pairs share one: the server's length first says
-      // where its name ends. (JSON of the pair did the same with an array and an encoder, about
-      // twice the time, for every decision committed or deleted.)
-      keyOf: (o) =>
-        o.op === 'put' || o.op === 'del' ? `${o.server.length}:${o.server}${o.identity}` : null
+      keyOf: (o) => (o.op === 'put' || o.op === 'del' ? pairKey(o.server, o.identity) : null)
     });
     this.dbName = dbName;
     this.namespace = ns;
@@ -213,7 +219,7 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
         );
         keys = new Set();
         for (const [server, m] of found.servers)
-          for (const identity of m.keys()) keys.add(JSON.stringify([server, identity]));
+          for (const identity of m.keys()) keys.add(pairKey(server, identity));
         this.#diskOps = found.ops;
       } catch {
         // Unreadable: nothing on it can be counted as saved.
@@ -221,7 +227,7 @@ export class CachedDurableStore extends WrittenBehind<PendingOp> implements Deci
     let lost = 0;
     for (const [server, ids] of [...this.#saved])
       for (const identity of [...ids]) {
-        if (keys?.has(JSON.stringify([server, identity]))) continue;
+        if (keys?.has(pairKey(server, identity))) continue;
         if (this.#index.get(server)?.has(identity)) lost += 1;
         this.#markUnsaved(server, identity);
       }
