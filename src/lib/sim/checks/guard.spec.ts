@@ -7,6 +7,9 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import type { Reply, Snapshot } from '../session/protocol';
 import { Session } from '../session/session';
+import { parseScenario } from '../input/scenario';
+import { budgetHeldToWindow, guardedSimulation } from './guard';
+import { storedDecision } from './invariants/records.testing';
 
 const scenario = JSON.parse(readFileSync('static/scenarios/tired-user.json', 'utf8')) as Record<
   string,
@@ -127,5 +130,57 @@ describe('the worker session checks its run', () => {
     const g = end.guarantees.find((x) => x.id === 'one-consent')!;
     expect(g.status).toBe('held');
     expect(g.checked).toBeGreaterThan(1);
+  });
+
+  // Found by the time-travel fuzz (FUZZ_SEED=1627199263): lane B of the budget-window lesson
+  // stores its exhausted windows for the session; at 09:20 its TTL for them goes back to the
+  // window. The denials stored before keep their lifetime, and their replays after 09:30 say
+  // resetsAt 09:30 as they did: stored past the reset on purpose, not a false claim. Lane A's,
+  // stored until the reset, are still held to the window they are sent in.
+  it('a denial stored for the session is judged by the lifetime it was stored with, not the TTL now', () => {
+    const parsed = parseScenario(readFileSync('static/scenarios/budget-window.json', 'utf8'));
+    if (!parsed.ok) throw new Error('not parsed');
+    const scenario = parsed.scenario;
+    const at = (hhmm: string) => Date.parse(`2026-03-10T${hhmm}:00Z`);
+    const stale: number[] = [];
+    const { sim, guard } = guardedSimulation(scenario, {
+      onFrame: (l) => {
+        const data = 'error' in l.frame ? (l.frame.error.data as { resetsAt?: string }) : null;
+        if (l.lane === 'B' && data?.resetsAt && Date.parse(data.resetsAt) <= l.t) stale.push(l.t);
+      }
+    });
+    sim.advanceTo(at('09:20'));
+    const ttlSession = sim.lanes.B.host.config.reasons['policy.budget_exhausted'].ttl.kind;
+    expect(ttlSession).toBe('session');
+    // Lane B's configuration without its override: the reason's default TTL, its window.
+    sim.setLaneConfig('B', { preflightDefault: 'truncate' });
+    expect(sim.lanes.B.host.config.reasons['policy.budget_exhausted'].ttl.kind).toBe('window');
+    sim.advanceTo(at('09:45'));
+    // The case arose: lane B replayed stored denials whose resetsAt had passed.
+    expect(stale.length).toBeGreaterThan(0);
+    const g = guard.results().find((x) => x.id === 'denials-true')!;
+    expect(g.offenders).toEqual([]);
+    expect(g.status).toBe('held');
+    expect(g.checked).toBeGreaterThan(0);
+  });
+
+  it('an exhausted-budget denial is held to its window unless its decision outlives the reset', () => {
+    const reset = Date.parse('2026-03-10T09:30:00Z');
+    const exhausted = (expiresAt: number | null) =>
+      storedDecision({
+        reason: 'policy.budget_exhausted',
+        resetsAt: '2026-03-10T09:30:00Z',
+        expiresAt
+      });
+    // Stored until its reset (the TTL `window`), or for less: held, whatever the lane's TTL now.
+    expect(budgetHeldToWindow(exhausted(reset), false)).toBe(true);
+    expect(budgetHeldToWindow(exhausted(reset - 1), false)).toBe(true);
+    // Stored for the session, or past its reset: not held, whatever the lane's TTL now.
+    expect(budgetHeldToWindow(exhausted(null), true)).toBe(false);
+    expect(budgetHeldToWindow(exhausted(reset + 1), true)).toBe(false);
+    // No decision behind the denial (a TTL of `none`), or another reason's: the lane's TTL.
+    expect(budgetHeldToWindow(null, true)).toBe(true);
+    expect(budgetHeldToWindow(null, false)).toBe(false);
+    expect(budgetHeldToWindow(storedDecision({ reason: 'user.denied' }), true)).toBe(true);
   });
 });

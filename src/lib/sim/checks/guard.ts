@@ -18,19 +18,39 @@ import { cardsByModel } from '../actors/provider';
 import { windowClaim, type WindowsAt } from './invariants/denial-truth';
 import type { VolumeState } from '../../machine/evaluate';
 import type { PolicyBlock } from '../../machine/policy';
-import type { SamplingParams } from '../../machine/types';
+import type { JsonRpcId, SamplingParams, StoredDecision } from '../../machine/types';
+import type { IncomingRequest } from '../../machine/authorize';
 import { idKey } from './requests';
 
 /**
  * The host's windows as the denial check reads them: null where the block has no such limit, and
- * for the budget where the lane stores exhausted windows past their reset on purpose (a TTL other
+ * for the budget where the denial was stored past its window's reset on purpose (a TTL other
  * than `window`: the budget-window lesson's lane replays a stale `resetsAt` to show what it costs).
  */
-function windowsAt(v: VolumeState, block: PolicyBlock, budgetTtlIsWindow: boolean): WindowsAt {
+function windowsAt(v: VolumeState, block: PolicyBlock, budgetHeldToWindow: boolean): WindowsAt {
   return {
     rateResetsAt: block.rateLimit ? v.rateWindowResetsAt : null,
-    budgetResetsAt: block.budget && budgetTtlIsWindow ? v.budgetWindowResetsAt : null
+    budgetResetsAt: block.budget && budgetHeldToWindow ? v.budgetWindowResetsAt : null
   };
+}
+
+/**
+ * Whether an exhausted-budget denial is held to the window it is sent in: judged by the decision
+ * behind it — the one stored, or replayed — and its own lifetime, not the lane's TTL now. A
+ * decision stored for the session (or for longer than its window) outlives its `resetsAt` on
+ * purpose, whatever TTL the learner has set since: a stored decision keeps what it was stored
+ * with, and its replays say what it said (found by the time-travel fuzz: FUZZ_SEED=1627199263).
+ * A denial with no decision behind it (a TTL of `none`) goes by the lane's TTL, as before.
+ */
+export function budgetHeldToWindow(
+  verdict: StoredDecision | null | undefined,
+  laneTtlIsWindow: boolean
+): boolean {
+  if (verdict && verdict.reason === 'policy.budget_exhausted') {
+    const reset = verdict.resetsAt === undefined ? NaN : Date.parse(verdict.resetsAt);
+    return verdict.expiresAt !== null && verdict.expiresAt <= reset;
+  }
+  return laneTtlIsWindow;
 }
 import { LANE_IDS } from '../input/lanes';
 import type { LaneId, Scenario } from '../input/scenario';
@@ -82,6 +102,13 @@ export class RunGuard {
   private readonly start: number;
   private readonly scenario: Scenario;
   private readonly opts: GuardOptions;
+  /**
+   * The request just decided and the decision behind it, until its frame (sent right after it:
+   * lane.ts `decided`) is checked. Fields, not an object: one is set for every request.
+   */
+  private decidedLane: LaneId | null = null;
+  private decidedRequest: IncomingRequest | null = null;
+  private decidedVerdict: StoredDecision | null = null;
 
   constructor(scenario: Scenario, opts: GuardOptions = {}) {
     this.scenario = scenario;
@@ -125,9 +152,13 @@ export class RunGuard {
                   host.volumeAt(l.server, l.t),
                   // The host's own cached block: the same as effectiveBlock(policy, server).
                   host.blockFor(l.server),
-                  host.config.reasons['policy.budget_exhausted'].ttl.kind === 'window'
+                  budgetHeldToWindow(
+                    this.verdictFor(l.lane, l.connection, l.frame.id),
+                    host.config.reasons['policy.budget_exhausted'].ttl.kind === 'window'
+                  )
                 )
               : undefined;
+          this.decidedRequest = this.decidedVerdict = null;
           c.frame(l.lane, l.connection, l.frame, l.t, windows);
         }
         next.onFrame?.(l);
@@ -157,6 +188,12 @@ export class RunGuard {
         );
         next.onAudit?.(r);
       },
+      onDecision: (lane, request, out) => {
+        this.decidedLane = lane;
+        this.decidedRequest = request;
+        this.decidedVerdict = out.verdict;
+        next.onDecision?.(lane, request, out);
+      },
       onStore: (lane, e) => {
         // The hash lookups compare with now: an entry committed under a policy edited since
         // (its request was decided before the edit) answers no lookup.
@@ -179,6 +216,18 @@ export class RunGuard {
   attach(sim: Simulation): Simulation {
     this.sim = sim;
     return sim;
+  }
+
+  /** The decision behind the frame for request `id`, when it was just reached (else undefined). */
+  private verdictFor(
+    lane: LaneId,
+    connection: string,
+    id: JsonRpcId
+  ): StoredDecision | null | undefined {
+    const r = this.decidedRequest;
+    return r && this.decidedLane === lane && r.connection === connection && r.id === id
+      ? this.decidedVerdict
+      : undefined;
   }
 
   /** The limits `server`'s requests are charged under in `lane` now (one object until they change). */
@@ -239,6 +288,9 @@ copyable(RunGuard, {
   name: 'guard.RunGuard',
   fields: {
     sim: { fresh: () => null },
+    decidedLane: { fresh: () => null },
+    decidedRequest: { fresh: () => null },
+    decidedVerdict: { fresh: () => null },
     scenario: 'shared',
     opts: 'shared'
   }

@@ -467,6 +467,80 @@ describe('time travel on generated timelines', () => {
     240_000
   );
 
+  // FUZZ_SEED=1627199263 (a random seed, 400 runs): lane B of the budget-window lesson stores
+  // its exhausted windows for the session; a fork then gives B a config whose TTL for them is
+  // the window again. The denial stored before the fork, replayed after 09:30, says resetsAt
+  // 09:30 as it always did: the lane stored it past its reset on purpose. `denials-true` judged
+  // the replay by the lane's TTL now, not the one the decision was stored under.
+  it('FUZZ_SEED=1627199263: a denial stored for the session, replayed after the TTL returned to its window', () => {
+    const config: ClientConfigInput = {
+      store: 'durable',
+      reasons: {
+        'policy.input_too_large': { retryable: false, ttl: { kind: 'ms', ms: 20449 } },
+        'policy.deadline': { retryable: false, ttl: { kind: 'window' } }
+      },
+      canonicalize: true,
+      allowedTtl: { kind: 'ms', ms: 46374 },
+      deadlineMs: 22222,
+      alert: { threshold: 37, windowMs: 354822 },
+      capScope: 'per-call',
+      sessionPool: { amount: '0.146976', currency: 'USD' },
+      advertiseCeiling: false,
+      preflightDefault: 'truncate',
+      denialStyle: 'lab',
+      protocol: '2025-11-25',
+      hostRetries: 2,
+      hostRetryDelayMs: 29758
+    } as ClientConfigInput;
+    const policy = (defaults: Record<string, unknown>) =>
+      ({ version: 1, defaults, servers: {} }) as unknown as Policy;
+    play(data.get('budget-window'), [
+      { op: 'reload' },
+      { op: 'advance', frac: 0.3924 },
+      { op: 'fork', lane: 'B', change: { kind: 'config', client: config } },
+      {
+        op: 'fork',
+        lane: 'B',
+        change: {
+          kind: 'policy',
+          policy: policy({
+            sampling: true,
+            allowedModels: ['example-model-v2'],
+            defaultModel: 'example-model-v2',
+            maxInputTokens: 22142,
+            maxContext: 'thisServer',
+            rateLimit: null,
+            budget: { amount: '0.042312', currency: 'USD', windowMs: 2384139 },
+            perCallCap: { amount: '0.054796', currency: 'USD' },
+            consent: 'allow',
+            askAbove: { amount: '0.080543', currency: 'EUR' }
+          })
+        }
+      },
+      { op: 'link' },
+      {
+        op: 'fork',
+        lane: 'A',
+        change: {
+          kind: 'policy',
+          policy: policy({
+            sampling: false,
+            allowedModels: ['example-model-lite'],
+            defaultModel: 'example-model-v2',
+            maxInputTokens: 8286,
+            maxContext: 'allServers',
+            rateLimit: null,
+            budget: { amount: '0.004852', currency: 'USD', windowMs: 1773893 },
+            perCallCap: { tokens: 2007 },
+            consent: 'ask',
+            askAbove: { amount: '0.025117', currency: 'USD' }
+          })
+        }
+      },
+      { op: 'restart' }
+    ] as Op[]);
+  });
+
   it(`${RANDOM_RUNS} timelines on random scenarios`, () => {
     const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
     const path = process.env.FUZZ_PATH;
