@@ -124,3 +124,30 @@ for (const colorScheme of ['light', 'dark'] as const)
         .map((v) => `${path} ${v.id}: ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
       expect(bad).toEqual([]);
     });
+
+test("a lane's configuration fits its column: no line runs past it, the reasons' codes wrap", async ({
+  page
+}) => {
+  for (const size of [SIZES[1]!, SIZES[2]!]) {
+    await page.setViewportSize(size);
+    await page.goto('./');
+    await ready(page, './');
+    await page.getByText('Configure lane B').click();
+    const box = page.getByRole('group', { name: /^Reasons: retryable/ });
+    await expect(
+      box.getByRole('textbox', { name: 'TTL of policy.input_too_large, lane B' })
+    ).toBeVisible();
+    // The fieldset, and the scroll box of the lane's settings around it, are no wider than
+    // their columns: the hint and the table wrap rather than run on past the right edge.
+    const widths = await box.evaluate((f) => {
+      const grid = f.parentElement!;
+      return {
+        field: f.scrollWidth - f.clientWidth,
+        grid: grid.scrollWidth - grid.clientWidth
+      };
+    });
+    expect(widths, `at ${size.width}px`).toEqual({ field: 0, grid: 0 });
+    // A reason's code still reads whole (its break points are not characters).
+    await expect(box.getByRole('rowheader', { name: 'policy.input_too_large' })).toBeVisible();
+  }
+});
