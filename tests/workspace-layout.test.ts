@@ -151,3 +151,16 @@ test("a lane's configuration fits its column: no line runs past it, the reasons'
     await expect(box.getByRole('rowheader', { name: 'policy.input_too_large' })).toBeVisible();
   }
 });
+
+test('on a phone a chart says its whole divergence line, wrapped, not cut short', async ({
+  page
+}) => {
+  await page.setViewportSize(SIZES[1]!);
+  await page.goto('./lessons/reconnect-bypass/run');
+  // The Run step plays by itself; the consent chart's line appears once the lanes diverge.
+  const line = page.getByText(/^A showed [\d.]+× the consent prompts of B$/);
+  await expect(line).toBeVisible({ timeout: 30_000 });
+  await expect
+    .poll(() => line.evaluate((p) => p.scrollWidth - p.clientWidth))
+    .toBeLessThanOrEqual(0);
+});
