@@ -492,52 +492,12 @@ describe('time travel on generated timelines', () => {
       hostRetries: 2,
       hostRetryDelayMs: 29758
     } as ClientConfigInput;
-    const policy = (defaults: Record<string, unknown>) =>
-      ({ version: 1, defaults, servers: {} }) as unknown as Policy;
+    // The counterexample broke at its third step; the rest of it (two policy forks, a link and a
+    // restart) never ran.
     play(data.get('budget-window'), [
       { op: 'reload' },
       { op: 'advance', frac: 0.3924 },
-      { op: 'fork', lane: 'B', change: { kind: 'config', client: config } },
-      {
-        op: 'fork',
-        lane: 'B',
-        change: {
-          kind: 'policy',
-          policy: policy({
-            sampling: true,
-            allowedModels: ['example-model-v2'],
-            defaultModel: 'example-model-v2',
-            maxInputTokens: 22142,
-            maxContext: 'thisServer',
-            rateLimit: null,
-            budget: { amount: '0.042312', currency: 'USD', windowMs: 2384139 },
-            perCallCap: { amount: '0.054796', currency: 'USD' },
-            consent: 'allow',
-            askAbove: { amount: '0.080543', currency: 'EUR' }
-          })
-        }
-      },
-      { op: 'link' },
-      {
-        op: 'fork',
-        lane: 'A',
-        change: {
-          kind: 'policy',
-          policy: policy({
-            sampling: false,
-            allowedModels: ['example-model-lite'],
-            defaultModel: 'example-model-v2',
-            maxInputTokens: 8286,
-            maxContext: 'allServers',
-            rateLimit: null,
-            budget: { amount: '0.004852', currency: 'USD', windowMs: 1773893 },
-            perCallCap: { tokens: 2007 },
-            consent: 'ask',
-            askAbove: { amount: '0.025117', currency: 'USD' }
-          })
-        }
-      },
-      { op: 'restart' }
+      { op: 'fork', lane: 'B', change: { kind: 'config', client: config } }
     ] as Op[]);
   });
 
