@@ -33,6 +33,13 @@ test('the audit log names the basis of a dialog skipped under askAbove', async (
     .filter({ has: page.getByRole('gridcell', { name: basis }) })
     .first();
   await expect(row.getByRole('gridcell').nth(1)).toHaveText('B');
+  // The rows say their consent and model whole, not cut to an ellipsis.
+  const cut = await log
+    .getByRole('gridcell')
+    .evaluateAll((cells) =>
+      cells.filter((c) => c.scrollWidth > c.clientWidth).map((c) => c.textContent)
+    );
+  expect(cut).toEqual([]);
 });
 
 function cheapCalls(): LessonData {
